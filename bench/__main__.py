@@ -1,0 +1,31 @@
+"""``python -m bench``: set the thread variables, then (and only then) import NumPy."""
+
+from __future__ import annotations
+
+import sys
+
+from bench.cli import DEFAULT_THREADS, parse_args
+from bench.threads import apply_thread_env
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parse_args(argv)
+    threads = (args.threads or [DEFAULT_THREADS])[0]
+    if args.worker:
+        apply_thread_env(threads)
+        from bench.worker import main as worker_main  # imports NumPy: after the variables
+
+        worker_main(args.workloads, threads, args.out, args.quick, args.systems)
+    elif args.accuracy:
+        apply_thread_env(threads)
+        from bench.accuracy import main as accuracy_main
+
+        accuracy_main(args.systems)
+    else:
+        from bench.orchestrate import main as orchestrate_main  # starts one worker per count
+
+        orchestrate_main(args)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

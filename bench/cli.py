@@ -1,0 +1,69 @@
+"""Command-line options of ``python -m bench`` (standard library only: NumPy is not imported
+before the thread variables are set)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+ALL_WORKLOADS = ["W1", "W2", "W3", "W4", "W5"]
+DEFAULT_THREADS = 2
+SINGLE_THREAD_EXTRA = ["W1"]  # also measured with 1 thread by default
+
+
+def _csv(text: str) -> list[str]:
+    return [part.strip() for part in text.split(",") if part.strip()]
+
+
+def _workloads(text: str) -> list[str]:
+    keys = [k.upper() for k in _csv(text)]
+    bad = [k for k in keys if k not in ALL_WORKLOADS]
+    if bad:
+        raise argparse.ArgumentTypeError(f"unknown workload(s) {bad}; choose from {ALL_WORKLOADS}")
+    return keys
+
+
+def _threads(text: str) -> list[int]:
+    try:
+        counts = [int(part) for part in _csv(text)]
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(f"--threads wants integers like 2 or 1,2: {e}") from e
+    if not counts or min(counts) < 1:
+        raise argparse.ArgumentTypeError("--threads wants positive integers")
+    return counts
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="python -m bench",
+        description="Time workloads W1-W5 in every available system (shared/workloads.md).",
+    )
+    p.add_argument("--workloads", type=_workloads, default=ALL_WORKLOADS,
+                   help="comma-separated subset, e.g. W1,W3 (default: all)")
+    p.add_argument("--threads", type=_threads, default=None,
+                   help="thread counts, e.g. 2 or 1,2 (default: 2, and W1 also with 1)")
+    p.add_argument("--systems", type=_csv, default=None,
+                   help="only these systems (NumPy is always run), e.g. dj-eager,torch")
+    p.add_argument("--quick", action="store_true", help="fewer, shorter repeats (a smoke run)")
+    p.add_argument("--accuracy", action="store_true",
+                   help="run W1's 20-epoch accuracy run instead of timing")
+    p.add_argument("--out-dir", type=Path, default=Path(__file__).resolve().parent,
+                   help="where results.json/.md/.png go (default: bench/)")
+    p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    p.add_argument("--out", default=None, help=argparse.SUPPRESS)
+    return p
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    return parser().parse_args(argv)
+
+
+def plan(args: argparse.Namespace) -> list[tuple[int, list[str]]]:
+    """(thread count, workloads) for each worker process to run."""
+    if args.threads:
+        return [(n, list(args.workloads)) for n in args.threads]
+    groups = [(DEFAULT_THREADS, list(args.workloads))]
+    extra = [k for k in args.workloads if k in SINGLE_THREAD_EXTRA]
+    if extra:
+        groups.append((1, extra))
+    return groups

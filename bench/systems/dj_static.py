@@ -1,0 +1,159 @@
+"""dongjing static: build a Graph once, ``dj.gradients``, ``dj.assign``, run it in a Session at
+an optimization level. Skips itself (with the reason) while that API is not there yet."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from bench.systems.base import Probe, Unavailable
+from bench.systems.dj_common import (
+    ce_note,
+    chain,
+    cross_entropy,
+    functional_ce,
+    import_dj,
+    mlp_forward,
+    rnn,
+)
+from bench.workloads import ChainData, MlpData, OpData, RnnData
+
+API = ("Graph", "placeholder", "Variable", "constant", "gradients", "Session")
+
+
+def sgd_updates(dj: Any, params: list[Any], grads: list[Any], shapes: list[tuple[int, ...]],
+                lr: float, mom: float) -> list[Any]:
+    """Momentum SGD (PyTorch convention) as assignments: v <- mom v + g; p <- p - lr v."""
+    updates = []
+    for p, g, shape in zip(params, grads, shapes):
+        v = dj.Variable(np.zeros(shape, np.float32), trainable=False)
+        v_new = dj.assign(v, mom * v + g)
+        updates.append(dj.assign(p, p - lr * v_new))
+    return updates
+
+
+class _Static:
+    """A graph, its session, the fetches of a timed step and of a probe, and the feed."""
+
+    note = ""
+
+    def __init__(self, dj: Any, level: int) -> None:
+        self.dj, self.level = dj, level
+        self.graph = dj.Graph()
+        self.feed: dict[Any, np.ndarray] = {}
+        self.grad_names: list[str] = []
+        self.variables: list[Any] = []
+        with self.graph.as_default():
+            self.loss, self.grads, self.extra = self.define()
+        self.sess = dj.Session(self.graph, optimize=level)
+
+    def define(self) -> tuple[Any, list[Any], list[Any]]:
+        """Add the nodes; return the loss, its gradients and other fetches of a step."""
+        raise NotImplementedError
+
+    def fetches(self) -> list[Any]:
+        return [self.loss, *self.grads, *self.extra]
+
+    def step(self) -> None:
+        self.sess.run(self.fetches(), feed_dict=self.feed)
+
+    def probe(self) -> Probe:
+        out = self.sess.run([self.loss, *self.grads, *self.extra], feed_dict=self.feed)
+        grads = {n: np.array(g) for n, g in zip(self.grad_names, out[1:1 + len(self.grads)])}
+        params = {}
+        if self.variables:
+            values = self.sess.run(list(self.variables))
+            params = {n: np.array(v) for n, v in zip(self.param_names, values)}
+        return Probe(float(np.asarray(out[0])), grads, params)
+
+
+class Mlp(_Static):
+    """The training step: loss, gradients and updates in one graph; a step fetches the loss and
+    the updates; a probe also fetches the gradients."""
+
+    def __init__(self, dj: Any, d: MlpData, level: int) -> None:
+        self.d = d
+        super().__init__(dj, level)
+
+    def define(self) -> tuple[Any, list[Any], list[Any]]:
+        dj, d = self.dj, self.d
+        x = dj.placeholder(d.x.shape, dj.float32, name="x")
+        y = dj.placeholder(d.y.shape, dj.int64, name="y")
+        self.feed = {x: d.x, y: d.y}
+        onehot = None
+        if functional_ce(dj) is None:
+            onehot = dj.placeholder((d.x.shape[0], d.params[-1].shape[0]), dj.float32, "onehot")
+            self.feed[onehot] = d.onehot
+        self.param_names = self.grad_names = d.param_names
+        self.variables = [dj.Variable(p.copy(), name=n) for p, n in zip(d.params, d.param_names)]
+        loss = cross_entropy(dj, mlp_forward(dj, x, self.variables), y, onehot)
+        grads = list(dj.gradients(loss, self.variables))
+        shapes = [p.shape for p in d.params]
+        updates = sgd_updates(dj, self.variables, grads, shapes, d.lr, d.momentum)
+        self.train_op = dj.group(*updates) if hasattr(dj, "group") else updates
+        self.note = ce_note(dj) + ", dj.assign updates"
+        return loss, grads, updates
+
+    def fetches(self) -> list[Any]:
+        train = self.train_op if isinstance(self.train_op, list) else [self.train_op]
+        return [self.loss, *train]
+
+
+class Op(_Static):
+    def __init__(self, dj: Any, d: OpData, level: int) -> None:
+        self.d = d
+        super().__init__(dj, level)
+
+    def define(self) -> tuple[Any, list[Any], list[Any]]:
+        dj, d = self.dj, self.d
+        x = dj.placeholder(d.x.shape, dj.float32, name="x")
+        y = dj.placeholder(d.y.shape, dj.float32, name="y")
+        self.feed = {x: d.x, y: d.y}
+        self.grad_names = ["x", "y"]
+        z = (x * y + x).sum()
+        return z, list(dj.gradients(z, [x, y])), []
+
+
+class Chain(_Static):
+    def __init__(self, dj: Any, d: ChainData, level: int) -> None:
+        self.d = d
+        super().__init__(dj, level)
+
+    def define(self) -> tuple[Any, list[Any], list[Any]]:
+        dj, d = self.dj, self.d
+        x = dj.placeholder(d.x.shape, dj.float32, name="x")
+        self.feed = {x: d.x}
+        self.grad_names = ["x"]
+        loss = chain(dj, x)
+        return loss, list(dj.gradients(loss, [x])), []
+
+
+class Rnn(_Static):
+    note = "loop unrolled"
+
+    def __init__(self, dj: Any, d: RnnData, level: int) -> None:
+        self.d = d
+        super().__init__(dj, level)
+
+    def define(self) -> tuple[Any, list[Any], list[Any]]:
+        dj, d = self.dj, self.d
+        x = dj.placeholder(d.x.shape, dj.float32, name="x")
+        self.feed = {x: d.x}
+        self.grad_names = d.param_names
+        params = [dj.Variable(p.copy(), name=n) for p, n in zip(d.params, d.param_names)]
+        h0 = dj.constant(np.zeros((d.x.shape[1], d.w_hh.shape[0]), np.float32))
+        loss = rnn(dj, x, h0, *params, d.x.shape[0])
+        return loss, list(dj.gradients(loss, params)), []
+
+
+def build(kind: str, data: Any, level: int = 2) -> Any:
+    """A dongjing static runner for a workload kind at optimization level ``level``."""
+    dj = import_dj()
+    missing = [name for name in API if not hasattr(dj, name)]
+    if missing:
+        raise Unavailable("static API not there yet: dj." + ", dj.".join(missing))
+    if kind == "mlp" and not hasattr(dj, "assign"):
+        raise Unavailable("static API not there yet: dj.assign")
+    cls = {"mlp": Mlp, "op": Op, "chain": Chain, "rnn": Rnn}[kind]
+    return cls(dj, data, level)

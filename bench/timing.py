@@ -1,0 +1,81 @@
+"""Timing: warm-up, an ``inner`` count per system so a repeat lasts ~0.25 s, and repeats run
+interleaved across systems (repeat r of each in turn) so that drift hits all alike."""
+
+from __future__ import annotations
+
+import gc
+import statistics
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+
+@dataclass
+class TimingConfig:
+    warmup_steps: int = 5
+    warmup_s: float = 0.3
+    repeat_s: float = 0.25
+    repeats: int = 7
+
+    @classmethod
+    def quick(cls) -> TimingConfig:
+        return cls(warmup_steps=3, warmup_s=0.1, repeat_s=0.1, repeats=3)
+
+
+@dataclass
+class Timing:
+    """Seconds per step of each repeat, and the summary in microseconds."""
+
+    inner: int
+    per_step_s: list[float] = field(default_factory=list)
+
+    @property
+    def median_us(self) -> float:
+        return statistics.median(self.per_step_s) * 1e6
+
+    @property
+    def min_us(self) -> float:
+        return min(self.per_step_s) * 1e6
+
+    @property
+    def max_us(self) -> float:
+        return max(self.per_step_s) * 1e6
+
+
+def warm_up(step: Callable[[], object], cfg: TimingConfig) -> int:
+    """Run ``step`` at least ``warmup_steps`` times and ``warmup_s`` seconds; return the inner
+    count that makes one repeat last about ``repeat_s``."""
+    count, start = 0, time.perf_counter()
+    times: list[float] = []
+    while count < cfg.warmup_steps or time.perf_counter() - start < cfg.warmup_s:
+        t0 = time.perf_counter()
+        step()
+        times.append(time.perf_counter() - t0)
+        count += 1
+    recent = sorted(times[len(times) // 2:])  # the settled half, robust to a slow outlier
+    per_step = max(recent[len(recent) // 2], 1e-9)
+    return max(1, round(cfg.repeat_s / per_step))
+
+
+def time_repeat(step: Callable[[], object], inner: int) -> float:
+    """Seconds per step over ``inner`` back-to-back steps, after a ``gc.collect()``."""
+    gc.collect()
+    t0 = time.perf_counter()
+    for _ in range(inner):
+        step()
+    return (time.perf_counter() - t0) / inner
+
+
+def measure(steps: dict[str, Callable[[], object]], cfg: TimingConfig | None = None,
+            progress: Callable[[str], None] | None = None) -> dict[str, Timing]:
+    """Warm each system up, then time ``cfg.repeats`` rounds, each system once per round."""
+    cfg = cfg or TimingConfig()
+    timings = {}
+    for name, step in steps.items():
+        timings[name] = Timing(warm_up(step, cfg))
+    for r in range(cfg.repeats):
+        for name, step in steps.items():
+            timings[name].per_step_s.append(time_repeat(step, timings[name].inner))
+        if progress:
+            progress(f"repeat {r + 1}/{cfg.repeats}")
+    return timings

@@ -1,0 +1,79 @@
+"""One benchmark process at one thread count: check every system, then time those that agree."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from typing import Any
+
+from bench.check import TOLERANCE, CheckResult, check_system, probe_runner
+from bench.machine import describe
+from bench.systems import REFERENCE, System, all_systems
+from bench.timing import TimingConfig, measure
+from bench.workloads import WORKLOADS, Workload
+
+
+def select_systems(names: list[str] | None) -> list[System]:
+    """All systems, or those named (the reference is always kept, first)."""
+    systems = all_systems()
+    if not names:
+        return systems
+    return [s for s in systems if s.name == REFERENCE or s.name in names]
+
+
+def check_all(wl: Workload, data: Any, systems: list[System],
+              tol: float = TOLERANCE) -> dict[str, CheckResult]:
+    """Probe the reference, then check every system against it on the same data."""
+    ref = next(s for s in systems if s.name == REFERENCE)
+    _, refs = probe_runner(lambda: ref.build(wl.kind, data))
+    return {s.name: check_system(lambda s=s: s.build(wl.kind, data), refs, tol) for s in systems}
+
+
+def run_workload(wl: Workload, systems: list[System], cfg: TimingConfig, tiny: bool = False,
+                 log: Callable[[str], None] = print) -> dict[str, Any]:
+    """Check, then time, every system on one workload; a JSON-ready record."""
+    data = wl.data(tiny)
+    checks = check_all(wl, data, systems)
+    entries: dict[str, dict[str, Any]] = {}
+    steps = {}
+    for s in systems:
+        c = checks[s.name]
+        entries[s.name] = {"system": s.name, "status": c.status, "note": c.note,
+                           "problems": c.problems, "max_error": c.max_error,
+                           "compiled": s.compiled}
+        log(f"  {wl.key} {s.name:<13} check: {c.status} {c.note or ''} "
+            + ("; ".join(c.problems[:3]) if c.problems else ""))
+        if c.status != "ok":
+            continue
+        try:  # the timed runner is a fresh one: its build and first step are the first call
+            t0 = time.perf_counter()
+            runner = s.build(wl.kind, data)
+            runner.step()
+            entries[s.name]["first_call_s"] = time.perf_counter() - t0
+            steps[s.name] = runner.step
+        except Exception as e:  # reported, not raised: other systems still run
+            entries[s.name].update(status="error", problems=[f"{type(e).__name__}: {e}"])
+    timings = measure(steps, cfg, progress=lambda m: log(f"  {wl.key} timing {m}"))
+    for name, t in timings.items():
+        entries[name].update(median_us=t.median_us, min_us=t.min_us, max_us=t.max_us,
+                             inner=t.inner, repeats_us=[x * 1e6 for x in t.per_step_s])
+    return {"workload": wl.key, "name": wl.name, "sizes": wl.tiny if tiny else wl.sizes,
+            "systems": list(entries.values())}
+
+
+def main(workloads: list[str], threads: int, out: str, quick: bool,
+         systems: list[str] | None) -> None:
+    """Run ``workloads`` here (thread variables already set) and write a JSON record."""
+    cfg = TimingConfig.quick() if quick else TimingConfig()
+    machine = describe()  # before any system loads another BLAS
+    chosen = select_systems(systems)
+    runs = []
+    for key in workloads:
+        print(f"[{threads} thread(s)] {key} {WORKLOADS[key].name}", flush=True)
+        run = run_workload(WORKLOADS[key], chosen, cfg, log=lambda m: print(m, flush=True))
+        run["threads"] = threads
+        runs.append(run)
+    record = {"machine": machine, "timing": vars(cfg), "runs": runs}
+    with open(out, "w") as f:
+        json.dump(record, f, indent=1)

@@ -1,0 +1,167 @@
+"""The five workloads of ``shared/workloads.md``: their data, exactly defined, with sizes as
+parameters so that tests can shrink them."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+LR = 0.05
+MOMENTUM = 0.9
+GELU_K = 0.7978845608
+GELU_C = 0.044715
+
+
+@dataclass
+class MlpData:
+    """A fixed batch and an MLP's initial parameters ``[W1, b1, W2, b2, ...]``."""
+
+    x: np.ndarray
+    y: np.ndarray
+    params: list[np.ndarray]
+    lr: float = LR
+    momentum: float = MOMENTUM
+
+    @property
+    def param_names(self) -> list[str]:
+        return [f"{'Wb'[i % 2]}{i // 2 + 1}" for i in range(len(self.params))]
+
+    @property
+    def onehot(self) -> np.ndarray:
+        return one_hot(self.y, self.params[-1].shape[0], self.x.dtype)
+
+
+@dataclass
+class OpData:
+    """W2: two small vectors, both differentiated."""
+
+    x: np.ndarray
+    y: np.ndarray
+
+
+@dataclass
+class ChainData:
+    """W3: one large vector, differentiated."""
+
+    x: np.ndarray
+
+
+@dataclass
+class RnnData:
+    """W5: inputs (time, batch, in) and the three differentiated parameters."""
+
+    x: np.ndarray
+    w_xh: np.ndarray
+    w_hh: np.ndarray
+    b: np.ndarray
+
+    @property
+    def param_names(self) -> list[str]:
+        return ["W_xh", "W_hh", "b"]
+
+    @property
+    def params(self) -> list[np.ndarray]:
+        return [self.w_xh, self.w_hh, self.b]
+
+
+@dataclass
+class Workload:
+    """One row of the performance table: a key, a kind of computation, and its data maker."""
+
+    key: str
+    name: str
+    kind: str  # "mlp" | "op" | "chain" | "rnn": which implementation each system uses
+    make: Callable[..., Any]
+    sizes: dict[str, int] = field(default_factory=dict)
+    tiny: dict[str, int] = field(default_factory=dict)
+
+    def data(self, tiny: bool = False, **sizes: int) -> Any:
+        """Build the workload's inputs at its default (or tiny) sizes, overridden by ``sizes``."""
+        kw = dict(self.tiny if tiny else self.sizes)
+        kw.update(sizes)
+        return self.make(**kw)
+
+
+def one_hot(y: np.ndarray, classes: int, dtype: Any = np.float32) -> np.ndarray:
+    """Rows of the identity matrix picked by the integer labels ``y``."""
+    out = np.zeros((y.shape[0], classes), dtype=dtype)
+    out[np.arange(y.shape[0]), y] = 1
+    return out
+
+
+def mlp_init(sizes: list[int], seed: int) -> list[np.ndarray]:
+    """The MLP init of workloads.md: one stream; per layer W then b, U(+-1/sqrt(in)), as f32."""
+    rng = np.random.default_rng(seed)
+    params = []
+    for n_in, n_out in zip(sizes[:-1], sizes[1:]):
+        k = 1.0 / np.sqrt(n_in)
+        params.append(rng.uniform(-k, k, (n_in, n_out)).astype(np.float32))
+        params.append(rng.uniform(-k, k, (n_out,)).astype(np.float32))
+    return params
+
+
+def digits_split() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """scikit-learn's digits, split 1437/360 and standardised with the training statistics."""
+    from sklearn.datasets import load_digits
+    from sklearn.model_selection import train_test_split
+
+    X, y = load_digits(return_X_y=True)
+    X_tr, X_te, y_tr, y_te = train_test_split(X, y, test_size=0.2, random_state=0)
+    mean = X_tr.mean(axis=0)
+    std = X_tr.std(axis=0)  # population std
+    std[std == 0] = 1.0  # a constant feature is only centred
+    X_tr = ((X_tr - mean) / std).astype(np.float32)
+    X_te = ((X_te - mean) / std).astype(np.float32)
+    return X_tr, y_tr.astype(np.int64), X_te, y_te.astype(np.int64)
+
+
+def make_w1(batch: int = 64, hidden: int = 256) -> MlpData:
+    X_tr, y_tr, _, _ = digits_split()
+    return MlpData(X_tr[:batch].copy(), y_tr[:batch].copy(), mlp_init([64, hidden, hidden, 10], 0))
+
+
+def make_w2(n: int = 16) -> OpData:
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal(n).astype(np.float32)
+    y = rng.standard_normal(n).astype(np.float32)
+    return OpData(x, y)
+
+
+def make_w3(n: int = 1_000_000) -> ChainData:
+    return ChainData(np.random.default_rng(3).standard_normal(n).astype(np.float32))
+
+
+def make_w4(batch: int = 1024, n_in: int = 784, hidden: int = 1024, classes: int = 10) -> MlpData:
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((batch, n_in)).astype(np.float32)
+    y = rng.integers(0, classes, batch).astype(np.int64)
+    return MlpData(x, y, mlp_init([n_in, hidden, hidden, classes], 4))
+
+
+def make_w5(steps: int = 50, batch: int = 32, n_in: int = 32, hidden: int = 64) -> RnnData:
+    rng = np.random.default_rng(5)
+    k = 1.0 / np.sqrt(hidden)  # 1/8 at the defined size
+    x = rng.standard_normal((steps, batch, n_in)).astype(np.float32)
+    w_xh = rng.uniform(-k, k, (n_in, hidden)).astype(np.float32)
+    w_hh = rng.uniform(-k, k, (hidden, hidden)).astype(np.float32)
+    b = rng.uniform(-k, k, (hidden,)).astype(np.float32)
+    return RnnData(x, w_xh, w_hh, b)
+
+
+WORKLOADS: dict[str, Workload] = {
+    w.key: w
+    for w in [
+        Workload("W1", "mlp-digits", "mlp", make_w1, {}, {"batch": 8, "hidden": 16}),
+        Workload("W2", "op-overhead", "op", make_w2, {}, {"n": 16}),
+        Workload("W3", "elementwise-chain", "chain", make_w3, {}, {"n": 1000}),
+        Workload(
+            "W4", "mlp-large", "mlp", make_w4, {},
+            {"batch": 16, "n_in": 20, "hidden": 32, "classes": 10},
+        ),
+        Workload("W5", "rnn-loop", "rnn", make_w5, {}, {"steps": 4, "batch": 3, "n_in": 5,
+                                                       "hidden": 6}),
+    ]
+}

@@ -1,0 +1,92 @@
+"""dongjing (动静): one model's code on a dynamic graph (eager autograd) or a static graph.
+
+The public API, re-exported; nothing is defined here.
+"""
+
+from . import autograd, dtypes, ops, tensor_methods
+from .autograd import enable_grad, grad, is_grad_enabled, no_grad, set_grad_enabled
+from .creation import (
+    arange,
+    empty,
+    eye,
+    from_numpy,
+    full,
+    full_like,
+    linspace,
+    ones,
+    ones_like,
+    rand,
+    randint,
+    randn,
+    randperm,
+    tensor,
+    zeros,
+    zeros_like,
+)
+from .dtypes import bool_ as bool
+from .dtypes import float16, float32, float64, int32, int64
+from .errors import DongjingError, DTypeError, FeedError, GraphError, ShapeError
+from .graph import Graph, Node, Variable
+from .graph.builder import constant, get_default_graph, placeholder
+from .ops import (
+    abs,
+    add,
+    amax,
+    amin,
+    argmax,
+    argmin,
+    broadcast_to,
+    cat,
+    clamp,
+    clip,
+    concat,
+    div,
+    dot,
+    eq,
+    exp,
+    expand,
+    flatten,
+    ge,
+    getitem,
+    gt,
+    le,
+    log,
+    log_softmax,
+    logical_and,
+    logical_not,
+    logical_or,
+    logsumexp,
+    lt,
+    matmul,
+    max,
+    maximum,
+    mean,
+    min,
+    minimum,
+    mm,
+    mul,
+    ne,
+    neg,
+    permute,
+    pow,
+    relu,
+    reshape,
+    sigmoid,
+    sign,
+    softmax,
+    sqrt,
+    squeeze,
+    stack,
+    stop_gradient,
+    sub,
+    sum,
+    tanh,
+    transpose,
+    unsqueeze,
+    var,
+    where,
+)
+from .random import manual_seed
+from .tensor import Tensor
+
+__version__ = "0.1.0"

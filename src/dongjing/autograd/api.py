@@ -1,0 +1,127 @@
+"""`backward()` and `dj.grad()`: the user-facing entries to the backward engine."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from ..errors import ShapeError
+from .engine import run_backward
+from .function import accumulator_of
+
+
+def _root_node(t):
+    if t.grad_fn is not None:
+        return t.grad_fn
+    if t.requires_grad:
+        return accumulator_of(t)
+    raise RuntimeError(
+        f"element of differentiated tensors does not require grad and does not have a grad_fn "
+        f"(shape {t.shape}): call .requires_grad_() on the leaves you differentiate by"
+    )
+
+
+def _initial_grad(t, gradient):
+    from ..ops.convert import as_tensor
+    from ..tensor import Tensor
+
+    if t._node is not None:
+        from ..errors import GraphError
+
+        raise GraphError(
+            f"backward() of symbolic tensor {t.name!r}: in a graph, use dj.gradients(ys, xs) "
+            "or optimizer.minimize(loss)"
+        )
+    if gradient is None:
+        if t.data.size != 1:
+            raise RuntimeError(
+                f"grad can be implicitly created only for scalar outputs; this output has shape "
+                f"{t.shape}: pass gradient= (a tensor of that shape) to backward()"
+            )
+        return Tensor._make(np.ones(t.shape, dtype=t.dtype))
+    gradient = as_tensor(gradient)
+    if gradient.shape != t.shape:
+        raise ShapeError(
+            f"backward: gradient of shape {gradient.shape} does not match the output's shape "
+            f"{t.shape}"
+        )
+    if gradient.dtype != t.dtype:
+        gradient = gradient.to(t.dtype)
+    return gradient
+
+
+def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False) -> None:
+    """Accumulate the gradients of `tensors` into the `.grad` of the leaves they depend on."""
+    from ..tensor import Tensor
+
+    if isinstance(tensors, Tensor):
+        tensors = [tensors]
+        grad_tensors = [grad_tensors]
+    elif grad_tensors is None:
+        grad_tensors = [None] * len(tensors)
+    if retain_graph is None:
+        retain_graph = create_graph
+    roots = [_root_node(t) for t in tensors]
+    grads = [_initial_grad(t, g) for t, g in zip(tensors, grad_tensors)]
+    run_backward(roots, grads, retain_graph, create_graph)
+
+
+def grad(
+    outputs,
+    inputs,
+    grad_outputs=None,
+    retain_graph: bool | None = None,
+    create_graph: bool = False,
+    allow_unused: bool = False,
+):
+    """Gradients of `outputs` with respect to `inputs`, returned (not accumulated into .grad).
+
+    With `create_graph=True` the result is itself on the tape, so it can be differentiated
+    again (higher-order gradients).
+    """
+    from ..tensor import Tensor
+
+    single = isinstance(outputs, Tensor)
+    outputs = [outputs] if single else list(outputs)
+    if isinstance(inputs, Tensor):
+        inputs = [inputs]
+    inputs = list(inputs)
+    if grad_outputs is None or isinstance(grad_outputs, Tensor):
+        grad_outputs = [grad_outputs] * len(outputs) if single else (
+            grad_outputs if grad_outputs is not None else [None] * len(outputs)
+        )
+        if isinstance(grad_outputs, Tensor):
+            grad_outputs = [grad_outputs]
+    if retain_graph is None:
+        retain_graph = create_graph
+    for x in inputs:
+        if not x.requires_grad:
+            raise RuntimeError(f"dj.grad: an input (shape {x.shape}) does not require grad")
+    capture_nodes = [_capture_node(x) for x in inputs]
+    capture = dict.fromkeys(capture_nodes)
+    roots = [_root_node(t) for t in outputs]
+    grads = [_initial_grad(t, g) for t, g in zip(outputs, grad_outputs)]
+    run_backward(roots, grads, retain_graph, create_graph, capture=capture)
+    result = []
+    for x, node in zip(inputs, capture_nodes):
+        g = capture[node]
+        if g is None and not allow_unused:
+            raise RuntimeError(
+                f"dj.grad: one of the inputs (shape {x.shape}) was not used to compute the "
+                "outputs; pass allow_unused=True if that is intended"
+            )
+        if g is not None and not create_graph:
+            g = g.detach()
+        result.append(g)
+    return tuple(result)
+
+
+def _capture_node(x):
+    if x.grad_fn is not None:
+        return x.grad_fn
+    return accumulator_of(x)
+
+
+def _as_list(value) -> Sequence:
+    return value if isinstance(value, (list, tuple)) else [value]

@@ -1,0 +1,162 @@
+"""The backward engine: order the tape topologically, then run each node's vjp once.
+
+Iterative throughout (a 100,000-op chain never meets Python's recursion limit). Gradient that
+reaches a node along several paths is summed before the node runs, never pushed on twice.
+"""
+
+from __future__ import annotations
+
+from ..errors import DongjingError
+from .function import AccumulateGrad, BackwardNode
+from .grad_mode import set_grad_enabled
+
+
+def _dependencies(roots) -> dict:
+    """Number of incoming edges of every node reachable from `roots`."""
+    deps: dict = {}
+    stack = list(roots)
+    seen = set(map(id, roots))
+    while stack:
+        node = stack.pop()
+        for fn, _ in node.next_functions:
+            if fn is None:
+                continue
+            deps[fn] = deps.get(fn, 0) + 1
+            if id(fn) not in seen:
+                seen.add(id(fn))
+                stack.append(fn)
+    return deps
+
+
+def _check_saved(node: BackwardNode) -> None:
+    if node.freed:
+        raise RuntimeError(
+            f"Trying to backward through the graph a second time (through {node.name()}): "
+            "its saved tensors were freed after the first backward. "
+            "Specify retain_graph=True on the first backward() or dj.grad() call if you need "
+            "to backward through the graph again."
+        )
+    for t, v in zip(node.inputs, node.versions):
+        if t._version[0] != v:
+            raise RuntimeError(
+                f"one of the variables needed for gradient computation has been modified by an "
+                f"inplace operation: an input of {node.name()} (op {node.op.name!r}, shape "
+                f"{t.shape}) is at version {t._version[0]}; expected version {v} instead."
+            )
+    if node.op.saves_output and node.out_version[0] != node.out_saved_version:
+        raise RuntimeError(
+            f"one of the variables needed for gradient computation has been modified by an "
+            f"inplace operation: the output of {node.name()} (op {node.op.name!r}) is at "
+            f"version {node.out_version[0]}; expected version {node.out_saved_version} instead."
+        )
+
+
+def _saved_output(node: BackwardNode):
+    from ..tensor import Tensor
+
+    if node.out_data is None:
+        return None
+    out = Tensor._make(node.out_data, True)
+    out.grad_fn = node
+    out._version = node.out_version
+    return out
+
+
+def _call_hooks(hooks, grad):
+    for hook in list(hooks):
+        replaced = hook(grad)
+        if replaced is not None:
+            grad = replaced
+    return grad
+
+
+def _add(a, b):
+    return b if a is None else a + b
+
+
+def run_backward(
+    roots: list,
+    grads: list,
+    retain_graph: bool,
+    create_graph: bool,
+    capture: dict | None = None,
+) -> None:
+    """Propagate `grads` from `roots` (grad_fn or AccumulateGrad nodes) through the tape.
+
+    Without `capture`, gradients reaching a leaf accumulate into its `.grad`. With `capture`
+    (a dict whose keys are nodes), the gradient arriving at each key node is stored there
+    instead and nothing accumulates (this is `dj.grad`).
+    """
+    deps = _dependencies(roots)
+    buffers: dict = {}
+    for node, g in zip(roots, grads):
+        buffers[node] = _add(buffers.get(node), g)
+    ready = [n for n in dict.fromkeys(roots) if deps.get(n, 0) == 0]
+    shared = {id(g) for g in grads}  # gradients the caller still owns: copy before keeping
+    routed = set(shared)
+    with set_grad_enabled(create_graph):
+        while ready:
+            node = ready.pop()
+            grad = buffers.pop(node, None)
+            if node.pre_hooks and grad is not None:
+                grad = _call_hooks(node.pre_hooks, grad)
+            if capture is not None and node in capture:
+                capture[node] = grad
+            if type(node) is AccumulateGrad:
+                if capture is None and grad is not None:
+                    _accumulate(node, grad, id(grad) in shared, create_graph)
+                continue
+            results = _apply_node(node, grad, retain_graph)
+            for (fn, _), g in zip(node.next_functions, results):
+                if fn is None:
+                    continue
+                if g is not None:
+                    if id(g) in routed:  # one object sent two ways: whoever keeps it copies
+                        shared.add(id(g))
+                    routed.add(id(g))
+                    buffers[fn] = _add(buffers.get(fn), g)
+                deps[fn] -= 1
+                if deps[fn] == 0:
+                    ready.append(fn)
+
+
+def _apply_node(node: BackwardNode, grad, retain_graph: bool):
+    if grad is None:
+        if node.freed:
+            _check_saved(node)
+        return (None,) * len(node.next_functions)
+    _check_saved(node)
+    needs = tuple(fn is not None for fn, _ in node.next_functions)
+    out = _saved_output(node) if node.op.saves_output else None
+    results = node.op.vjp(grad, node.inputs, out, needs, node.attrs)
+    for g, t in zip(results, node.inputs):
+        if g is not None and g.shape != t.shape:
+            raise DongjingError(
+                f"internal: vjp of {node.op.name!r} returned a gradient of shape {g.shape} "
+                f"for an input of shape {t.shape}"
+            )
+    if not retain_graph:
+        node.inputs = ()
+        node.versions = ()
+        node.out_data = None
+        node.freed = True
+    return results
+
+
+def _accumulate(acc: AccumulateGrad, grad, shared: bool, create_graph: bool) -> None:
+    variable = acc.variable
+    if variable is None:
+        return
+    hooks = getattr(variable, "_hooks", None)
+    if hooks:
+        grad = _call_hooks(hooks, grad)
+    if not create_graph:
+        grad = grad.detach()
+    if grad.dtype != variable.dtype:
+        grad = grad.to(variable.dtype)
+    if variable.grad is None:
+        if shared and not create_graph:
+            grad = grad.clone()
+        variable.grad = grad
+    else:
+        variable.grad = variable.grad + grad

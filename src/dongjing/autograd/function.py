@@ -1,0 +1,122 @@
+"""Tape nodes: one backward node per recorded op (named like PyTorch's), and AccumulateGrad."""
+
+from __future__ import annotations
+
+import weakref
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..ops.registry import Op
+
+
+class BackwardNode:
+    """What the tape keeps of one op application: its inputs, saved output and edges.
+
+    Subclassed once per op so that `type(t.grad_fn).__name__` reads `MulBackward0` etc.
+    """
+
+    __slots__ = (
+        "op",
+        "attrs",
+        "inputs",
+        "versions",
+        "out_data",
+        "out_version",
+        "out_saved_version",
+        "next_functions",
+        "pre_hooks",
+        "freed",
+        "__weakref__",
+    )
+
+    def name(self) -> str:
+        return type(self).__name__
+
+    def register_hook(self, hook):
+        """`hook(grad_out)` may return a replacement gradient (a tensor hook on the output)."""
+        if self.pre_hooks is None:
+            self.pre_hooks = []
+        self.pre_hooks.append(hook)
+        return _HookHandle(self.pre_hooks, hook)
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} object at {id(self):#x}>"
+
+
+class AccumulateGrad:
+    """Sink of the tape for a leaf tensor that requires grad: adds into `.grad`."""
+
+    __slots__ = ("_variable", "pre_hooks", "__weakref__")
+
+    next_functions = ()
+
+    def __init__(self, variable):
+        self._variable = weakref.ref(variable)
+        self.pre_hooks = None
+
+    @property
+    def variable(self):
+        return self._variable()
+
+    def name(self) -> str:
+        return "AccumulateGrad"
+
+    def __repr__(self) -> str:
+        return f"<AccumulateGrad object at {id(self):#x}>"
+
+
+class _HookHandle:
+    """Returned by `register_hook`; `.remove()` unregisters."""
+
+    __slots__ = ("_hooks", "_hook")
+
+    def __init__(self, hooks: list, hook):
+        self._hooks = hooks
+        self._hook = hook
+
+    def remove(self) -> None:
+        if self._hook in self._hooks:
+            self._hooks.remove(self._hook)
+
+
+def _backward_class(op: Op) -> type:
+    cls = op.backward_class
+    if cls is None:
+        cls = type(op.grad_name, (BackwardNode,), {"__slots__": ()})
+        op.backward_class = cls
+    return cls
+
+
+def accumulator_of(tensor) -> AccumulateGrad:
+    """The (cached) AccumulateGrad node of a leaf tensor."""
+    acc = getattr(tensor, "_accumulator", None)
+    if acc is None:
+        acc = tensor._accumulator = AccumulateGrad(tensor)
+    return acc
+
+
+def record(op: Op, inputs: tuple, attrs: dict, result) -> None:
+    """Attach a backward node for `op` to `result` (eager mode, gradients wanted)."""
+    cls = op.backward_class or _backward_class(op)
+    node = cls.__new__(cls)
+    node.op = op
+    node.attrs = attrs
+    node.inputs = inputs
+    node.versions = tuple([t._version[0] for t in inputs])
+    edges = []
+    for t in inputs:
+        if t.requires_grad:
+            fn = t.grad_fn
+            edges.append((fn if fn is not None else accumulator_of(t), 0))
+        else:
+            edges.append((None, 0))
+    node.next_functions = tuple(edges)
+    if op.saves_output:
+        node.out_data = result.data
+        node.out_version = result._version
+        node.out_saved_version = result._version[0]
+    else:
+        node.out_data = None
+    node.pre_hooks = None
+    node.freed = False
+    result.grad_fn = node

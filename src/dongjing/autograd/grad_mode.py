@@ -1,0 +1,59 @@
+"""Whether ops record a tape: `no_grad`, `enable_grad`, `set_grad_enabled`."""
+
+from __future__ import annotations
+
+import functools
+
+
+class _State:
+    """Mutable global switches read on the eager per-op path."""
+
+    grad_enabled = True
+
+
+state = _State()
+
+
+def is_grad_enabled() -> bool:
+    return state.grad_enabled
+
+
+class set_grad_enabled:
+    """Context manager and decorator that sets gradient recording on or off."""
+
+    def __init__(self, mode: bool = True):
+        self.mode = bool(mode)
+        self.prev = None
+
+    def __enter__(self):
+        self.prev = state.grad_enabled
+        state.grad_enabled = self.mode
+        return self
+
+    def __exit__(self, *exc):
+        state.grad_enabled = self.prev
+        return False
+
+    def __call__(self, fn):
+        mode = self.mode
+
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            with set_grad_enabled(mode):
+                return fn(*args, **kwargs)
+
+        return wrapper
+
+
+class no_grad(set_grad_enabled):
+    """`with dj.no_grad():` (or `@dj.no_grad()`): ops inside record nothing for backward."""
+
+    def __init__(self):
+        super().__init__(False)
+
+
+class enable_grad(set_grad_enabled):
+    """`with dj.enable_grad():` turns recording back on inside a `no_grad` region."""
+
+    def __init__(self):
+        super().__init__(True)

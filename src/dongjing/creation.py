@@ -1,0 +1,120 @@
+"""Creating tensors: from data, constant fills, ranges, random draws (PyTorch names)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import dtypes
+from .random import generator
+from .tensor import Tensor, to_array
+
+
+def tensor(data, dtype=None, requires_grad: bool = False) -> Tensor:
+    """A new tensor from a scalar, a (nested) list or an array (copied).
+
+    Python floats give float32, Python ints int64, bools bool; `dtype=` overrides.
+    """
+    return Tensor(data, dtype=dtype, requires_grad=requires_grad)
+
+
+def from_numpy(array: np.ndarray) -> Tensor:
+    """A tensor sharing memory with `array`."""
+    if not isinstance(array, np.ndarray):
+        raise TypeError(f"from_numpy expects a numpy.ndarray, got {type(array).__name__}")
+    to_array(array[:0] if array.ndim else array.reshape(1)[:0])  # dtype check only
+    return Tensor._make(array)
+
+
+def _shape(size) -> tuple:
+    if len(size) == 1 and isinstance(size[0], (tuple, list)):
+        size = size[0]
+    return tuple(int(d) for d in size)
+
+
+def _make(array, requires_grad):
+    t = Tensor._make(array)
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+def _float(dtype):
+    return dtypes.as_dtype(dtype) if dtype is not None else dtypes.default_float
+
+
+def zeros(*size, dtype=None, requires_grad: bool = False) -> Tensor:
+    return _make(np.zeros(_shape(size), _float(dtype)), requires_grad)
+
+
+def ones(*size, dtype=None, requires_grad: bool = False) -> Tensor:
+    return _make(np.ones(_shape(size), _float(dtype)), requires_grad)
+
+
+def empty(*size, dtype=None, requires_grad: bool = False) -> Tensor:
+    return _make(np.empty(_shape(size), _float(dtype)), requires_grad)
+
+
+def full(size, fill_value, dtype=None, requires_grad: bool = False) -> Tensor:
+    if dtype is None:
+        dtype = dtypes.scalar_dtype(fill_value, None)
+    return _make(np.full(_shape((size,)), fill_value, dtypes.as_dtype(dtype)), requires_grad)
+
+
+def zeros_like(x, dtype=None, requires_grad: bool = False) -> Tensor:
+    from . import ops
+
+    if isinstance(x, Tensor) and x._node is not None:
+        return ops.zeros_like(x, dtype)
+    return zeros(np.shape(x), dtype=dtype or x.dtype, requires_grad=requires_grad)
+
+
+def ones_like(x, dtype=None, requires_grad: bool = False) -> Tensor:
+    from . import ops
+
+    if isinstance(x, Tensor) and x._node is not None:
+        return ops.ones_like(x, dtype)
+    return ones(np.shape(x), dtype=dtype or x.dtype, requires_grad=requires_grad)
+
+
+def full_like(x, fill_value, dtype=None) -> Tensor:
+    from . import ops
+
+    return ops.full_like(x, fill_value, dtype)
+
+
+def arange(start, end=None, step=1, dtype=None, requires_grad: bool = False) -> Tensor:
+    """Values from `start` to `end` (exclusive); int64 unless a bound or `dtype` is float."""
+    if end is None:
+        start, end = 0, start
+    if dtype is None:
+        floats = any(isinstance(v, float) for v in (start, end, step))
+        dtype = dtypes.default_float if floats else dtypes.int64
+    return _make(np.arange(start, end, step, dtype=dtypes.as_dtype(dtype)), requires_grad)
+
+
+def linspace(start, end, steps: int, dtype=None) -> Tensor:
+    return _make(np.linspace(start, end, steps, dtype=_float(dtype)), False)
+
+
+def eye(n: int, m: int | None = None, dtype=None, requires_grad: bool = False) -> Tensor:
+    return _make(np.eye(n, m, dtype=_float(dtype)), requires_grad)
+
+
+def rand(*size, dtype=None, requires_grad: bool = False) -> Tensor:
+    """Uniform samples in [0, 1) from dongjing's seeded generator."""
+    return _make(generator().random(_shape(size)).astype(_float(dtype)), requires_grad)
+
+
+def randn(*size, dtype=None, requires_grad: bool = False) -> Tensor:
+    """Standard normal samples from dongjing's seeded generator."""
+    return _make(generator().standard_normal(_shape(size)).astype(_float(dtype)), requires_grad)
+
+
+def randint(low, high=None, size=(), dtype=None) -> Tensor:
+    if high is None:
+        low, high = 0, low
+    return _make(generator().integers(low, high, size=size).astype(dtype or dtypes.int64), False)
+
+
+def randperm(n: int) -> Tensor:
+    return _make(generator().permutation(n).astype(dtypes.int64), False)

@@ -1,0 +1,76 @@
+"""dtype names and promotion (PyTorch's category rules: bool < int < float)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+float32 = np.dtype("float32")
+float64 = np.dtype("float64")
+float16 = np.dtype("float16")
+int64 = np.dtype("int64")
+int32 = np.dtype("int32")
+bool_ = np.dtype("bool")
+
+default_float = float32
+
+_SHORT = {
+    float16: "f16",
+    float32: "f32",
+    float64: "f64",
+    int32: "i32",
+    int64: "i64",
+    bool_: "bool",
+    np.dtype("uint8"): "u8",
+    np.dtype("int8"): "i8",
+    np.dtype("int16"): "i16",
+}
+
+
+def short_name(dtype: np.dtype) -> str:
+    """`f32`, `i64`, ... as printed in graph text."""
+    return _SHORT.get(np.dtype(dtype), np.dtype(dtype).name)
+
+
+def is_floating(dtype: np.dtype) -> bool:
+    return dtype.kind == "f"
+
+
+def is_integer(dtype: np.dtype) -> bool:
+    return dtype.kind in "iu"
+
+
+def as_dtype(dtype) -> np.dtype:
+    """Normalise `dj.float32`, `np.float32`, `"float32"`, `float`, `bool` ... to a NumPy dtype."""
+    if dtype is float:
+        return float32
+    if dtype is int:
+        return int64
+    if dtype is bool:
+        return bool_
+    return np.dtype(dtype)
+
+
+_CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2}
+
+
+def promote(a: np.dtype, b: np.dtype) -> np.dtype:
+    """Result dtype of a binary op: the higher category wins whole (int64 + float32 -> float32)."""
+    if a is b or a == b:
+        return a
+    ca, cb = _CATEGORY.get(a.kind, 3), _CATEGORY.get(b.kind, 3)
+    if ca > cb:
+        return a
+    if cb > ca:
+        return b
+    return np.promote_types(a, b)
+
+
+def scalar_dtype(value, like: np.dtype | None) -> np.dtype:
+    """dtype of a Python scalar used beside a tensor of dtype `like` (weak scalar typing)."""
+    if isinstance(value, bool):
+        return like if like is not None else bool_
+    if isinstance(value, int):
+        return like if like is not None and like.kind != "b" else int64
+    if isinstance(value, float):
+        return like if like is not None and like.kind == "f" else default_float
+    raise TypeError(f"expected a Python number, got {type(value).__name__}")

@@ -1,0 +1,21 @@
+"""The errors dongjing raises: each names the op, the shapes or the placeholder involved."""
+
+
+class DongjingError(Exception):
+    """Base class of every error dongjing raises on bad input."""
+
+
+class ShapeError(DongjingError, ValueError):
+    """Shapes that an op cannot combine."""
+
+
+class DTypeError(DongjingError, TypeError):
+    """A dtype an op or a placeholder does not accept."""
+
+
+class GraphError(DongjingError, RuntimeError):
+    """Misuse of a static graph: a value asked of a symbolic tensor, mixed graphs, ..."""
+
+
+class FeedError(DongjingError, ValueError):
+    """A bad feed_dict given to Session.run."""

@@ -1,0 +1,4 @@
+"""The static IR: Graph, Node, placeholders, constants, Variables."""
+
+from .graph import Graph, Node
+from .variable import Variable

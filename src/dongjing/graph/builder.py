@@ -1,0 +1,142 @@
+"""Building graphs: the default-graph stack, node creation with inference, and capture of eager
+tensors (Variables and Parameters by reference, other tensors as constants)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import DongjingError, GraphError
+from ..ops.registry import Spec, register
+
+
+class _State:
+    graph = None  # the innermost default graph, or None (eager)
+    stack: list = []
+
+
+state = _State()
+
+
+def push(graph) -> None:
+    state.stack.append(graph)
+    state.graph = graph
+
+
+def pop(graph) -> None:
+    if not state.stack or state.stack[-1] is not graph:
+        raise GraphError("graph contexts exited out of order")
+    state.stack.pop()
+    state.graph = state.stack[-1] if state.stack else None
+
+
+def get_default_graph():
+    """The graph that ops are added to now, or None in eager mode."""
+    return state.graph
+
+
+# --- source ops: placeholder, constant, variable -------------------------------------------
+def _no_forward(*args, **attrs):
+    raise GraphError("a placeholder has no value of its own: feed it in sess.run(feed_dict=...)")
+
+
+placeholder_op = register("placeholder", forward=_no_forward,
+                          infer=lambda shape, dtype: (shape, dtype), kind="source")
+constant_op = register("constant", forward=lambda value: value,
+                       infer=lambda value: (value.shape, value.dtype), kind="source")
+variable_op = register("variable", forward=lambda ref: ref.data,
+                       infer=lambda ref: (ref.data.shape, ref.data.dtype), kind="source")
+
+
+def _graph_for(inputs):
+    graph = state.graph
+    if graph is not None:
+        return graph
+    for t in inputs:
+        if t._node is not None:
+            return t._node.graph
+    raise GraphError("internal: no graph to add to")
+
+
+def to_node(graph, t):
+    """The node of `graph` standing for Tensor `t` (capturing eager tensors on first use)."""
+    node = t._node
+    if node is not None:
+        if node.graph is graph:
+            return node
+        resolve = getattr(graph, "resolve_outer", None)
+        if resolve is not None:
+            return resolve(node)
+        raise GraphError(
+            f"tensor {node.name!r} belongs to another graph ({node.graph.name!r}) than the one "
+            f"being built ({graph.name!r})"
+        )
+    key = id(t)
+    node = graph._captured.get(key)
+    if node is None:
+        from .variable import Variable
+
+        if isinstance(t, Variable) or (t.requires_grad and t.grad_fn is None):
+            name = getattr(t, "var_name", None) or "variable"
+            node = graph.add_node(variable_op, (), {"ref": t}, t.data.shape, t.data.dtype, name)
+        else:
+            node = graph.add_node(constant_op, (), {"value": t.data}, t.data.shape, t.data.dtype,
+                                  "constant")
+        graph._captured[key] = node
+    return node
+
+
+def add(op, inputs, attrs):
+    """Add `op(inputs)` to the current graph; shape/dtype inference runs now (build time)."""
+    from ..tensor import Tensor
+
+    graph = _graph_for(inputs)
+    nodes = [to_node(graph, t) for t in inputs]
+    specs = [Spec(n.shape, n.dtype) for n in nodes]
+    try:
+        shape, dtype = op.infer(*specs, **attrs)
+    except DongjingError as exc:
+        from .graph import user_source_line
+
+        where = user_source_line()
+        if where and where not in str(exc):
+            exc.args = (f"{exc.args[0]} (building the graph at {where})",) + exc.args[1:]
+        raise
+    node = graph.add_node(op, nodes, attrs, shape, dtype)
+    return Tensor._symbolic(node)
+
+
+def placeholder(shape, dtype=None, name: str | None = None):
+    """A graph input to be fed in `sess.run(feed_dict=...)`; `None` dims take any size."""
+    from .. import dtypes
+    from ..tensor import Tensor
+
+    graph = state.graph
+    if graph is None:
+        raise GraphError(
+            "dj.placeholder needs a graph: create it inside `with dj.Graph() as g:` "
+            "(or `with g.as_default():`)"
+        )
+    if isinstance(shape, int):
+        shape = (shape,)
+    shape = tuple(None if d is None or d == -1 else int(d) for d in shape)
+    dtype = dtypes.as_dtype(dtype or dtypes.float32)
+    node = graph.add_node(placeholder_op, (), {"shape": shape, "dtype": dtype}, shape, dtype,
+                          name or "placeholder")
+    return Tensor._symbolic(node)
+
+
+def constant(value, dtype=None, name: str | None = None):
+    """A constant: a node inside a graph, an ordinary tensor eagerly."""
+    from ..tensor import Tensor, to_array
+
+    array = to_array(value, dtype)
+    graph = state.graph
+    if graph is None:
+        return Tensor._make(array)
+    node = graph.add_node(constant_op, (), {"value": array}, array.shape, array.dtype,
+                          name or "constant")
+    return Tensor._symbolic(node)
+
+
+def _is_array(value) -> bool:
+    return isinstance(value, np.ndarray)

@@ -1,0 +1,144 @@
+"""The static IR: a Graph is a flat, ordered list of named, typed Nodes in SSA form."""
+
+from __future__ import annotations
+
+import itertools
+import os
+import sys
+from collections import Counter
+
+from .. import dtypes
+from ..errors import GraphError
+
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+class Node:
+    """One value of a graph: an op applied to input nodes, with attributes and a static type."""
+
+    __slots__ = ("op", "inputs", "attrs", "shape", "dtype", "name", "source", "graph", "id")
+
+    _ids = itertools.count()
+
+    def __init__(self, op, inputs, attrs, shape, dtype, name, graph, source=None):
+        self.op = op
+        self.inputs = tuple(inputs)
+        self.attrs = attrs
+        self.shape = tuple(shape)
+        self.dtype = dtypes.as_dtype(dtype) if dtype is not None else None
+        self.name = name
+        self.graph = graph
+        self.source = source
+        self.id = next(Node._ids)
+
+    @property
+    def type_str(self) -> str:
+        if self.dtype is None:
+            return "()"
+        dims = ",".join("?" if d is None else str(d) for d in self.shape)
+        return f"{dtypes.short_name(self.dtype)}[{dims}]"
+
+    def __repr__(self) -> str:
+        return f"<Node %{self.name} = {self.op.name}(...) : {self.type_str}>"
+
+
+class Graph:
+    """A static graph. Inside `with g.as_default():` (or `with dj.Graph() as g:`) every dj op
+    adds a node here instead of computing."""
+
+    def __init__(self, name: str = "graph", parent: Graph | None = None):
+        self.name = name
+        self.parent = parent
+        self.nodes: list[Node] = []
+        self._names: Counter = Counter()
+        self._by_name: dict[str, Node] = {}
+        self._captured: dict[int, Node] = {}
+        self.version = 0  # bumped on every change; sessions cache compiled code per version
+
+    # --- building ---------------------------------------------------------------------------
+    def unique_name(self, base: str) -> str:
+        """`base_N` with the first N not yet taken in this graph."""
+        while True:
+            n = self._names[base]
+            self._names[base] += 1
+            name = f"{base}_{n}"
+            if name not in self._by_name:
+                return name
+
+    def add_node(self, op, inputs, attrs, shape, dtype, name: str | None = None) -> Node:
+        if name is not None and name in self._by_name:
+            name = self.unique_name(name)
+        node = Node(op, inputs, attrs, shape, dtype, name or self.unique_name(op.name), self,
+                    user_source_line())
+        self.nodes.append(node)
+        self._by_name[node.name] = node
+        self.version += 1
+        return node
+
+    def as_default(self) -> _DefaultGraph:
+        """Context manager: dj ops called inside add nodes to this graph."""
+        return _DefaultGraph(self)
+
+    def __enter__(self) -> Graph:
+        from .builder import push
+
+        push(self)
+        return self
+
+    def __exit__(self, *exc) -> bool:
+        from .builder import pop
+
+        pop(self)
+        return False
+
+    # --- inspecting -------------------------------------------------------------------------
+    def get_node(self, name: str) -> Node:
+        try:
+            return self._by_name[name]
+        except KeyError:
+            raise GraphError(f"graph has no node named {name!r}") from None
+
+    def placeholders(self) -> list[Node]:
+        return [n for n in self.nodes if n.op.name == "placeholder"]
+
+    def variables(self) -> list[Node]:
+        return [n for n in self.nodes if n.op.name == "variable"]
+
+    def trainable_variables(self) -> list:
+        """The trainable Variables (and nn.Parameters) this graph reads, as eager objects."""
+        return [n.attrs["ref"] for n in self.variables() if n.attrs["ref"].trainable]
+
+    def __str__(self) -> str:
+        from .printing import format_graph
+
+        return format_graph(self)
+
+    def __repr__(self) -> str:
+        return f"<dj.Graph {self.name!r} with {len(self.nodes)} nodes>"
+
+
+class _DefaultGraph:
+    def __init__(self, graph: Graph):
+        self.graph = graph
+
+    def __enter__(self) -> Graph:
+        from .builder import push
+
+        push(self.graph)
+        return self.graph
+
+    def __exit__(self, *exc) -> bool:
+        from .builder import pop
+
+        pop(self.graph)
+        return False
+
+
+def user_source_line() -> str | None:
+    """`file:line` of the first caller frame outside the dongjing package."""
+    frame = sys._getframe(1)
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
+        frame = frame.f_back
+    if frame is None:
+        return None
+    return f"{os.path.basename(frame.f_code.co_filename)}:{frame.f_lineno}"

@@ -1,0 +1,41 @@
+"""Variable: state that holds its own value, in both modes (eager: a leaf tensor)."""
+
+from __future__ import annotations
+
+from ..tensor import Tensor, to_array
+
+
+class Variable(Tensor):
+    """A tensor that owns its value across graph runs.
+
+    Eagerly it is a leaf tensor with `requires_grad=trainable`. Used inside a graph it is
+    captured by reference: the graph reads its current value at run time, and `dj.assign`
+    (or `optimizer.minimize`) updates it in place.
+    """
+
+    __slots__ = ("var_name", "trainable")
+
+    def __init__(self, initial_value, name: str | None = None, trainable: bool = True,
+                 dtype=None):
+        if isinstance(initial_value, Tensor) and initial_value._node is not None:
+            from ..errors import GraphError
+
+            raise GraphError(
+                "dj.Variable needs a concrete initial value, not the symbolic tensor "
+                f"{initial_value.name!r}"
+            )
+        array = to_array(initial_value, dtype)
+        super().__init__(array)
+        self.var_name = name
+        self.trainable = bool(trainable)
+        if self.trainable and array.dtype.kind == "f":
+            self.requires_grad = True
+
+    @property
+    def name(self) -> str | None:
+        return self.var_name if self._node is None else self._node.name
+
+    def __repr__(self) -> str:
+        body = super().__repr__()
+        label = f"name={self.var_name!r}, " if self.var_name else ""
+        return f"Variable({label}{body})"

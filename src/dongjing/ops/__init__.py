@@ -1,0 +1,58 @@
+"""The op table and the dj.* functions built on it (primitives and compositions)."""
+
+from .activation import log_softmax, logsumexp, softmax
+from .elementwise import (
+    abs,
+    add,
+    cast,
+    clamp,
+    clip,
+    clone,
+    div,
+    eq,
+    exp,
+    full_like,
+    ge,
+    gt,
+    le,
+    log,
+    logical_and,
+    logical_not,
+    logical_or,
+    lt,
+    maximum,
+    minimum,
+    mul,
+    ne,
+    neg,
+    ones_like,
+    pow,
+    relu,
+    sigmoid,
+    sign,
+    sqrt,
+    stop_gradient,
+    sub,
+    tanh,
+    where,
+    zeros_like,
+)
+from .index import getitem
+from .linalg import dot, matmul, mm
+from .reduce import amax, amin, argmax, argmin, count, max, mean, min, sum, var
+from .registry import OPS, Op, Spec, all_ops, register
+from .shape import (
+    broadcast_to,
+    broadcast_to_like,
+    cat,
+    concat,
+    expand,
+    flatten,
+    permute,
+    reshape,
+    reshape_like,
+    squeeze,
+    stack,
+    transpose,
+    unsqueeze,
+)

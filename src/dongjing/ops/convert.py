@@ -1,0 +1,42 @@
+"""Turning operands into Tensors: Python scalars (weakly typed, like PyTorch), arrays, lists."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import dtypes
+from ..tensor import Tensor, to_array
+
+_make = Tensor._make
+
+
+def as_tensor(value, like: Tensor | None = None) -> Tensor:
+    """`value` as a Tensor; a Python scalar takes the dtype of `like` where PyTorch would."""
+    if isinstance(value, Tensor):
+        return value
+    if isinstance(value, (bool, int, float)):
+        dtype = dtypes.scalar_dtype(value, None if like is None else like.dtype)
+        return _make(np.array(value, dtype=dtype))
+    return _make(to_array(value))
+
+
+def pair(a, b) -> tuple[Tensor, Tensor]:
+    """Two operands of a binary op as Tensors of one dtype (a cast is inserted if needed)."""
+    if type(a) is Tensor or isinstance(a, Tensor):
+        if not isinstance(b, Tensor):
+            b = as_tensor(b, a)
+    elif isinstance(b, Tensor):
+        a = as_tensor(a, b)
+    else:
+        a = as_tensor(a)
+        b = as_tensor(b, a)
+    da, db = a.dtype, b.dtype
+    if da is not db and da != db:
+        from .elementwise import cast
+
+        dtype = dtypes.promote(da, db)
+        if da != dtype:
+            a = cast(a, dtype)
+        if db != dtype:
+            b = cast(b, dtype)
+    return a, b

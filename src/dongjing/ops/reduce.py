@@ -1,0 +1,225 @@
+"""Reductions: sum, amax/amin, argmax/argmin, and shape-derived counts; mean is composed."""
+
+from __future__ import annotations
+
+from collections import namedtuple
+
+import numpy as np
+
+from .. import dtypes
+from ..dispatch import apply1
+from . import infer as inf
+from .convert import as_tensor
+from .registry import Spec, register
+
+R = "reduce"
+
+
+def _reduced_shape(shape, axes, keepdim):
+    if keepdim:
+        return tuple(1 if i in axes else d for i, d in enumerate(shape))
+    return tuple(d for i, d in enumerate(shape) if i not in axes)
+
+
+def _reduce_infer(name, out_dtype=None):
+    def infer(x: Spec, dim=None, keepdim=False):
+        axes = inf.normalize_dims(name, dim, len(x.shape))
+        dtype = out_dtype(x.dtype) if out_dtype else x.dtype
+        return _reduced_shape(x.shape, axes, keepdim), dtype
+
+    return infer
+
+
+def _sum_dtype(dtype):
+    return dtype if dtype.kind == "f" else dtypes.int64
+
+
+def _sum_forward(x, dim=None, keepdim=False):
+    return np.sum(x, axis=dim, keepdims=keepdim, dtype=_sum_dtype(x.dtype))
+
+
+def _restore(g, x, dim, keepdim):
+    """`g` (a reduction's gradient) broadcast back over the reduced dims of `x`."""
+    from .shape import broadcast_to_like, unsqueeze
+
+    if not keepdim and x.ndim:
+        axes = inf.normalize_dims("sum", dim, x.ndim)
+        for axis in axes:
+            g = unsqueeze(g, axis)
+    return broadcast_to_like(g, x)
+
+
+def _sum_vjp(g, inputs, out, needs, attrs):
+    (x,) = inputs
+    return (_restore(g, x, attrs.get("dim"), attrs.get("keepdim", False)),)
+
+
+_sum = register("sum", forward=_sum_forward, infer=_reduce_infer("sum", _sum_dtype),
+                vjp=_sum_vjp, kind=R)
+
+
+def _canon_dim(x, dim):
+    if dim is None:
+        return None
+    axes = inf.normalize_dims("reduce", dim, x.ndim)
+    return axes
+
+
+def sum(x, dim=None, keepdim: bool = False):
+    """Sum over all elements, or over `dim` (an int or a tuple of ints)."""
+    x = as_tensor(x)
+    return apply1(_sum, x, dim=_canon_dim(x, dim), keepdim=keepdim)
+
+
+def _extreme_vjp(g, inputs, out, needs, attrs):
+    from .elementwise import cast, div, eq, mul
+
+    (x,) = inputs
+    dim, keepdim = attrs.get("dim"), attrs.get("keepdim", False)
+    hit = cast(eq(x, _restore(out, x, dim, keepdim)), g.dtype)
+    count = sum(hit, dim=dim, keepdim=True)
+    # ties share the gradient evenly, as PyTorch's amax/amin do
+    return (mul(_restore(g, x, dim, keepdim), div(hit, _restore(count, x, dim, True))),)
+
+
+def _amax_forward(x, dim=None, keepdim=False):
+    return np.max(x, axis=dim, keepdims=keepdim)
+
+
+def _amin_forward(x, dim=None, keepdim=False):
+    return np.min(x, axis=dim, keepdims=keepdim)
+
+
+_amax = register("amax", forward=_amax_forward, infer=_reduce_infer("amax"),
+                 vjp=_extreme_vjp, kind=R, saves_output=True)
+_amin = register("amin", forward=_amin_forward, infer=_reduce_infer("amin"),
+                 vjp=_extreme_vjp, kind=R, saves_output=True)
+
+
+def _empty_check(name, x, dim):
+    if x._node is None and x.data.size == 0:
+        from ..errors import ShapeError
+
+        raise ShapeError(f"{name}: cannot reduce an empty tensor of shape {x.shape}")
+
+
+def amax(x, dim=None, keepdim: bool = False):
+    """Largest value over all elements or over `dim`."""
+    x = as_tensor(x)
+    _empty_check("amax", x, dim)
+    return apply1(_amax, x, dim=_canon_dim(x, dim), keepdim=keepdim)
+
+
+def amin(x, dim=None, keepdim: bool = False):
+    x = as_tensor(x)
+    _empty_check("amin", x, dim)
+    return apply1(_amin, x, dim=_canon_dim(x, dim), keepdim=keepdim)
+
+
+def _arg_infer(name):
+    def infer(x: Spec, dim=None, keepdim=False):
+        if dim is None:
+            return ((1,) * len(x.shape) if keepdim else ()), dtypes.int64
+        return _reduce_infer(name)(x, dim, keepdim)[0], dtypes.int64
+
+    return infer
+
+
+def _argmax_forward(x, dim=None, keepdim=False):
+    return np.argmax(x, axis=dim, keepdims=keepdim)
+
+
+def _argmin_forward(x, dim=None, keepdim=False):
+    return np.argmin(x, axis=dim, keepdims=keepdim)
+
+
+_argmax = register("argmax", forward=_argmax_forward, infer=_arg_infer("argmax"), kind=R)
+_argmin = register("argmin", forward=_argmin_forward, infer=_arg_infer("argmin"), kind=R)
+
+
+def argmax(x, dim: int | None = None, keepdim: bool = False):
+    """Index of the largest value (of the flattened tensor when `dim` is None)."""
+    x = as_tensor(x)
+    if dim is not None:
+        dim = inf.normalize_dim("argmax", dim, x.ndim)
+    return apply1(_argmax, x, dim=dim, keepdim=keepdim)
+
+
+def argmin(x, dim: int | None = None, keepdim: bool = False):
+    x = as_tensor(x)
+    if dim is not None:
+        dim = inf.normalize_dim("argmin", dim, x.ndim)
+    return apply1(_argmin, x, dim=dim, keepdim=keepdim)
+
+
+ValuesIndices = namedtuple("ValuesIndices", ["values", "indices"])
+
+
+def max(x, dim=None, keepdim: bool = False):
+    """`max(x)`: the largest element; `max(x, dim)`: (values, indices); `max(a, b)`: maximum."""
+    from ..tensor import Tensor
+
+    if isinstance(dim, Tensor):
+        from .elementwise import maximum
+
+        return maximum(x, dim)
+    if dim is None:
+        return amax(x)
+    return ValuesIndices(amax(x, dim, keepdim), argmax(x, dim, keepdim))
+
+
+def min(x, dim=None, keepdim: bool = False):
+    """Like `max`, for the smallest."""
+    from ..tensor import Tensor
+
+    if isinstance(dim, Tensor):
+        from .elementwise import minimum
+
+        return minimum(x, dim)
+    if dim is None:
+        return amin(x)
+    return ValuesIndices(amin(x, dim, keepdim), argmin(x, dim, keepdim))
+
+
+def _count_forward(x, dim=None, dtype=None):
+    axes = range(x.ndim) if dim is None else dim
+    n = 1
+    for a in axes:
+        n *= x.shape[a]
+    return np.array(n, dtype=dtype)
+
+
+def _count_infer(x: Spec, dim=None, dtype=None):
+    return (), dtype
+
+
+_count = register("count", forward=_count_forward, infer=_count_infer, kind="shape")
+
+
+def count(x, dim=None, dtype=dtypes.float32):
+    """Number of elements of `x` over `dim`, as a 0-d tensor (folds away once shapes are known)."""
+    x = as_tensor(x)
+    return apply1(_count, x, dim=_canon_dim(x, dim), dtype=dtypes.as_dtype(dtype))
+
+
+def mean(x, dim=None, keepdim: bool = False):
+    """Arithmetic mean over all elements or over `dim` (composed: sum / count)."""
+    from .elementwise import div
+
+    x = as_tensor(x)
+    if x.dtype.kind != "f":
+        from ..errors import DTypeError
+
+        raise DTypeError(f"mean: expects a floating point tensor, got {x.dtype}")
+    return div(sum(x, dim, keepdim), count(x, dim, x.dtype))
+
+
+def var(x, dim=None, keepdim: bool = False, unbiased: bool = True):
+    """Variance (Bessel-corrected unless `unbiased=False`), composed."""
+    from .elementwise import div, mul, sub
+
+    x = as_tensor(x)
+    centered = sub(x, mean(x, dim, keepdim=True))
+    n = count(x, dim, x.dtype)
+    total = sum(mul(centered, centered), dim, keepdim)
+    return div(total, sub(n, 1.0) if unbiased else n)

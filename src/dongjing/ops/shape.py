@@ -1,0 +1,357 @@
+"""Shape primitives: reshape, permute, expand, squeeze/unsqueeze, concat; stack etc. composed."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..dispatch import apply, apply1, apply2
+from ..errors import ShapeError
+from . import infer as inf
+from .broadcast import sum_to_shape
+from .convert import as_tensor
+from .registry import Spec, register
+
+S = "opaque"
+
+
+# --- reshape ------------------------------------------------------------------------------
+def _reshape_infer(x: Spec, shape):
+    known_in = inf.numel(x.shape)
+    if list(shape).count(-1) > 1:
+        raise ShapeError(f"reshape: only one dim may be -1, got {tuple(shape)}")
+    rest = 1
+    for d in shape:
+        if d != -1:
+            rest *= d
+    out = []
+    for d in shape:
+        if d == -1:
+            if known_in is None:
+                out.append(None)
+            elif rest == 0 or known_in % rest:
+                raise ShapeError(
+                    f"reshape: cannot reshape a tensor of shape {inf.fmt(x.shape)} "
+                    f"({known_in} elements) to {tuple(shape)}"
+                )
+            else:
+                out.append(known_in // rest)
+        else:
+            out.append(d)
+    if known_in is not None and -1 not in shape and rest != known_in:
+        raise ShapeError(
+            f"reshape: cannot reshape a tensor of shape {inf.fmt(x.shape)} ({known_in} "
+            f"elements) to {tuple(shape)} ({rest} elements)"
+        )
+    return tuple(out), x.dtype
+
+
+def _reshape_vjp(g, inputs, out, needs, attrs):
+    return (reshape_like(g, inputs[0]),)
+
+
+def _reshape_forward(x, shape):
+    return np.reshape(x, shape)
+
+
+_reshape = register("reshape", forward=_reshape_forward, infer=_reshape_infer,
+                    vjp=_reshape_vjp, kind=S, grad_name="ViewBackward0")
+
+
+def reshape(x, *shape):
+    """`x` with a new shape of the same number of elements (one dim may be -1)."""
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+        shape = shape[0]
+    shape = tuple(int(d) for d in shape)
+    x = as_tensor(x)
+    if x.shape == shape:
+        return x
+    return apply1(_reshape, x, shape=shape)
+
+
+def _reshape_like_forward(x, like):
+    return np.reshape(x, like.shape)
+
+
+def _reshape_like_vjp(g, inputs, out, needs, attrs):
+    return (reshape_like(g, inputs[0]), None)
+
+
+_reshape_like = register(
+    "reshape_like", forward=_reshape_like_forward,
+    infer=lambda x, like: (like.shape, x.dtype), vjp=_reshape_like_vjp, kind=S,
+    grad_name="ViewBackward0",
+)
+
+
+def reshape_like(x, like):
+    """`x` reshaped to the (run-time) shape of `like`."""
+    x, like = as_tensor(x), as_tensor(like)
+    if x._node is None and like._node is None and x.data.shape == like.data.shape:
+        return x
+    return apply2(_reshape_like, x, like)
+
+
+def flatten(x, start_dim: int = 0, end_dim: int = -1):
+    """Merge dims `start_dim..end_dim` into one."""
+    x = as_tensor(x)
+    n = x.ndim
+    if n == 0:
+        return reshape(x, (1,))
+    start, end = start_dim % n, end_dim % n
+    shape = x.shape
+    merged = shape[start : end + 1]
+    size = -1 if any(d is None for d in merged) else int(np.prod(merged))
+    new = [(-1 if d is None else d) for d in shape[:start]] + [size] + [
+        (-1 if d is None else d) for d in shape[end + 1 :]
+    ]
+    if new.count(-1) > 1:
+        raise ShapeError(f"flatten: shape {inf.fmt(shape)} has too many unknown dims")
+    return reshape(x, tuple(new))
+
+
+# --- permute / transpose ------------------------------------------------------------------
+def _permute_infer(x: Spec, dims):
+    if sorted(dims) != list(range(len(x.shape))):
+        raise ShapeError(
+            f"permute: dims {tuple(dims)} are not a permutation of the {len(x.shape)} dims of "
+            f"a tensor of shape {inf.fmt(x.shape)}"
+        )
+    return tuple(x.shape[d] for d in dims), x.dtype
+
+
+def _permute_vjp(g, inputs, out, needs, attrs):
+    inverse = tuple(np.argsort(attrs["dims"]).tolist())
+    return (permute(g, inverse),)
+
+
+def _permute_forward(x, dims):
+    return np.transpose(x, dims)
+
+
+_permute = register("permute", forward=_permute_forward, infer=_permute_infer,
+                    vjp=_permute_vjp, kind=S)
+
+
+def permute(x, *dims):
+    """Reorder the dims of `x`."""
+    if len(dims) == 1 and isinstance(dims[0], (tuple, list)):
+        dims = dims[0]
+    x = as_tensor(x)
+    dims = tuple(inf.normalize_dim("permute", d, x.ndim) for d in dims)
+    return apply1(_permute, x, dims=dims)
+
+
+def transpose(x, dim0: int = -2, dim1: int = -1):
+    """Swap two dims (default: the last two)."""
+    x = as_tensor(x)
+    n = x.ndim
+    if n < 2:
+        return x
+    dims = list(range(n))
+    a, b = inf.normalize_dim("transpose", dim0, n), inf.normalize_dim("transpose", dim1, n)
+    dims[a], dims[b] = dims[b], dims[a]
+    return apply1(_permute, x, dims=tuple(dims))
+
+
+# --- expand / broadcast -------------------------------------------------------------------
+def _expand_infer(x: Spec, shape):
+    if len(shape) < len(x.shape):
+        raise ShapeError(f"expand: cannot expand shape {inf.fmt(x.shape)} to {tuple(shape)}")
+    lead = len(shape) - len(x.shape)
+    out = list(shape[:lead])
+    for d_in, d_out in zip(x.shape, shape[lead:]):
+        if d_out == -1:
+            out.append(d_in)
+        elif d_in not in (1, None, d_out):
+            raise ShapeError(
+                f"expand: cannot expand shape {inf.fmt(x.shape)} to {tuple(shape)}"
+            )
+        else:
+            out.append(d_out)
+    return tuple(out), x.dtype
+
+
+def _expand_forward(x, shape):
+    lead = len(shape) - x.ndim
+    target = tuple(x.shape[i - lead] if d == -1 else d for i, d in enumerate(shape))
+    return np.broadcast_to(x, target)
+
+
+def _expand_vjp(g, inputs, out, needs, attrs):
+    return (sum_to_shape(g, inputs[0].shape),)
+
+
+_expand = register("expand", forward=_expand_forward, infer=_expand_infer, vjp=_expand_vjp,
+                   kind=S)
+
+
+def expand(x, *shape):
+    """`x` broadcast (without copying) to `shape`; -1 keeps a dim."""
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+        shape = shape[0]
+    return apply1(_expand, as_tensor(x), shape=tuple(int(d) for d in shape))
+
+
+def broadcast_to(x, shape):
+    return expand(x, shape)
+
+
+def _broadcast_like_forward(x, like):
+    return np.broadcast_to(x, like.shape)
+
+
+def _broadcast_like_infer(x: Spec, like: Spec):
+    inf.broadcast("broadcast_to_like", x.shape, like.shape)
+    return like.shape, x.dtype
+
+
+def _broadcast_like_vjp(g, inputs, out, needs, attrs):
+    return (sum_to_shape(g, inputs[0].shape), None)
+
+
+_broadcast_like = register("broadcast_to_like", forward=_broadcast_like_forward,
+                           infer=_broadcast_like_infer, vjp=_broadcast_like_vjp, kind=S,
+                           grad_name="ExpandBackward0")
+
+
+def broadcast_to_like(x, like):
+    """`x` broadcast to the (run-time) shape of `like`."""
+    x, like = as_tensor(x), as_tensor(like)
+    if x._node is None and like._node is None and x.data.shape == like.data.shape:
+        return x
+    return apply2(_broadcast_like, x, like)
+
+
+# --- squeeze / unsqueeze ------------------------------------------------------------------
+def _unsqueeze_infer(x: Spec, dim):
+    shape = list(x.shape)
+    shape.insert(dim, 1)
+    return tuple(shape), x.dtype
+
+
+def _unsqueeze_forward(x, dim):
+    return np.expand_dims(x, dim)
+
+
+_unsqueeze = register("unsqueeze", forward=_unsqueeze_forward, infer=_unsqueeze_infer,
+                      vjp=lambda g, i, out, n, a: (squeeze(g, a["dim"]),), kind=S)
+
+
+def unsqueeze(x, dim: int):
+    """Insert a dim of size 1 at `dim`."""
+    x = as_tensor(x)
+    dim = inf.normalize_dim("unsqueeze", dim, x.ndim + 1)
+    return apply1(_unsqueeze, x, dim=dim)
+
+
+def _squeeze_infer(x: Spec, dim):
+    for d in dim:
+        if x.shape[d] not in (1, None):
+            raise ShapeError(
+                f"squeeze: dim {d} of shape {inf.fmt(x.shape)} has size {x.shape[d]}, not 1"
+            )
+    return tuple(s for i, s in enumerate(x.shape) if i not in dim), x.dtype
+
+
+def _squeeze_forward(x, dim):
+    return np.squeeze(x, axis=dim)
+
+
+_squeeze = register("squeeze", forward=_squeeze_forward, infer=_squeeze_infer,
+                    vjp=lambda g, i, out, n, a: (reshape_like(g, i[0]),), kind=S)
+
+
+def squeeze(x, dim=None):
+    """Remove dims of size 1 (all of them, or those in `dim`)."""
+    x = as_tensor(x)
+    shape = x.shape
+    if dim is None:
+        if any(d is None for d in shape):
+            raise ShapeError(
+                f"squeeze: shape {inf.fmt(shape)} has unknown dims; name the dims to squeeze"
+            )
+        dims = tuple(i for i, d in enumerate(shape) if d == 1)
+    else:
+        # PyTorch: squeezing a dim whose size is not 1 leaves it alone
+        dims = tuple(d for d in inf.normalize_dims("squeeze", dim, x.ndim) if shape[d] in (1, None))
+    if not dims:
+        return x
+    return apply1(_squeeze, x, dim=dims)
+
+
+# --- concat / stack -----------------------------------------------------------------------
+def _concat_infer(*xs: Spec, dim):
+    first = xs[0]
+    n = len(first.shape)
+    total = 0
+    for x in xs:
+        if len(x.shape) != n:
+            raise ShapeError(
+                f"concat: all tensors need {n} dims; got shapes "
+                f"{', '.join(inf.fmt(s.shape) for s in xs)}"
+            )
+        for i, (a, b) in enumerate(zip(first.shape, x.shape)):
+            if i != dim and a is not None and b is not None and a != b:
+                raise ShapeError(
+                    f"concat: shapes {', '.join(inf.fmt(s.shape) for s in xs)} differ "
+                    f"outside dim {dim}"
+                )
+        total = None if total is None or x.shape[dim] is None else total + x.shape[dim]
+    dtype = first.dtype
+    for x in xs[1:]:
+        from .. import dtypes
+
+        dtype = dtypes.promote(dtype, x.dtype)
+    shape = list(first.shape)
+    shape[dim] = total
+    return tuple(shape), dtype
+
+
+def _concat_vjp(g, inputs, out, needs, attrs):
+    dim = attrs["dim"]
+    grads, start = [], 0
+    for x, need in zip(inputs, needs):
+        size = x.shape[dim]
+        if size is None:
+            raise ShapeError("concat: gradient needs the sizes along the concat dim to be known")
+        if need:
+            index = (slice(None),) * dim + (slice(start, start + size),)
+            grads.append(g[index])
+        else:
+            grads.append(None)
+        start += size
+    return tuple(grads)
+
+
+def _concat_forward(*xs, dim):
+    return np.concatenate(xs, axis=dim)
+
+
+_concat = register("concat", forward=_concat_forward, infer=_concat_infer, vjp=_concat_vjp,
+                   kind=S, grad_name="CatBackward0")
+
+
+def concat(tensors, dim: int = 0):
+    """Join tensors along an existing dim."""
+    tensors = [as_tensor(t) for t in tensors]
+    if not tensors:
+        raise ShapeError("concat: needs at least one tensor")
+    dim = inf.normalize_dim("concat", dim, tensors[0].ndim)
+    return apply(_concat, *tensors, dim=dim)
+
+
+cat = concat
+
+
+def stack(tensors, dim: int = 0):
+    """Join tensors along a new dim (composed: unsqueeze + concat)."""
+    tensors = [as_tensor(t) for t in tensors]
+    if not tensors:
+        raise ShapeError("stack: needs at least one tensor")
+    shapes = {t.shape for t in tensors}
+    if len(shapes) > 1:
+        raise ShapeError(
+            f"stack: all tensors need the same shape; got {', '.join(map(str, shapes))}"
+        )
+    dim = inf.normalize_dim("stack", dim, tensors[0].ndim + 1)
+    return concat([unsqueeze(t, dim) for t in tensors], dim)

@@ -1,0 +1,365 @@
+"""Tensor: an array with autograd state (eager), or a symbolic node of a static graph."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from . import dtypes
+from .errors import DTypeError, GraphError
+
+ndarray = np.ndarray
+
+
+class Tensor:
+    """A multi-dimensional array that records how it was computed.
+
+    Eager tensors hold `data` (a NumPy array); symbolic tensors (built inside a `dj.Graph`)
+    hold `_node` instead and have no value until a Session runs the graph.
+
+    >>> x = dj.tensor([1.0, 2.0], requires_grad=True)
+    >>> (x * x).sum().backward(); x.grad
+    tensor([2., 4.])
+    """
+
+    __slots__ = (
+        "data",
+        "requires_grad",
+        "grad_fn",
+        "_grad",
+        "_version",
+        "_node",
+        "_hooks",
+        "_accumulator",
+        "_retains_grad",
+        "__weakref__",
+    )
+
+    __array_priority__ = 1000  # numpy defers `ndarray op Tensor` to us
+
+    def __init__(self, data, dtype=None, requires_grad: bool = False):
+        array = to_array(data, dtype)
+        self.data = array
+        self.grad_fn = None
+        self._grad = None
+        self._version = [0]
+        self._node = None
+        self.requires_grad = False
+        if requires_grad:
+            self.requires_grad_(True)
+
+    @classmethod
+    def _make(cls, data: ndarray, requires_grad: bool = False) -> Tensor:
+        """Wrap an array without copying or checking (the per-op path)."""
+        t = object.__new__(cls)
+        t.data = data
+        t.requires_grad = requires_grad
+        t.grad_fn = None
+        t._grad = None
+        t._version = [0]
+        t._node = None
+        return t
+
+    @classmethod
+    def _symbolic(cls, node) -> Tensor:
+        t = object.__new__(cls)
+        t.data = None
+        t.requires_grad = False
+        t.grad_fn = None
+        t._grad = None
+        t._version = [0]
+        t._node = node
+        return t
+
+    # --- basic properties -------------------------------------------------------------------
+    @property
+    def shape(self) -> tuple:
+        node = self._node
+        return self.data.shape if node is None else node.shape
+
+    @property
+    def dtype(self) -> np.dtype:
+        node = self._node
+        return self.data.dtype if node is None else node.dtype
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    def dim(self) -> int:
+        return len(self.shape)
+
+    def size(self, dim: int | None = None):
+        shape = self.shape
+        return shape if dim is None else shape[dim]
+
+    def numel(self) -> int:
+        return int(np.prod(self._value("numel()").shape))
+
+    @property
+    def is_leaf(self) -> bool:
+        return self.grad_fn is None
+
+    @property
+    def is_symbolic(self) -> bool:
+        return self._node is not None
+
+    @property
+    def node(self):
+        """The graph node of a symbolic tensor (None for an eager tensor)."""
+        return self._node
+
+    @property
+    def name(self) -> str | None:
+        return None if self._node is None else self._node.name
+
+    @property
+    def T(self) -> Tensor:
+        return _ops().permute(self, tuple(range(self.ndim - 1, -1, -1)))
+
+    @property
+    def grad(self):
+        if self._grad is None and self.grad_fn is not None and not getattr(
+            self, "_retains_grad", False
+        ):
+            warnings.warn(
+                "The .grad attribute of a Tensor that is not a leaf is being accessed. Its "
+                ".grad is not populated during backward(); call .retain_grad() on it first.",
+                UserWarning,
+                stacklevel=2,
+            )
+        return self._grad
+
+    @grad.setter
+    def grad(self, value) -> None:
+        if value is not None and not isinstance(value, Tensor):
+            raise TypeError(f"assigned grad must be a Tensor or None, got {type(value).__name__}")
+        if value is not None and value.shape != self.shape:
+            raise ValueError(
+                f"assigned grad has shape {value.shape} but the tensor has shape {self.shape}"
+            )
+        self._grad = value
+
+    # --- values ------------------------------------------------------------------------------
+    def _value(self, what: str) -> ndarray:
+        if self._node is not None:
+            raise GraphError(
+                f"{what} of symbolic tensor {self._node.name!r} (shape "
+                f"{_fmt_shape(self._node.shape)}, {self._node.dtype}): it has no value until the "
+                "graph runs. Fetch it with sess.run(tensor), or build the model outside a "
+                "dj.Graph to compute eagerly."
+            )
+        return self.data
+
+    def numpy(self) -> ndarray:
+        """The value as a NumPy array (shares memory; works when requires_grad is set)."""
+        return self._value(".numpy()")
+
+    def item(self):
+        data = self._value(".item()")
+        if data.size != 1:
+            raise ValueError(f"item(): only a one-element tensor has an item; shape {data.shape}")
+        return data.item()
+
+    def tolist(self):
+        return self._value(".tolist()").tolist()
+
+    def __array__(self, dtype=None, copy=None):
+        data = self._value("np.asarray()")
+        if dtype is not None and np.dtype(dtype) != data.dtype:
+            return data.astype(dtype)
+        return data.copy() if copy else data
+
+    def __float__(self) -> float:
+        return float(self._scalar("float()"))
+
+    def __int__(self) -> int:
+        return int(self._scalar("int()"))
+
+    def __index__(self) -> int:
+        data = self._scalar("index")
+        if not np.issubdtype(data.dtype, np.integer):
+            raise TypeError("only integer tensors can be used as an index")
+        return int(data)
+
+    def __bool__(self) -> bool:
+        if self._node is not None:
+            from .graph.control import python_control_flow_error
+
+            raise python_control_flow_error(self)
+        data = self.data
+        if data.size != 1:
+            raise RuntimeError(
+                f"Boolean value of a Tensor with {data.size} elements (shape {data.shape}) is "
+                "ambiguous; use .any() or .all()"
+            )
+        return bool(data)
+
+    def _scalar(self, what: str):
+        data = self._value(what)
+        if data.size != 1:
+            raise ValueError(f"{what}: only a one-element tensor converts; shape {data.shape}")
+        return data.reshape(())
+
+    def __len__(self) -> int:
+        if self._node is not None:
+            shape = self._node.shape
+            if not shape or shape[0] is None:
+                raise GraphError(
+                    f"len() of symbolic tensor {self._node.name!r} with shape "
+                    f"{_fmt_shape(shape)}: its first dim is unknown until the graph runs"
+                )
+            return shape[0]
+        if self.data.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self.data.shape[0]
+
+    def __iter__(self):
+        for i in range(len(self)):
+            yield self[i]
+
+    __hash__ = object.__hash__
+
+    def __repr__(self) -> str:
+        if self._node is not None:
+            n = self._node
+            return f"<Tensor {n.name!r} shape={_fmt_shape(n.shape)} dtype={n.dtype}>"
+        data = self.data
+        body = np.array2string(data, separator=", ", prefix="tensor(")
+        extras = []
+        if data.dtype not in (dtypes.float32, dtypes.int64, dtypes.bool_):
+            extras.append(f"dtype=dongjing.{data.dtype}")
+        if self.grad_fn is not None:
+            extras.append(f"grad_fn=<{self.grad_fn.name()}>")
+        elif self.requires_grad:
+            extras.append("requires_grad=True")
+        return "tensor(" + ", ".join([body] + extras) + ")"
+
+    # --- autograd ---------------------------------------------------------------------------
+    def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+        if requires_grad and self.dtype.kind != "f":
+            raise DTypeError(
+                f"only floating point tensors can require gradients; this tensor has dtype "
+                f"{self.dtype} (shape {self.shape})"
+            )
+        if self.grad_fn is not None and not requires_grad:
+            raise RuntimeError(
+                "requires_grad_(False) on a non-leaf tensor: use .detach() instead"
+            )
+        self.requires_grad = bool(requires_grad)
+        return self
+
+    def detach(self) -> Tensor:
+        """A tensor with the same data that is cut off from the tape."""
+        if self._node is not None:
+            return _ops().stop_gradient(self)
+        t = Tensor._make(self.data, False)
+        t._version = self._version
+        return t
+
+    def detach_(self) -> Tensor:
+        self.grad_fn = None
+        self.requires_grad = False
+        return self
+
+    def retain_grad(self) -> None:
+        """Keep `.grad` of this non-leaf tensor after backward."""
+        if self.grad_fn is None:
+            return
+        if getattr(self, "_retains_grad", False):
+            return
+        self._retains_grad = True
+        from .autograd.hooks import retain_grad_hook
+
+        self.grad_fn.register_hook(retain_grad_hook(self))
+
+    def register_hook(self, hook):
+        """Call `hook(grad)` when this tensor's gradient is computed; it may return a new one."""
+        if not self.requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self.grad_fn is not None:
+            return self.grad_fn.register_hook(hook)
+        if getattr(self, "_hooks", None) is None:
+            self._hooks = []
+        from .autograd.function import _HookHandle
+
+        self._hooks.append(hook)
+        return _HookHandle(self._hooks, hook)
+
+    def backward(self, gradient=None, retain_graph: bool | None = None, create_graph=False):
+        """Accumulate d(self)/d(leaf) into every leaf's `.grad` (see `dj.autograd.backward`)."""
+        from .autograd.api import backward
+
+        backward(self, gradient, retain_graph, create_graph)
+
+    # --- conversion ---------------------------------------------------------------------------
+    def to(self, dtype) -> Tensor:
+        return _ops().cast(self, dtypes.as_dtype(dtype))
+
+    def type(self, dtype) -> Tensor:
+        return self.to(dtype)
+
+    def float(self) -> Tensor:
+        return self.to(dtypes.float32)
+
+    def double(self) -> Tensor:
+        return self.to(dtypes.float64)
+
+    def long(self) -> Tensor:
+        return self.to(dtypes.int64)
+
+    def int(self) -> Tensor:
+        return self.to(dtypes.int32)
+
+    def bool(self) -> Tensor:
+        return self.to(dtypes.bool_)
+
+    def clone(self) -> Tensor:
+        return _ops().clone(self)
+
+    def contiguous(self) -> Tensor:
+        return self
+
+    def cpu(self) -> Tensor:
+        return self
+
+
+def _fmt_shape(shape) -> str:
+    return "(" + ", ".join("None" if d is None else str(d) for d in shape) + (
+        ",)" if len(shape) == 1 else ")"
+    )
+
+
+def to_array(data, dtype=None) -> ndarray:
+    """Convert user data to an array with PyTorch's defaults (floats -> float32, ints -> int64)."""
+    if isinstance(data, Tensor):
+        data = data._value("dj.tensor()")
+    want = None if dtype is None else dtypes.as_dtype(dtype)
+    if isinstance(data, np.ndarray):
+        array = data
+    elif isinstance(data, np.generic):
+        array = np.asarray(data)
+    else:
+        try:
+            array = np.asarray(data)
+        except ValueError as exc:
+            raise ValueError(f"cannot make a tensor from this data: {exc}") from None
+        if array.dtype == np.float64:
+            array = array.astype(dtypes.default_float)
+        elif array.dtype.kind == "i":
+            array = array.astype(dtypes.int64)
+    if array.dtype.kind not in "biuf":
+        raise DTypeError(f"cannot make a tensor of dtype {array.dtype}: only numbers and bools")
+    if want is not None and array.dtype != want:
+        array = array.astype(want)
+    elif array is data:
+        array = array.copy()
+    return array
+
+
+def _ops():
+    from . import ops
+
+    return ops
+

@@ -1,0 +1,160 @@
+"""The benchmark harness: its NumPy reference is right (finite differences), every available
+system agrees with it at tiny sizes, and a wrong system is caught before it is timed."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from bench import cli, report
+from bench.check import check_system, compare, probe_runner
+from bench.systems import REFERENCE, System, all_systems, numpy_hand
+from bench.systems.base import Probe
+from bench.timing import TimingConfig, measure
+from bench.worker import check_all, run_workload
+from bench.workloads import WORKLOADS, MlpData, OpData, RnnData
+
+ROOT = Path(__file__).resolve().parent.parent
+KEYS = sorted(WORKLOADS)
+
+
+def named_arrays(data: object) -> dict[str, np.ndarray]:
+    """The differentiated arrays of a workload's data, by gradient name."""
+    if isinstance(data, (MlpData, RnnData)):
+        return dict(zip(data.param_names, data.params))
+    if isinstance(data, OpData):
+        return {"x": data.x, "y": data.y}
+    return {"x": data.x}
+
+
+def as_float64(data: object) -> object:
+    fields = {}
+    for f in dataclasses.fields(data):
+        v = getattr(data, f.name)
+        if isinstance(v, np.ndarray) and v.dtype == np.float32:
+            v = v.astype(np.float64)
+        elif isinstance(v, list):
+            v = [p.astype(np.float64) for p in v]
+        fields[f.name] = v
+    return type(data)(**fields)
+
+
+@pytest.mark.parametrize("key", KEYS)
+def test_numpy_reference_matches_finite_differences(key: str) -> None:
+    wl = WORKLOADS[key]
+    data = as_float64(wl.data(tiny=True))
+    grads = numpy_hand.build(wl.kind, data).probe().grads
+    rng = np.random.default_rng(0)
+    eps = 1e-6
+    for name, arr in named_arrays(data).items():
+        for flat in rng.choice(arr.size, size=min(arr.size, 8), replace=False):
+            idx = np.unravel_index(flat, arr.shape)
+            old = arr[idx]
+            arr[idx] = old + eps
+            up = numpy_hand.build(wl.kind, data).probe().loss
+            arr[idx] = old - eps
+            down = numpy_hand.build(wl.kind, data).probe().loss
+            arr[idx] = old
+            fd = (up - down) / (2 * eps)
+            assert grads[name][idx] == pytest.approx(fd, rel=1e-5, abs=1e-8), (name, idx)
+
+
+@pytest.mark.parametrize("key", KEYS)
+def test_available_systems_agree_at_tiny_sizes(key: str) -> None:
+    wl = WORKLOADS[key]
+    checks = check_all(wl, wl.data(tiny=True), all_systems())
+    assert checks[REFERENCE].status == "ok"
+    bad = {n: (c.status, c.problems) for n, c in checks.items() if c.status in ("wrong", "error")}
+    assert not bad
+
+
+class _Wrong:
+    """Wraps a runner and perturbs one of its answers."""
+
+    def __init__(self, inner: object, what: str) -> None:
+        self.inner, self.what, self.note = inner, what, "deliberately wrong"
+
+    def step(self) -> None:
+        self.inner.step()
+
+    def probe(self) -> Probe:
+        p = self.inner.probe()
+        if self.what == "loss":
+            p.loss *= 1.001
+        elif self.what == "grad":
+            name = next(iter(p.grads))
+            p.grads[name] = p.grads[name] * 1.01
+        elif self.what == "shape":
+            name = next(iter(p.grads))
+            p.grads[name] = p.grads[name].ravel()[:-1]
+        else:
+            name = next(iter(p.params))
+            p.params[name] = p.params[name] + 1e-3
+        return p
+
+
+@pytest.mark.parametrize("what", ["loss", "grad", "shape", "param"])
+def test_wrong_system_is_caught(what: str) -> None:
+    data = WORKLOADS["W1"].data(tiny=True)
+    _, refs = probe_runner(lambda: numpy_hand.build("mlp", data))
+    result = check_system(lambda: _Wrong(numpy_hand.build("mlp", data), what), refs)
+    assert result.status == "wrong"
+    assert result.problems
+
+
+def test_missing_api_is_skipped_and_crash_is_error() -> None:
+    data = WORKLOADS["W2"].data(tiny=True)
+    _, refs = probe_runner(lambda: numpy_hand.build("op", data))
+
+    def missing() -> None:
+        raise NotImplementedError("no Session yet")
+
+    def crash() -> None:
+        raise ValueError("boom")
+
+    assert check_system(missing, refs).status == "skipped"
+    assert check_system(crash, refs).status == "error"
+    assert compare(refs, refs)[0] == []
+
+
+def test_wrong_system_is_never_timed() -> None:
+    wl = WORKLOADS["W2"]
+
+    def wrong_build(kind: str, data: object) -> _Wrong:
+        return _Wrong(numpy_hand.build(kind, data), "grad")
+
+    systems = [System(REFERENCE, numpy_hand.build), System("wrong", wrong_build)]
+    cfg = TimingConfig(warmup_steps=1, warmup_s=0.0, repeat_s=0.001, repeats=2)
+    run = run_workload(wl, systems, cfg, tiny=True, log=lambda m: None)
+    by = {e["system"]: e for e in run["systems"]}
+    assert by["wrong"]["status"] == "wrong" and "median_us" not in by["wrong"]
+    assert by[REFERENCE]["status"] == "ok" and len(by[REFERENCE]["repeats_us"]) == 2
+    run["threads"] = 2
+    text = report.markdown({"runs": [run], "machine": {}, "timing": vars(cfg)})
+    assert "**WRONG**" in text and "W2 op-overhead" in text
+    json.dumps(run)
+
+
+def test_measure_interleaves_and_counts() -> None:
+    order: list[str] = []
+    steps = {"a": lambda: order.append("a"), "b": lambda: order.append("b")}
+    cfg = TimingConfig(warmup_steps=2, warmup_s=0.0, repeat_s=1e-9, repeats=3)
+    timings = measure(steps, cfg)
+    assert all(t.inner == 1 and len(t.per_step_s) == 3 for t in timings.values())
+    assert order[-6:] == ["a", "b"] * 3
+    assert timings["a"].min_us <= timings["a"].median_us <= timings["a"].max_us
+
+
+def test_cli_plan_and_no_numpy_before_threads() -> None:
+    args = cli.parse_args(["--workloads", "w1,W3", "--quick"])
+    assert cli.plan(args) == [(2, ["W1", "W3"]), (1, ["W1"])]
+    assert cli.plan(cli.parse_args(["--workloads", "W2", "--threads", "1,2"])) == [
+        (1, ["W2"]), (2, ["W2"])]
+    code = "import sys, bench.__main__; assert 'numpy' not in sys.modules"
+    subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True)
