@@ -17,7 +17,7 @@ from bench.systems.dj_common import (
     mlp_forward,
     rnn,
 )
-from bench.workloads import ChainData, MlpData, OpData, RnnData
+from bench.workloads import ChainData, MlpData, OpData, RnnData, one_hot
 
 API = ("Graph", "placeholder", "Variable", "constant", "gradients", "Session")
 
@@ -72,28 +72,38 @@ class Mlp(_Static):
     """The training step: loss, gradients and updates in one graph; a step fetches the loss and
     the updates; a probe also fetches the gradients."""
 
-    def __init__(self, dj: Any, d: MlpData, level: int) -> None:
-        self.d = d
+    def __init__(self, dj: Any, d: MlpData, level: int, any_batch: bool = False) -> None:
+        self.d, self.any_batch = d, any_batch
         super().__init__(dj, level)
 
     def define(self) -> tuple[Any, list[Any], list[Any]]:
         dj, d = self.dj, self.d
-        x = dj.placeholder(d.x.shape, dj.float32, name="x")
-        y = dj.placeholder(d.y.shape, dj.int64, name="y")
-        self.feed = {x: d.x, y: d.y}
-        onehot = None
+        n = None if self.any_batch else d.x.shape[0]  # fixed shapes unless batches vary
+        self.x = dj.placeholder((n, d.x.shape[1]), dj.float32, name="x")
+        self.y = dj.placeholder((n,), dj.int64, name="y")
+        self.onehot = None
         if functional_ce(dj) is None:
-            onehot = dj.placeholder((d.x.shape[0], d.params[-1].shape[0]), dj.float32, "onehot")
-            self.feed[onehot] = d.onehot
+            classes = d.params[-1].shape[0]
+            self.onehot = dj.placeholder((n, classes), dj.float32, name="onehot")
+        self.set_batch(d.x, d.y)
         self.param_names = self.grad_names = d.param_names
         self.variables = [dj.Variable(p.copy(), name=n) for p, n in zip(d.params, d.param_names)]
-        loss = cross_entropy(dj, mlp_forward(dj, x, self.variables), y, onehot)
+        self.logits_node = mlp_forward(dj, self.x, self.variables)
+        loss = cross_entropy(dj, self.logits_node, self.y, self.onehot)
         grads = list(dj.gradients(loss, self.variables))
         shapes = [p.shape for p in d.params]
         updates = sgd_updates(dj, self.variables, grads, shapes, d.lr, d.momentum)
         self.train_op = dj.group(*updates) if hasattr(dj, "group") else updates
         self.note = ce_note(dj) + ", dj.assign updates"
         return loss, grads, updates
+
+    def set_batch(self, x: np.ndarray, y: np.ndarray) -> None:
+        self.feed = {self.x: x, self.y: y}
+        if self.onehot is not None:
+            self.feed[self.onehot] = one_hot(y, self.d.params[-1].shape[0], x.dtype)
+
+    def logits(self, x: np.ndarray) -> np.ndarray:
+        return np.asarray(self.sess.run(self.logits_node, feed_dict={self.x: x}))
 
     def fetches(self) -> list[Any]:
         train = self.train_op if isinstance(self.train_op, list) else [self.train_op]
@@ -147,13 +157,15 @@ class Rnn(_Static):
         return loss, list(dj.gradients(loss, params)), []
 
 
-def build(kind: str, data: Any, level: int = 2) -> Any:
-    """A dongjing static runner for a workload kind at optimization level ``level``."""
+def build(kind: str, data: Any, level: int = 2, any_batch: bool = False) -> Any:
+    """A dongjing static runner for a workload kind at optimization level ``level``;
+    ``any_batch``: MLP placeholders accept any batch size (for the accuracy run)."""
     dj = import_dj()
     missing = [name for name in API if not hasattr(dj, name)]
     if missing:
         raise Unavailable("static API not there yet: dj." + ", dj.".join(missing))
     if kind == "mlp" and not hasattr(dj, "assign"):
         raise Unavailable("static API not there yet: dj.assign")
-    cls = {"mlp": Mlp, "op": Op, "chain": Chain, "rnn": Rnn}[kind]
-    return cls(dj, data, level)
+    if kind == "mlp":
+        return Mlp(dj, data, level, any_batch)
+    return {"op": Op, "chain": Chain, "rnn": Rnn}[kind](dj, data, level)
