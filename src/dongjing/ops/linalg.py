@@ -47,10 +47,10 @@ def _matmul_vjp(g, inputs, out, needs, attrs):
     a2 = a if a.ndim > 1 else unsqueeze(a, 0)
     b2 = b if b.ndim > 1 else unsqueeze(b, -1)
     g2 = g
-    if a.ndim == 1:
-        g2 = unsqueeze(g2, -2)
     if b.ndim == 1:
         g2 = unsqueeze(g2, -1)
+    if a.ndim == 1:
+        g2 = unsqueeze(g2, -2)
     ga = gb = None
     if needs[0]:
         ga = sum_to_shape(matmul(g2, _swap_last(b2)), a2.shape)

@@ -1,0 +1,127 @@
+"""The case table behind the registry-driven op tests: every op in the op table has cases here.
+
+A case is a function of Tensors and the input arrays to call it with. Float inputs are
+differentiated (gradcheck, in float64); integer/bool inputs are passed as they are. An op added
+to the table without a case here fails `test_every_op_has_a_case`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+import dongjing as dj
+from dongjing.ops.index import Slot, getitem_grad
+
+
+@dataclass
+class Case:
+    fn: object  # (*tensors) -> Tensor
+    inputs: tuple  # numpy arrays
+    name: str = ""
+    grad: bool = True  # gradcheck this case (False: forward / graph checks only)
+    tags: tuple = field(default_factory=tuple)
+    tol: dict = field(default_factory=dict)  # gradcheck eps/atol/rtol overrides
+
+
+def _r(*shape, seed=0, low=-1.0, high=1.0):
+    return np.random.default_rng(seed + len(shape)).uniform(low, high, shape)
+
+
+def _pos(*shape, seed=0):
+    return _r(*shape, seed=seed, low=0.5, high=2.0)
+
+
+def _apart(*shape, seed=0):
+    """Values at least 0.1 apart, so max/min/relu/abs kinks are not straddled by gradcheck."""
+    n = int(np.prod(shape))
+    vals = np.random.default_rng(seed).permutation(n) * 0.1 - n * 0.05 + 0.037
+    return vals.reshape(shape)
+
+
+def _ints(*shape, high=3, seed=0):
+    return np.random.default_rng(seed).integers(0, high, shape).astype(np.int64)
+
+
+CASES: dict[str, list[Case]] = {
+    "add": [Case(dj.add, (_r(3, 4), _r(3, 4, seed=1))),
+            Case(dj.add, (_r(3, 4), _r(4, seed=1)), "broadcast"),
+            Case(dj.add, (_r(3, 1), _r(1, 4, seed=1)), "broadcast both")],
+    "sub": [Case(dj.sub, (_r(2, 3), _r(3, seed=1)), "broadcast")],
+    "mul": [Case(dj.mul, (_r(2, 3), _r(2, 1, seed=1)), "broadcast"),
+            Case(lambda a: a * a, (_r(4),), "same input twice")],
+    "div": [Case(dj.div, (_r(2, 3), _pos(3, seed=1)), "broadcast")],
+    "neg": [Case(dj.neg, (_r(5),))],
+    "pow": [Case(dj.pow, (_pos(2, 3), _r(3, seed=1)), "tensor exponent")],
+    "pow_scalar": [Case(lambda x: x**3, (_r(4),)), Case(lambda x: x**2, (_r(2, 2),)),
+                   Case(lambda x: dj.pow(x, 1.5), (_pos(4),)),
+                   Case(lambda x: dj.pow(x, -1), (_pos(3),))],
+    "exp": [Case(dj.exp, (_r(3, 2),))],
+    "log": [Case(dj.log, (_pos(4),))],
+    "sqrt": [Case(dj.sqrt, (_pos(4),))],
+    "abs": [Case(dj.abs, (_apart(5),))],
+    "tanh": [Case(dj.tanh, (_r(3, 3),))],
+    "sigmoid": [Case(dj.sigmoid, (_r(6) * 5,))],
+    "relu": [Case(dj.relu, (_apart(2, 5),))],
+    "sign": [Case(dj.sign, (_apart(4),), grad=False)],
+    "maximum": [Case(dj.maximum, (_apart(3, 4), _apart(4, seed=1) + 0.03), "broadcast")],
+    "minimum": [Case(dj.minimum, (_apart(3, 4), _apart(3, 1, seed=1) + 0.03), "broadcast")],
+    "where": [Case(lambda c, a, b: dj.where(c, a, b),
+                   (np.array([True, False, True]), _r(2, 3), _r(3, seed=1)), "broadcast")],
+    "clip": [Case(lambda x: dj.clip(x, -0.3, 0.42), (_apart(8) * 0.9,))],
+    "eq": [Case(dj.eq, (_apart(3), _apart(3)), grad=False)],
+    "ne": [Case(dj.ne, (_apart(3), _apart(3, seed=1)), grad=False)],
+    "lt": [Case(dj.lt, (_r(3), _r(3, seed=1)), grad=False)],
+    "le": [Case(dj.le, (_r(3), _r(3, seed=1)), grad=False)],
+    "gt": [Case(dj.gt, (_r(3), _r(3, seed=1)), grad=False)],
+    "ge": [Case(dj.ge, (_r(2, 3), _r(3, seed=1)), grad=False)],
+    "logical_and": [Case(dj.logical_and, (np.array([True, False]), np.array([True, True])),
+                         grad=False)],
+    "logical_or": [Case(dj.logical_or, (np.array([True, False]), np.array([False, False])),
+                        grad=False)],
+    "logical_not": [Case(dj.logical_not, (np.array([True, False]),), grad=False)],
+    "cast": [Case(lambda x: dj.ops.cast(x, dj.float32), (_r(3),), "float64 to float32",
+                  tol=dict(eps=1e-2, atol=1e-4)),
+             Case(lambda x: dj.ops.cast(x, dj.float64), (_ints(3),), "int to float",
+                  grad=False)],
+    "clone": [Case(dj.ops.clone, (_r(3),))],
+    "fill_like": [Case(lambda x: dj.ops.full_like(x, 2.5), (_r(2, 2),), grad=False)],
+    "stop_gradient": [Case(lambda x: dj.stop_gradient(x) * x, (_r(3),))],
+    "sum": [Case(lambda x: dj.sum(x), (_r(3, 4),), "all"),
+            Case(lambda x: dj.sum(x, dim=1), (_r(3, 4),), "dim"),
+            Case(lambda x: dj.sum(x, dim=(0, 2), keepdim=True), (_r(2, 3, 4),), "keepdim")],
+    "amax": [Case(lambda x: dj.amax(x, dim=1), (_apart(3, 4),)),
+             Case(lambda x: dj.amax(x), (_apart(3, 4),), "all"),
+             Case(lambda x: dj.amax(x, dim=0, keepdim=True), (_apart(3, 4),), "keepdim")],
+    "amin": [Case(lambda x: dj.amin(x, dim=-1), (_apart(2, 5),))],
+    "argmax": [Case(lambda x: dj.argmax(x, dim=1), (_apart(3, 4),), grad=False)],
+    "argmin": [Case(lambda x: dj.argmin(x), (_apart(3, 4),), grad=False)],
+    "count": [Case(lambda x: dj.mean(x, dim=0), (_r(3, 2),), "mean is sum / count")],
+    "matmul": [Case(dj.matmul, (_r(3, 4), _r(4, 2, seed=1)), "2-d"),
+               Case(dj.matmul, (_r(4), _r(4, 2, seed=1)), "1-d @ 2-d"),
+               Case(dj.matmul, (_r(3, 4), _r(4, seed=1)), "2-d @ 1-d"),
+               Case(dj.matmul, (_r(4), _r(4, seed=1)), "1-d @ 1-d"),
+               Case(dj.matmul, (_r(2, 3, 4), _r(4, 2, seed=1)), "batched, broadcast"),
+               Case(dj.matmul, (_r(2, 1, 3, 4), _r(3, 4, 2, seed=1)), "broadcast batch dims")],
+    "reshape": [Case(lambda x: dj.reshape(x, (4, -1)), (_r(2, 3, 2),))],
+    "reshape_like": [Case(lambda x, y: dj.ops.reshape_like(x, y), (_r(6), _r(2, 3)))],
+    "permute": [Case(lambda x: dj.permute(x, (2, 0, 1)), (_r(2, 3, 4),)),
+                Case(lambda x: x.T, (_r(2, 3),), ".T")],
+    "expand": [Case(lambda x: dj.expand(x, (2, 3, 4)), (_r(3, 1),))],
+    "broadcast_to_like": [Case(lambda x, y: dj.ops.broadcast_to_like(x, y), (_r(1, 3), _r(2, 3)))],
+    "unsqueeze": [Case(lambda x: dj.unsqueeze(x, 1), (_r(2, 3),))],
+    "squeeze": [Case(lambda x: dj.squeeze(x, 1), (_r(2, 1, 3),))],
+    "concat": [Case(lambda a, b: dj.concat([a, b], dim=1), (_r(2, 3), _r(2, 2, seed=1))),
+               Case(lambda a, b: dj.stack([a, b], dim=0), (_r(3), _r(3, seed=1)), "stack")],
+    "getitem": [Case(lambda x: x[1], (_r(3, 4),), "int"),
+                Case(lambda x: x[:, 1:3], (_r(3, 4),), "slice"),
+                Case(lambda x: x[None, ..., ::2], (_r(3, 4),), "None, Ellipsis, step"),
+                Case(lambda x: x[np.array([0, 2, 0])], (_r(3, 4),), "int array, repeats"),
+                Case(lambda x, i: x[dj.arange(4), i], (_r(4, 3), _ints(4)), "gather pairs"),
+                Case(lambda x: x[x > 0], (_apart(3, 4),), "bool mask")],
+    "getitem_grad": [Case(lambda g, x: getitem_grad(g, x, [], (0,)), (_r(4), _r(3, 4)),
+                          "the scatter-add behind getitem's gradient"),
+                     Case(lambda g, x, i: getitem_grad(g, x, [i], (Slot(0),)),
+                          (_r(3, 4), _r(2, 4), np.array([1, 0, 1])), "repeated rows add up")],
+}
