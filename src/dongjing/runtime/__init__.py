@@ -1,0 +1,1 @@
+"""Running static graphs: Session, the Program contract, the reference interpreter."""

@@ -1,0 +1,60 @@
+"""The contract between Session and whatever builds executable code for a graph.
+
+`Session` asks a builder for a `Program` once per (graph.version, fetch nodes, feed nodes) and
+calls it for every run. Two builders exist: `runtime.interpreter.build_program` (a plain
+topological-order interpreter, `optimize=0`) and `dongjing.compiler.build_program(graph,
+fetch_nodes, feed_nodes, level)` (passes + code generation, `optimize>=1`).
+
+Run semantics every Program must keep:
+- `program(feed_arrays)` takes one array per feed node (same order, already validated and
+  converted to the node's dtype) and returns one value per fetch node (same order). A fetched
+  effect node (`assign`, `group`; `node.op.kind == "effect"`) gives `None`.
+- Only the nodes the fetches need run; a fed node is never computed (its value is the feed).
+- Every read of a Variable (`variable` node, `attrs["ref"]`) sees its value from before the run.
+- Assignments are computed during the run but committed together at the end, and only if the
+  whole run succeeded: collect `(ref, new_value)` pairs and call `commit_assignments(pending)`.
+  A run that raises changes no Variable.
+- Returned arrays must not alias a Variable's or a constant's storage (copy those), so a later
+  run or update never changes a value the user already holds.
+
+Control-flow nodes (`op.kind == "control"`: `cond`, `while_loop`) output a Python tuple of
+arrays (`node.dtype is None`); `tuple_get` nodes (attrs `index`) pick one element. Their
+`op.forward` runs the sub-graphs, so a builder may treat them as opaque calls.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+
+@runtime_checkable
+class Program(Protocol):
+    """Executable code for one set of fetches of one graph (see the module docstring)."""
+
+    graph: object  # the graph it runs (after optimization, for a compiled program)
+    source: str | None  # generated Python source, or None for an interpreter
+    stats: list  # one dict per pass saying what it changed, or []
+
+    def __call__(self, feed_arrays: list[np.ndarray]) -> list: ...
+
+
+def commit_assignments(pending: list) -> None:
+    """Write each `(ref, value)` into `ref`'s existing array, then bump `ref._version`.
+
+    Values that share memory with any target are copied first, so a swap `a <- b, b <- a`
+    commits both old values. In place, so eager views of a Variable (and nn.Modules holding
+    it) see the update.
+    """
+    if not pending:
+        return
+    targets = [ref.data for ref, _ in pending]
+    staged = []
+    for ref, value in pending:
+        if any(np.may_share_memory(value, t) for t in targets):
+            value = np.array(value, copy=True)
+        staged.append((ref, value))
+    for ref, value in staged:
+        ref.data[...] = value
+        ref._version[0] += 1
