@@ -62,13 +62,17 @@ def _div_infer(a: Spec, b: Spec):
     return shape, dtype if dtype.kind == "f" else dtypes.default_float
 
 
-_add = register("add", forward=np.add, infer=_arith_infer("add"), vjp=_add_vjp, kind=E)
-_sub = register("sub", forward=np.subtract, infer=_arith_infer("sub"), vjp=_sub_vjp, kind=E)
-_mul = register("mul", forward=np.multiply, infer=_arith_infer("mul"), vjp=_mul_vjp, kind=E)
-_div = register("div", forward=_divide, infer=_div_infer, vjp=_div_vjp, kind=E)
+_add = register("add", forward=np.add, infer=_arith_infer("add"), vjp=_add_vjp, kind=E,
+                ufunc=np.add)
+_sub = register("sub", forward=np.subtract, infer=_arith_infer("sub"), vjp=_sub_vjp, kind=E,
+                ufunc=np.subtract)
+_mul = register("mul", forward=np.multiply, infer=_arith_infer("mul"), vjp=_mul_vjp, kind=E,
+                ufunc=np.multiply)
+_div = register("div", forward=_divide, infer=_div_infer, vjp=_div_vjp, kind=E,
+                ufunc=np.true_divide)
 _neg = register(
     "neg", forward=np.negative, infer=lambda x: inf.same(x),
-    vjp=lambda g, inputs, out, needs, attrs: (neg(g),), kind=E,
+    vjp=lambda g, inputs, out, needs, attrs: (neg(g),), kind=E, ufunc=np.negative,
 )
 
 
@@ -120,7 +124,7 @@ def _pow_infer(a: Spec, b: Spec):
 
 
 _pow = register("pow", forward=np.power, infer=_pow_infer, vjp=_pow_vjp, kind=E,
-                saves_output=True)
+                saves_output=True, ufunc=np.power)
 
 
 def _pow_scalar_forward(x, exponent):
@@ -172,10 +176,11 @@ def pow(x, exponent):
 
 
 # --- transcendental -----------------------------------------------------------------------
-def _unary(name, forward, vjp, saves_output=False, floats_only=True):
+def _unary(name, forward, vjp, saves_output=False, floats_only=True, forward_out=None):
     infer = inf.floating(name) if floats_only else (lambda x: inf.same(x))
+    ufunc = forward if isinstance(forward, np.ufunc) else None
     return register(name, forward=forward, infer=infer, vjp=vjp, kind=E,
-                    saves_output=saves_output)
+                    saves_output=saves_output, ufunc=ufunc, forward_out=forward_out)
 
 
 def _sigmoid_forward(x):
@@ -195,8 +200,9 @@ _abs = _unary("abs", np.abs, lambda g, i, out, n, a: (mul(g, sign(i[0])),), floa
 _relu = _unary(
     "relu", lambda x: np.maximum(x, 0),
     lambda g, i, out, n, a: (mul(g, cast(gt(i[0], 0.0), g.dtype)),), floats_only=False,
+    forward_out=lambda x, out: np.maximum(x, 0, out=out),
 )
-_sign = register("sign", forward=np.sign, infer=lambda x: inf.same(x), kind=E)
+_sign = register("sign", forward=np.sign, infer=lambda x: inf.same(x), kind=E, ufunc=np.sign)
 
 
 def exp(x):
@@ -253,9 +259,9 @@ def _extremum_vjp(pick):
 
 
 _maximum = register("maximum", forward=np.maximum, infer=inf.elementwise("maximum"),
-                    vjp=_extremum_vjp(lambda a, b: gt(a, b)), kind=E)
+                    vjp=_extremum_vjp(lambda a, b: gt(a, b)), kind=E, ufunc=np.maximum)
 _minimum = register("minimum", forward=np.minimum, infer=inf.elementwise("minimum"),
-                    vjp=_extremum_vjp(lambda a, b: lt(a, b)), kind=E)
+                    vjp=_extremum_vjp(lambda a, b: lt(a, b)), kind=E, ufunc=np.minimum)
 
 
 def maximum(a, b):
@@ -323,7 +329,7 @@ clamp = clip
 
 # --- comparisons and logic (no gradient) ---------------------------------------------------
 def _cmp(name, fn):
-    op = register(name, forward=fn, infer=inf.comparison(name), kind=E)
+    op = register(name, forward=fn, infer=inf.comparison(name), kind=E, ufunc=fn)
 
     def compare(a, b):
         a, b = pair(a, b)
@@ -350,11 +356,11 @@ def _logic_infer(name):
 
 
 _logical_and = register("logical_and", forward=np.logical_and, infer=_logic_infer("logical_and"),
-                        kind=E)
+                        kind=E, ufunc=np.logical_and)
 _logical_or = register("logical_or", forward=np.logical_or, infer=_logic_infer("logical_or"),
-                       kind=E)
+                       kind=E, ufunc=np.logical_or)
 _logical_not = register("logical_not", forward=np.logical_not,
-                        infer=_logic_infer("logical_not"), kind=E)
+                        infer=_logic_infer("logical_not"), kind=E, ufunc=np.logical_not)
 
 
 def logical_and(a, b):
@@ -384,7 +390,8 @@ def _cast_forward(x, dtype):
 
 
 _cast = register("cast", forward=_cast_forward, infer=_cast_infer, vjp=_cast_vjp, kind=E,
-                 grad_name="ToCopyBackward0")
+                 grad_name="ToCopyBackward0",
+                 forward_out=lambda x, out, dtype: np.copyto(out, x, casting="unsafe"))
 
 
 def cast(x, dtype):

@@ -64,7 +64,7 @@ def _matmul_vjp(g, inputs, out, needs, attrs):
 
 
 _matmul = register("matmul", forward=np.matmul, infer=_matmul_infer, vjp=_matmul_vjp,
-                   kind="opaque", grad_name="MmBackward0")
+                   kind="opaque", grad_name="MmBackward0", ufunc=np.matmul)
 
 
 def matmul(a, b):

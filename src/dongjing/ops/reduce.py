@@ -9,6 +9,7 @@ import numpy as np
 from .. import dtypes
 from ..dispatch import apply1
 from . import infer as inf
+from . import shape as _shape
 from .convert import as_tensor
 from .registry import Spec, register
 
@@ -40,13 +41,10 @@ def _sum_forward(x, dim=None, keepdim=False):
 
 def _restore(g, x, dim, keepdim):
     """`g` (a reduction's gradient) broadcast back over the reduced dims of `x`."""
-    from .shape import broadcast_to_like, unsqueeze
-
-    if not keepdim and x.ndim:
-        axes = inf.normalize_dims("sum", dim, x.ndim)
-        for axis in axes:
-            g = unsqueeze(g, axis)
-    return broadcast_to_like(g, x)
+    if not keepdim and g.ndim:  # a 0-d g broadcasts as it is
+        for axis in inf.normalize_dims("sum", dim, x.ndim):
+            g = _shape.unsqueeze(g, axis)
+    return _shape.broadcast_to_like(g, x)
 
 
 def _sum_vjp(g, inputs, out, needs, attrs):
@@ -54,8 +52,12 @@ def _sum_vjp(g, inputs, out, needs, attrs):
     return (_restore(g, x, attrs.get("dim"), attrs.get("keepdim", False)),)
 
 
+def _sum_forward_out(x, out, dim=None, keepdim=False):
+    return np.sum(x, axis=dim, keepdims=keepdim, dtype=_sum_dtype(x.dtype), out=out)
+
+
 _sum = register("sum", forward=_sum_forward, infer=_reduce_infer("sum", _sum_dtype),
-                vjp=_sum_vjp, kind=R)
+                vjp=_sum_vjp, kind=R, forward_out=_sum_forward_out)
 
 
 def _canon_dim(x, dim):

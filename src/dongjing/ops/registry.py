@@ -8,6 +8,8 @@ An op's parts:
   written with dongjing ops on Tensors, so that it runs eagerly, emits graph nodes, and is
   itself differentiable. ``needs[i]`` says whether input i wants a gradient.
 - ``kind``: "elementwise", "reduce", "opaque", "source" (no inputs), "effect" (side effects).
+- optional lowering for the compiler: ``ufunc`` (the NumPy ufunc the forward is, called on the
+  inputs alone) and ``forward_out(*arrays, out, **attrs)`` (the forward writing into ``out``).
 """
 
 from __future__ import annotations
@@ -39,6 +41,8 @@ class Op:
         "differentiable",
         "random",
         "backward_class",
+        "ufunc",
+        "forward_out",
         "__dict__",
     )
 
@@ -52,6 +56,8 @@ class Op:
         grad_name: str | None = None,
         saves_output: bool = False,
         random: bool = False,
+        ufunc: np.ufunc | None = None,
+        forward_out: Callable | None = None,
     ):
         self.name = name
         self.forward = forward
@@ -63,6 +69,8 @@ class Op:
         self.differentiable = vjp is not None
         self.random = random
         self.backward_class = None  # filled in by autograd on first use
+        self.ufunc = ufunc
+        self.forward_out = forward_out if forward_out is not None else ufunc
 
     def __repr__(self) -> str:
         return f"<op {self.name}>"
@@ -85,11 +93,13 @@ def register(
     grad_name: str | None = None,
     saves_output: bool = False,
     random: bool = False,
+    ufunc: np.ufunc | None = None,
+    forward_out: Callable | None = None,
 ) -> Op:
     """Declare a primitive. Every op is declared exactly once."""
     if name in OPS:
         raise ValueError(f"op {name!r} is already declared")
-    op = Op(name, forward, infer, vjp, kind, grad_name, saves_output, random)
+    op = Op(name, forward, infer, vjp, kind, grad_name, saves_output, random, ufunc, forward_out)
     OPS[name] = op
     return op
 
