@@ -1,0 +1,193 @@
+"""Neural-network primitives: sliding windows (unfold2d / fold2d, the im2col pair behind
+convolution and pooling), one_hot, and dropout's random mask."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import dtypes
+from ..dispatch import apply1
+from ..errors import DTypeError, ShapeError
+from . import infer as inf
+from .convert import as_tensor
+from .registry import Spec, register
+
+
+def out_size(size, kernel: int, stride: int, padding: int, op: str = "unfold2d"):
+    """Output length of a window of `kernel` sliding with `stride` over `size` + 2*`padding`."""
+    if size is None:
+        return None
+    n = (size + 2 * padding - kernel) // stride + 1
+    if n < 1:
+        raise ShapeError(
+            f"{op}: kernel {kernel} with padding {padding} does not fit in an input of size {size}"
+        )
+    return n
+
+
+# --- unfold2d / fold2d: (N, C, H, W) <-> (N, C, kh, kw, OH, OW) -----------------------------
+def _unfold_infer(x: Spec, kernel, stride, padding, pad_value=0.0):
+    if len(x.shape) != 4:
+        raise ShapeError(f"unfold2d: expects an (N, C, H, W) input, got shape {inf.fmt(x.shape)}")
+    n, c, h, w = x.shape
+    if h is None or w is None:
+        raise ShapeError(f"unfold2d: the spatial dims of {inf.fmt(x.shape)} must be known")
+    oh = out_size(h, kernel[0], stride[0], padding[0])
+    ow = out_size(w, kernel[1], stride[1], padding[1])
+    return (n, c, kernel[0], kernel[1], oh, ow), x.dtype
+
+
+def _unfold_forward(x, kernel, stride, padding, pad_value=0.0):
+    (kh, kw), (sh, sw), (ph, pw) = kernel, stride, padding
+    n, c, h, w = x.shape
+    if ph or pw:
+        x = np.pad(x, ((0, 0), (0, 0), (ph, ph), (pw, pw)), constant_values=pad_value)
+    oh, ow = (h + 2 * ph - kh) // sh + 1, (w + 2 * pw - kw) // sw + 1
+    out = np.empty((n, c, kh, kw, oh, ow), dtype=x.dtype)
+    for i in range(kh):
+        for j in range(kw):
+            out[:, :, i, j] = x[:, :, i : i + sh * oh : sh, j : j + sw * ow : sw]
+    return out
+
+
+def _unfold_vjp(g, inputs, out, needs, attrs):
+    (x,) = inputs
+    return (fold2d(g, x.shape[2:], attrs["kernel"], attrs["stride"], attrs["padding"]),)
+
+
+_unfold = register("unfold2d", forward=_unfold_forward, infer=_unfold_infer, vjp=_unfold_vjp,
+                   grad_name="Im2ColBackward0")
+
+
+def _fold_infer(cols: Spec, size, kernel, stride, padding):
+    if len(cols.shape) != 6:
+        raise ShapeError(
+            f"fold2d: expects (N, C, kh, kw, OH, OW) columns, got shape {inf.fmt(cols.shape)}"
+        )
+    want = (kernel[0], kernel[1], out_size(size[0], kernel[0], stride[0], padding[0], "fold2d"),
+            out_size(size[1], kernel[1], stride[1], padding[1], "fold2d"))
+    if any(a is not None and a != b for a, b in zip(cols.shape[2:], want)):
+        raise ShapeError(
+            f"fold2d: columns of shape {inf.fmt(cols.shape)} do not match kernel {kernel}, "
+            f"stride {stride}, padding {padding} over size {tuple(size)}"
+        )
+    return (cols.shape[0], cols.shape[1], size[0], size[1]), cols.dtype
+
+
+def _fold_forward(cols, size, kernel, stride, padding):
+    (kh, kw), (sh, sw), (ph, pw) = kernel, stride, padding
+    n, c, _, _, oh, ow = cols.shape
+    out = np.zeros((n, c, size[0] + 2 * ph, size[1] + 2 * pw), dtype=cols.dtype)
+    for i in range(kh):
+        for j in range(kw):
+            out[:, :, i : i + sh * oh : sh, j : j + sw * ow : sw] += cols[:, :, i, j]
+    return out[:, :, ph : ph + size[0], pw : pw + size[1]]
+
+
+def _fold_vjp(g, inputs, out, needs, attrs):
+    return (unfold2d(g, attrs["kernel"], attrs["stride"], attrs["padding"]),)
+
+
+_fold = register("fold2d", forward=_fold_forward, infer=_fold_infer, vjp=_fold_vjp,
+                 grad_name="Col2ImBackward0")
+
+
+def _pair(v, name: str) -> tuple[int, int]:
+    if isinstance(v, (tuple, list)):
+        if len(v) != 2:
+            raise ShapeError(f"{name} must be an int or a pair of ints, got {v!r}")
+        return int(v[0]), int(v[1])
+    return int(v), int(v)
+
+
+def unfold2d(x, kernel, stride=1, padding=0, pad_value: float = 0.0):
+    """Every `kernel` window of an (N, C, H, W) tensor: shape (N, C, kh, kw, OH, OW) (im2col).
+
+    Out-of-bounds positions (within `padding`) read `pad_value`.
+    """
+    x = as_tensor(x)
+    return apply1(_unfold, x, kernel=_pair(kernel, "kernel_size"), stride=_pair(stride, "stride"),
+                  padding=_pair(padding, "padding"), pad_value=float(pad_value))
+
+
+def fold2d(cols, size, kernel, stride=1, padding=0):
+    """The adjoint of `unfold2d`: windows summed back into an (N, C, H, W) tensor of `size`."""
+    return apply1(_fold, as_tensor(cols), size=tuple(int(d) for d in size),
+                  kernel=_pair(kernel, "kernel_size"), stride=_pair(stride, "stride"),
+                  padding=_pair(padding, "padding"))
+
+
+# --- one_hot (no gradient) -------------------------------------------------------------------
+def _one_hot_infer(y: Spec, num_classes, dtype):
+    if y.dtype.kind not in "iu":
+        raise DTypeError(f"one_hot: expects integer class indices, got {y.dtype}")
+    return tuple(y.shape) + (num_classes,), dtype
+
+
+def _one_hot_forward(y, num_classes, dtype):
+    if y.size and (y.min() < 0 or y.max() >= num_classes):
+        raise ShapeError(
+            f"one_hot: class indices must lie in [0, {num_classes}); got values from "
+            f"{y.min()} to {y.max()}"
+        )
+    return np.eye(num_classes, dtype=dtype)[y]
+
+
+_one_hot = register("one_hot", forward=_one_hot_forward, infer=_one_hot_infer)
+
+
+def one_hot(y, num_classes: int, dtype=None):
+    """Rows of the identity picked by integer labels `y`: shape `y.shape + (num_classes,)`."""
+    dtype = dtypes.as_dtype(dtype) if dtype is not None else dtypes.default_float
+    return apply1(_one_hot, as_tensor(y), num_classes=int(num_classes), dtype=dtype)
+
+
+# --- dropout mask (random: graphs must not fold or merge it) ---------------------------------
+def _dropout_mask_infer(x: Spec, p):
+    if x.dtype.kind != "f":
+        raise DTypeError(f"dropout_mask: expects a floating point tensor, got {x.dtype}")
+    return x.shape, x.dtype
+
+
+def _dropout_mask_forward(x, p):
+    from ..random import generator
+
+    keep = generator().random(x.shape) >= p
+    return keep.astype(x.dtype) * x.dtype.type(1.0 / (1.0 - p))
+
+
+_dropout_mask = register("dropout_mask", forward=_dropout_mask_forward,
+                         infer=_dropout_mask_infer, random=True)
+
+
+def dropout_mask(x, p: float):
+    """A fresh random mask shaped like `x`: 0 with probability `p`, else 1 / (1 - p)."""
+    if not 0.0 <= p < 1.0:
+        raise ValueError(f"dropout_mask: p must be in [0, 1), got {p}")
+    return apply1(_dropout_mask, as_tensor(x), p=float(p))
+
+
+# --- erf (for the exact GELU) ------------------------------------------------------------------
+def _erf_forward(x):
+    # Abramowitz & Stegun 7.1.26 in float64: absolute error below 1.5e-7
+    t = np.abs(x).astype(np.float64)
+    k = 1.0 / (1.0 + 0.3275911 * t)
+    poly = k * (0.254829592 + k * (-0.284496736 + k * (1.421413741 + k * (-1.453152027
+                                                                        + k * 1.061405429))))
+    return (np.sign(x) * (1.0 - poly * np.exp(-t * t))).astype(x.dtype)
+
+
+def _erf_vjp(g, inputs, out, needs, attrs):
+    from .elementwise import exp, mul
+
+    (x,) = inputs
+    return (mul(g, mul(exp(mul(mul(x, x), -1.0)), 2.0 / np.sqrt(np.pi))),)
+
+
+_erf = register("erf", forward=_erf_forward, infer=inf.floating("erf"), vjp=_erf_vjp,
+                kind="elementwise")
+
+
+def erf(x):
+    """The error function, elementwise (accurate to about 1e-7)."""
+    return apply1(_erf, as_tensor(x))

@@ -1,0 +1,41 @@
+"""Cases of the neural-network primitives (ops/nn.py) for the registry-driven op tests;
+merged into `op_cases.CASES`."""
+
+from __future__ import annotations
+
+import numpy as np
+from op_cases import Case
+
+from dongjing.ops import dropout_mask, erf, fold2d, one_hot, unfold2d
+
+
+def _r(*shape, seed=0):
+    return np.random.default_rng(seed + 7).uniform(-1.0, 1.0, shape)
+
+
+def _apart(*shape, seed=0):
+    n = int(np.prod(shape))
+    return (np.random.default_rng(seed).permutation(n) * 0.1 - n * 0.05).reshape(shape)
+
+
+def _conv(x, w, b):
+    import dongjing.nn.functional as F
+
+    return F.conv2d(x, w, b, stride=1, padding=1)
+
+
+def _max_pool(x):
+    import dongjing.nn.functional as F
+
+    return F.max_pool2d(x, 2, padding=1)
+
+
+NN_CASES: dict[str, list[Case]] = {
+    "unfold2d": [Case(lambda x: unfold2d(x, (3, 2), (2, 1), 1), (_r(2, 2, 5, 4),)),
+                 Case(_conv, (_r(2, 2, 4, 4), _r(3, 2, 3, 3, seed=1), _r(3, seed=2)), "conv2d"),
+                 Case(_max_pool, (_apart(1, 2, 3, 4),), "max_pool2d")],
+    "fold2d": [Case(lambda c: fold2d(c, (5, 4), (3, 2), (2, 1), 1), (_r(2, 2, 3, 2, 3, 5),))],
+    "one_hot": [Case(lambda y: one_hot(y, 4), (np.array([0, 3, 1, 1]),), grad=False)],
+    "dropout_mask": [Case(lambda x: x * dropout_mask(x, 0.3), (_r(4, 5),), grad=False)],
+    "erf": [Case(erf, (_r(7) * 2.0,))],
+}
