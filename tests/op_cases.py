@@ -125,3 +125,8 @@ CASES: dict[str, list[Case]] = {
                      Case(lambda g, x, i: getitem_grad(g, x, [i], (Slot(0),)),
                           (_r(3, 4), _r(2, 4), np.array([1, 0, 1])), "repeated rows add up")],
 }
+
+
+from op_cases_nn import NN_CASES  # noqa: E402
+
+CASES.update(NN_CASES)

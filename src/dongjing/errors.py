@@ -19,3 +19,11 @@ class GraphError(DongjingError, RuntimeError):
 
 class FeedError(DongjingError, ValueError):
     """A bad feed_dict given to Session.run."""
+
+
+class StateDictError(DongjingError, RuntimeError):
+    """A state dict that does not fit a module or optimizer: missing/unexpected keys, shapes."""
+
+
+class CheckpointError(DongjingError, ValueError):
+    """A checkpoint file that cannot be read: truncated, corrupted, or not a dongjing checkpoint."""
