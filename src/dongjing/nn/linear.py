@@ -1,0 +1,75 @@
+"""Linear, Flatten, Identity and Embedding layers."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import ops
+from ..tensor import Tensor
+from . import functional as F
+from . import init
+from .module import Module
+from .parameter import Parameter
+
+
+class Identity(Module):
+    """Returns its input."""
+
+    def forward(self, x: Tensor) -> Tensor:
+        return x
+
+
+class Linear(Module):
+    """y = x @ weight.T + bias; weight (out_features, in_features), PyTorch's initialization."""
+
+    def __init__(self, in_features: int, out_features: int, bias: bool = True, dtype=None):
+        super().__init__()
+        self.in_features, self.out_features = int(in_features), int(out_features)
+        dtype = dtype or np.float32
+        self.weight = Parameter(np.empty((out_features, in_features), dtype))
+        if bias:
+            self.bias = Parameter(np.empty((out_features,), dtype))
+        else:
+            self.register_parameter("bias", None)
+        init.default_(self.weight, self.bias)
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.linear(x, self.weight, self.bias)
+
+    def extra_repr(self) -> str:
+        return (f"in_features={self.in_features}, out_features={self.out_features}, "
+                f"bias={self.bias is not None}")
+
+
+class Flatten(Module):
+    """Merge dims `start_dim..end_dim` (default: all but the batch dim)."""
+
+    def __init__(self, start_dim: int = 1, end_dim: int = -1):
+        super().__init__()
+        self.start_dim, self.end_dim = start_dim, end_dim
+
+    def forward(self, x: Tensor) -> Tensor:
+        return ops.flatten(x, self.start_dim, self.end_dim)
+
+    def extra_repr(self) -> str:
+        return f"start_dim={self.start_dim}, end_dim={self.end_dim}"
+
+
+class Embedding(Module):
+    """A lookup table: row `i` of `weight` (num_embeddings, embedding_dim) for index `i`."""
+
+    def __init__(self, num_embeddings: int, embedding_dim: int, padding_idx: int | None = None):
+        super().__init__()
+        self.num_embeddings, self.embedding_dim = int(num_embeddings), int(embedding_dim)
+        self.padding_idx = padding_idx
+        self.weight = Parameter(np.empty((num_embeddings, embedding_dim), np.float32))
+        init.normal_(self.weight)
+        if padding_idx is not None:
+            self.weight.data[padding_idx] = 0.0
+
+    def forward(self, indices: Tensor) -> Tensor:
+        return F.embedding(indices, self.weight)
+
+    def extra_repr(self) -> str:
+        extra = f", padding_idx={self.padding_idx}" if self.padding_idx is not None else ""
+        return f"{self.num_embeddings}, {self.embedding_dim}{extra}"
