@@ -7,6 +7,7 @@ reaches a node along several paths is summed before the node runs, never pushed 
 from __future__ import annotations
 
 from ..errors import DongjingError
+from ..tensor import Tensor
 from .function import AccumulateGrad, BackwardNode
 from .grad_mode import set_grad_enabled
 
@@ -52,8 +53,6 @@ def _check_saved(node: BackwardNode) -> None:
 
 
 def _saved_output(node: BackwardNode):
-    from ..tensor import Tensor
-
     if node.out_data is None:
         return None
     out = Tensor._make(node.out_data, True)
@@ -126,11 +125,10 @@ def _apply_node(node: BackwardNode, grad, retain_graph: bool):
             _check_saved(node)
         return (None,) * len(node.next_functions)
     _check_saved(node)
-    needs = tuple(fn is not None for fn, _ in node.next_functions)
     out = _saved_output(node) if node.op.saves_output else None
-    results = node.op.vjp(grad, node.inputs, out, needs, node.attrs)
+    results = node.op.vjp(grad, node.inputs, out, node.needs, node.attrs)
     for g, t in zip(results, node.inputs):
-        if g is not None and g.shape != t.shape:
+        if g is not None and g.data.shape != t.data.shape:
             raise DongjingError(
                 f"internal: vjp of {node.op.name!r} returned a gradient of shape {g.shape} "
                 f"for an input of shape {t.shape}"
@@ -150,9 +148,9 @@ def _accumulate(acc: AccumulateGrad, grad, shared: bool, create_graph: bool) -> 
     hooks = getattr(variable, "_hooks", None)
     if hooks:
         grad = _call_hooks(hooks, grad)
-    if not create_graph:
+    if not create_graph and grad.requires_grad:
         grad = grad.detach()
-    if grad.dtype != variable.dtype:
+    if grad.data.dtype != variable.data.dtype:
         grad = grad.to(variable.dtype)
     if variable.grad is None:
         if shared and not create_graph:
@@ -160,3 +158,4 @@ def _accumulate(acc: AccumulateGrad, grad, shared: bool, create_graph: bool) -> 
         variable.grad = grad
     else:
         variable.grad = variable.grad + grad
+

@@ -24,6 +24,7 @@ class BackwardNode:
         "out_version",
         "out_saved_version",
         "next_functions",
+        "needs",
         "pre_hooks",
         "freed",
         "__weakref__",
@@ -104,13 +105,17 @@ def record(op: Op, inputs: tuple, attrs: dict, result) -> None:
     node.inputs = inputs
     node.versions = tuple([t._version[0] for t in inputs])
     edges = []
+    needs = []
     for t in inputs:
         if t.requires_grad:
             fn = t.grad_fn
             edges.append((fn if fn is not None else accumulator_of(t), 0))
+            needs.append(True)
         else:
             edges.append((None, 0))
+            needs.append(False)
     node.next_functions = tuple(edges)
+    node.needs = tuple(needs)
     if op.saves_output:
         node.out_data = result.data
         node.out_version = result._version

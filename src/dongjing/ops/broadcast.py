@@ -12,7 +12,7 @@ def sum_to_shape(g, shape: tuple):
     gshape = g.shape
     if gshape == shape:
         return g
-    from .reduce import sum as reduce_sum
+    reduce_sum = _reduce_sum()
 
     lead = len(gshape) - len(shape)
     stretched = tuple(
@@ -23,3 +23,11 @@ def sum_to_shape(g, shape: tuple):
     if lead:
         g = reduce_sum(g, dim=tuple(range(lead)), keepdim=False)
     return g
+
+
+def _reduce_sum():
+    global _reduce_sum
+    from .reduce import sum as reduce_sum  # deferred: reduce imports this module
+
+    _reduce_sum = lambda: reduce_sum  # noqa: E731  (resolved once)
+    return reduce_sum

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..dispatch import apply
+from ..tensor import Tensor
 from . import infer as inf
 from .convert import as_tensor
 from .registry import Spec, register
@@ -31,8 +32,6 @@ class Slot:
 
 def parse_key(key) -> tuple[tuple, list]:
     """Split a Python index into a hashable template and the index tensors it uses."""
-    from ..tensor import Tensor
-
     if not isinstance(key, tuple):
         key = (key,)
     template, tensors = [], []
@@ -135,7 +134,8 @@ def _getitem_infer(x: Spec, *index: Spec, key):
 
 def _getitem_vjp(g, inputs, out, needs, attrs):
     x, *index = inputs
-    return (getitem_grad(g, x, index, attrs["key"]),) + (None,) * len(index)
+    grad = getitem_grad(g, x, index, attrs["key"]) if needs[0] else None
+    return (grad,) + (None,) * len(index)
 
 
 _getitem = register("getitem", forward=_getitem_forward, infer=_getitem_infer,

@@ -11,6 +11,7 @@ from . import infer as inf
 from .broadcast import sum_to_shape
 from .convert import pair
 from .registry import Spec, register
+from .shape import squeeze, transpose, unsqueeze
 
 
 def _matmul_infer(a: Spec, b: Spec):
@@ -35,15 +36,14 @@ def _matmul_infer(a: Spec, b: Spec):
 
 
 def _swap_last(x):
-    from .shape import transpose
-
     return transpose(x, -1, -2)
 
 
 def _matmul_vjp(g, inputs, out, needs, attrs):
-    from .shape import squeeze, unsqueeze
-
     a, b = inputs
+    if a.ndim == 2 and b.ndim == 2:  # the common case, without reshaping
+        return (matmul(g, transpose(b)) if needs[0] else None,
+                matmul(transpose(a), g) if needs[1] else None)
     a2 = a if a.ndim > 1 else unsqueeze(a, 0)
     b2 = b if b.ndim > 1 else unsqueeze(b, -1)
     g2 = g
