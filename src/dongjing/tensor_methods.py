@@ -14,19 +14,19 @@ def _r(fn):
     return lambda self, other: fn(other, self)
 
 
-Tensor.__add__ = lambda self, other: ops.add(self, other)
+Tensor.__add__ = ops.add
 Tensor.__radd__ = _r(ops.add)
-Tensor.__sub__ = lambda self, other: ops.sub(self, other)
+Tensor.__sub__ = ops.sub
 Tensor.__rsub__ = _r(ops.sub)
-Tensor.__mul__ = lambda self, other: ops.mul(self, other)
+Tensor.__mul__ = ops.mul
 Tensor.__rmul__ = _r(ops.mul)
-Tensor.__truediv__ = lambda self, other: ops.div(self, other)
+Tensor.__truediv__ = ops.div
 Tensor.__rtruediv__ = _r(ops.div)
-Tensor.__matmul__ = lambda self, other: ops.matmul(self, other)
+Tensor.__matmul__ = ops.matmul
 Tensor.__rmatmul__ = _r(ops.matmul)
-Tensor.__pow__ = lambda self, other: ops.pow(self, other)
+Tensor.__pow__ = ops.pow
 Tensor.__rpow__ = _r(ops.pow)
-Tensor.__neg__ = lambda self: ops.neg(self)
+Tensor.__neg__ = ops.neg
 Tensor.__pos__ = lambda self: self
 Tensor.__abs__ = lambda self: ops.abs(self)
 Tensor.__lt__ = lambda self, other: ops.lt(self, other)
