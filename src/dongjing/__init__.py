@@ -28,6 +28,7 @@ from .dtypes import float16, float32, float64, int32, int64
 from .errors import DongjingError, DTypeError, FeedError, GraphError, ShapeError
 from .graph import Graph, Node, Variable
 from .graph.builder import constant, get_default_graph, placeholder
+from .graph.gradients import gradients
 from .ops import (
     abs,
     add,
@@ -86,7 +87,10 @@ from .ops import (
     var,
     where,
 )
+from .ops.control import cond, while_loop
+from .ops.state import assign, group
 from .random import manual_seed
+from .runtime.session import Session
 from .tensor import Tensor
 
 __version__ = "0.1.0"

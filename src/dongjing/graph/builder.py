@@ -70,8 +70,11 @@ def to_node(graph, t):
             f"tensor {node.name!r} belongs to another graph ({node.graph.name!r}) than the one "
             f"being built ({graph.name!r})"
         )
+    if graph.parent is not None:  # eager tensors live in the root graph, captured from there
+        return graph.resolve_outer(to_node(graph.parent, t))
     key = id(t)
-    node = graph._captured.get(key)
+    entry = graph._captured.get(key)  # (tensor, node): holding the tensor keeps its id unique
+    node = None if entry is None or entry[0] is not t else entry[1]
     if node is None:
         from .variable import Variable
 
@@ -81,7 +84,21 @@ def to_node(graph, t):
         else:
             node = graph.add_node(constant_op, (), {"value": t.data}, t.data.shape, t.data.dtype,
                                   "constant")
-        graph._captured[key] = node
+        graph._captured[key] = (t, node)
+    return node
+
+
+def capture_as_variable(graph, t):
+    """The node of eager tensor `t` as a `variable` (state that assignments may change), even if
+    its capture rule would make it a constant (a buffer that an assignment writes)."""
+    root = graph
+    while root.parent is not None:
+        root = root.parent
+    node = to_node(root, t)
+    if node.op is constant_op:  # read as a constant so far: it is state after all
+        node.op = variable_op
+        node.attrs = {"ref": t}
+        root.version += 1
     return node
 
 

@@ -52,7 +52,7 @@ class Graph:
         self.nodes: list[Node] = []
         self._names: Counter = Counter()
         self._by_name: dict[str, Node] = {}
-        self._captured: dict[int, Node] = {}
+        self._captured: dict[int, tuple] = {}  # id(eager tensor) -> (tensor, node)
         self.version = 0  # bumped on every change; sessions cache compiled code per version
 
     # --- building ---------------------------------------------------------------------------
@@ -97,6 +97,11 @@ class Graph:
             return self._by_name[name]
         except KeyError:
             raise GraphError(f"graph has no node named {name!r}") from None
+
+    def captured(self, tensor) -> Node | None:
+        """The node of an eager tensor (Variable, Parameter, constant) captured here, if any."""
+        entry = self._captured.get(id(tensor))
+        return entry[1] if entry is not None and entry[0] is tensor else None
 
     def placeholders(self) -> list[Node]:
         return [n for n in self.nodes if n.op.name == "placeholder"]

@@ -1,0 +1,144 @@
+"""Symbolic reverse mode: `dj.gradients` adds gradient nodes by calling each node's vjp, the same
+rules the eager tape runs, so there is no second set of derivative formulas."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import GraphError
+
+
+def _as_list(value) -> tuple[list, bool]:
+    if isinstance(value, (list, tuple)):
+        return list(value), True
+    return [value], False
+
+
+def _node_in(graph, t, what: str):
+    """The node of `graph` standing for `t`, or None when `t` is not part of it."""
+    from ..tensor import Tensor
+
+    if not isinstance(t, Tensor):
+        raise GraphError(f"dj.gradients: {what} must be Tensors, got {type(t).__name__}")
+    if t._node is not None:
+        return t._node if t._node.graph is graph else None
+    return graph.captured(t)
+
+
+def _float_reachable(graph_nodes, x_nodes: set) -> set:
+    """Nodes that depend on an x through differentiable ops with floating outputs."""
+    reach = set(x_nodes)
+    for node in graph_nodes:
+        if node in reach or not node.op.differentiable:
+            continue
+        if node.dtype is not None and node.dtype.kind != "f":
+            continue
+        if any(i in reach for i in node.inputs):
+            reach.add(node)
+    return reach
+
+
+def _ancestors(nodes) -> set:
+    seen: set = set()
+    stack = list(nodes)
+    while stack:
+        node = stack.pop()
+        if node not in seen:
+            seen.add(node)
+            stack.extend(node.inputs)
+    return seen
+
+
+def _seed(y, g, graph):
+    from ..tensor import Tensor
+
+    if g is None:
+        shape = y.shape
+        if any(d is None for d in shape) or int(np.prod(shape)) != 1:
+            raise GraphError(
+                f"dj.gradients: {y.name!r} has shape {shape}, not a single value; pass grad_ys= "
+                "(the gradient flowing into it, same shape) to differentiate a non-scalar"
+            )
+        return Tensor._make(np.ones(shape, dtype=y.dtype))
+    if isinstance(g, Tensor):
+        return g
+    return Tensor._make(np.asarray(g, dtype=y.dtype))
+
+
+def gradients(ys, xs, grad_ys=None) -> list:
+    """Symbolic d(sum of ys)/d(x) for each x in `xs`, as new nodes of the ys' graph.
+
+    `ys`, `xs`: a tensor or a list (xs may be Variables / Parameters the graph captured).
+    `grad_ys`: the gradients flowing into each y (required for a y of more than one value).
+    Returns a list aligned with `xs`; None where an x does not affect the ys (TensorFlow's rule).
+    """
+    from ..tensor import Tensor
+
+    ys, _ = _as_list(ys)
+    xs, _ = _as_list(xs)
+    graph = next((y._node.graph for y in ys if isinstance(y, Tensor) and y._node is not None),
+                 None)
+    if graph is None:
+        raise GraphError("dj.gradients needs symbolic ys (built in a dj.Graph); eagerly use "
+                         "loss.backward() or dj.grad(outputs, inputs)")
+    if grad_ys is None:
+        grad_ys = [None] * len(ys)
+    else:
+        grad_ys, _ = _as_list(grad_ys)
+        if len(grad_ys) != len(ys):
+            raise GraphError(f"dj.gradients: {len(grad_ys)} grad_ys for {len(ys)} ys")
+    y_nodes = [_node_in(graph, y, "ys") for y in ys]
+    x_nodes = [_node_in(graph, x, "xs") for x in xs]
+    targets = {n for n in x_nodes if n is not None}
+    with graph.as_default():
+        seeds = [_seed(y, g, graph) for y, g in zip(ys, grad_ys)]
+        reach = _float_reachable(list(graph.nodes), targets)
+        relevant = reach & _ancestors([n for n in y_nodes if n is not None])
+        grads: dict = {}
+        for node, seed in zip(y_nodes, seeds):
+            if node in relevant:
+                grads.setdefault(node, []).append(seed)
+        order = sorted(relevant, key=lambda n: n.id, reverse=True)
+        for node in order:
+            _propagate(node, grads, relevant)
+        return [_total(grads.get(n)) if n is not None else None for n in x_nodes]
+
+
+def _total(parts):
+    if not parts:
+        return None
+    total = parts[0]
+    for p in parts[1:]:
+        total = total + p
+    if len(parts) > 1:
+        parts[:] = [total]
+    return total
+
+
+def _propagate(node, grads: dict, relevant: set) -> None:
+    """Push the summed gradient of `node` to its inputs through its vjp."""
+    from ..tensor import Tensor
+
+    op = node.op
+    if op.kind == "source" or not op.differentiable or node not in grads:
+        return
+    if op.name == "tuple_get":
+        (src,) = node.inputs
+        g = _total(grads[node])
+        grads.setdefault(src, {})[node.attrs["index"]] = g
+        return
+    entry = grads[node]
+    g = entry if isinstance(entry, dict) else _total(entry)
+    if isinstance(g, dict):
+        n_out = len(node.attrs["out_specs"])
+        g = tuple(g.get(i) for i in range(n_out))
+    needs = tuple(i in relevant for i in node.inputs)
+    if not any(needs):
+        return
+    inputs = [Tensor._symbolic(i) for i in node.inputs]
+    results = op.vjp(g, inputs, Tensor._symbolic(node), needs, node.attrs)
+    for inp, need, r in zip(node.inputs, needs, results):
+        if need and r is not None:
+            if not isinstance(r, Tensor):
+                r = Tensor._make(np.asarray(r, dtype=inp.dtype))
+            grads.setdefault(inp, []).append(r)

@@ -1,0 +1,84 @@
+"""Feed validation: every feed_dict key and value is checked (and converted like TF1) before a
+run starts, and every problem is a FeedError naming the placeholder."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import FeedError
+from ..ops.infer import fmt
+
+# which kinds of given values a placeholder of each kind accepts (bool < int < float)
+_ACCEPTS = {"f": "fiu", "i": "iu", "u": "iu", "b": "b"}
+
+
+def resolve_key(graph, key):
+    """The node a feed_dict key names: a symbolic tensor of `graph`, or a node name."""
+    from ..tensor import Tensor
+
+    if isinstance(key, str):
+        name = key[:-2] if key.endswith(":0") else key
+        if name in graph._by_name:
+            return graph._by_name[name]
+        raise FeedError(f"feed_dict key {key!r}: the graph has no node of that name")
+    if isinstance(key, Tensor) and key._node is not None:
+        if key._node.graph is not graph:
+            raise FeedError(f"feed_dict key {key._node.name!r} belongs to another graph "
+                            f"({key._node.graph.name!r})")
+        return key._node
+    from ..graph.graph import Node
+
+    if isinstance(key, Node) and key.graph is graph:
+        return key
+    raise FeedError(f"feed_dict key {key!r} is not a placeholder of this graph (use the "
+                    "tensor dj.placeholder returned, or its name)")
+
+
+def _describe(node) -> str:
+    what = "placeholder" if node.op.name == "placeholder" else "fed node"
+    return f"{what} {node.name!r}"
+
+
+def convert(node, value) -> np.ndarray:
+    """`value` as an array of `node`'s dtype, or a FeedError saying what does not fit."""
+    from ..tensor import Tensor
+
+    if isinstance(value, Tensor):
+        if value._node is not None:
+            raise FeedError(f"feed for {_describe(node)}: got the symbolic tensor "
+                            f"{value._node.name!r}; feed a value (NumPy array, list, number)")
+        value = value.data
+    want = node.dtype
+    expected = f"shape {fmt(node.shape)} {want}"
+    try:
+        given = value if isinstance(value, np.ndarray) else np.asarray(value)
+    except (ValueError, TypeError) as exc:
+        raise FeedError(f"feed for {_describe(node)}: expected {expected}, got a value NumPy "
+                        f"cannot turn into an array ({exc})") from None
+    if given.dtype.kind not in _ACCEPTS.get(want.kind, want.kind):
+        raise FeedError(f"feed for {_describe(node)}: expected {expected}, got shape "
+                        f"{fmt(given.shape)} {_kind_name(given)}")
+    shape = node.shape
+    if given.ndim != len(shape) or any(
+        d is not None and d != g for d, g in zip(shape, given.shape)
+    ):
+        raise FeedError(f"feed for {_describe(node)}: expected {expected}, got shape "
+                        f"{fmt(given.shape)} {given.dtype}")
+    if given.dtype != want:
+        given = given.astype(want)
+    return given
+
+
+def _kind_name(array: np.ndarray) -> str:
+    kind = array.dtype.kind
+    if kind in "US":
+        return f"{array.dtype} (strings)"
+    if kind == "O":
+        return "object (Python objects)"
+    return str(array.dtype)
+
+
+def missing_message(nodes) -> str:
+    listed = ", ".join(f"{n.name!r} (shape {fmt(n.shape)} {n.dtype})" for n in nodes)
+    return (f"the fetches need placeholder{'s' if len(nodes) > 1 else ''} {listed}, not given "
+            "in feed_dict")

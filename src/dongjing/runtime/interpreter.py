@@ -1,0 +1,108 @@
+"""The reference executor: runs the needed nodes of a graph in topological order via op.forward.
+
+`build_program` makes the Program that `Session(optimize=0)` runs (see runtime/program.py);
+`run_subgraph` runs the sub-graph of a control-flow op.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import GraphError
+from .program import commit_assignments
+
+
+def needed_nodes(fetch_nodes, fed) -> list:
+    """The nodes `fetch_nodes` depend on, not looking past `fed` ones, in graph order."""
+    seen: set = set()
+    stack = [n for n in fetch_nodes]
+    while stack:
+        node = stack.pop()
+        if node in seen:
+            continue
+        seen.add(node)
+        if node not in fed:
+            stack.extend(node.inputs)
+    return sorted(seen, key=lambda n: n.id)
+
+
+class Interpreter:
+    """A Program that walks a fixed schedule of nodes; values live in a list of slots."""
+
+    source = None
+
+    def __init__(self, graph, fetch_nodes, feed_nodes):
+        self.graph = graph
+        self.stats: list = []
+        self.fetch_nodes = list(fetch_nodes)
+        self.feed_nodes = list(feed_nodes)
+        fed = set(self.feed_nodes)
+        order = needed_nodes(self.fetch_nodes, fed)
+        slot = {node: i for i, node in enumerate(order)}
+        self.n_slots = len(order)
+        self.feed_slots = [slot[n] for n in self.feed_nodes if n in slot]
+        self.feed_index = [i for i, n in enumerate(self.feed_nodes) if n in slot]
+        self.steps = []  # (slot, kind, payload, input slots, attrs)
+        self.sources = []  # arrays the run reads by reference: outputs sharing them are copied
+        for node in order:
+            if node in fed:
+                continue
+            op = node.op
+            if op.name == "constant":
+                self.steps.append((slot[node], "const", node.attrs["value"], (), None))
+                self.sources.append(node.attrs["value"])
+            elif op.name == "variable":
+                self.steps.append((slot[node], "var", node.attrs["ref"], (), None))
+            elif op.kind == "source":
+                what = "placeholder" if op.name == "placeholder" else "source node"
+                raise GraphError(f"{what} {node.name!r} ({node.type_str}) needs a value: feed it")
+            else:
+                inputs = tuple(slot[i] for i in node.inputs)
+                kind = "assign" if op.kind == "effect" and "ref" in node.attrs else "call"
+                self.steps.append((slot[node], kind, op.forward, inputs, node.attrs))
+        self.variables = [s[2] for s in self.steps if s[1] == "var"]
+        self.fetch_slots = [slot[n] for n in self.fetch_nodes]
+        self.fetch_none = [n.op.kind == "effect" for n in self.fetch_nodes]
+
+    def __call__(self, feed_arrays: list) -> list:
+        values: list = [None] * self.n_slots
+        for i, s in zip(self.feed_index, self.feed_slots):
+            values[s] = feed_arrays[i]
+        pending = []
+        for out, kind, payload, inputs, attrs in self.steps:
+            if kind == "call":
+                values[out] = payload(*[values[i] for i in inputs], **attrs)
+            elif kind == "var":
+                values[out] = payload.data
+            elif kind == "const":
+                values[out] = payload
+            else:
+                value = payload(*[values[i] for i in inputs], **attrs)
+                values[out] = value
+                pending.append((attrs["ref"], value))
+        results = []
+        shared = self.sources + [v.data for v in self.variables]
+        for s, none in zip(self.fetch_slots, self.fetch_none):
+            value = None if none else values[s]
+            if isinstance(value, np.ndarray) and any(np.may_share_memory(value, a)
+                                                     for a in shared):
+                value = value.copy()
+            elif value is not None and not isinstance(value, (np.ndarray, tuple)):
+                value = np.asarray(value)
+            results.append(value)
+        commit_assignments(pending)
+        return results
+
+
+def build_program(graph, fetch_nodes, feed_nodes) -> Interpreter:
+    """A Program running the nodes `fetch_nodes` need, in topological order, via op.forward."""
+    return Interpreter(graph, fetch_nodes, feed_nodes)
+
+
+def run_subgraph(sub, arrays: list) -> list:
+    """Run a control-flow sub-graph on its argument values; returns its output values."""
+    program = sub.__dict__.get("_program")
+    if program is None or program[0] != sub.version:
+        program = (sub.version, Interpreter(sub, sub.outputs, sub.args))
+        sub._program = program
+    return program[1](arrays)

@@ -1,0 +1,167 @@
+"""Session: runs fetches of a static graph with feeds, through a cached Program per fetch set."""
+
+from __future__ import annotations
+
+import importlib
+
+from ..errors import FeedError, GraphError
+from . import feeds, interpreter
+
+
+def _flatten(fetches, out: list):
+    """Append the leaves of `fetches` to `out`; return a function that rebuilds the structure."""
+    if isinstance(fetches, dict):
+        keys = list(fetches)
+        parts = [_flatten(fetches[k], out) for k in keys]
+        kind = type(fetches)
+        return lambda vals: kind((k, p(vals)) for k, p in zip(keys, parts))
+    if isinstance(fetches, (list, tuple)):
+        parts = [_flatten(f, out) for f in fetches]
+        kind = type(fetches)
+        if kind in (list, tuple):
+            return lambda vals: kind(p(vals) for p in parts)
+        return lambda vals: kind(*(p(vals) for p in parts))  # a namedtuple
+    index = len(out)
+    out.append(fetches)
+    return lambda vals: vals[index]
+
+
+def _compiler_builder():
+    """`dongjing.compiler.build_program` if the compiler is there, else None."""
+    try:
+        module = importlib.import_module("dongjing.compiler")
+    except ModuleNotFoundError as exc:
+        if exc.name in ("dongjing.compiler",):
+            return None
+        raise
+    return getattr(module, "build_program", None)
+
+
+class Session:
+    """Runs a graph: `sess.run(fetches, feed_dict)` returns NumPy values shaped like `fetches`.
+
+    `optimize`: 0 runs the plain interpreter; 1 (cleanup) and 2 (all passes) compile with
+    `dongjing.compiler` when it is available. Programs are cached per fetch set and graph
+    version. Also a context manager (`with dj.Session(g) as sess:`).
+    """
+
+    def __init__(self, graph=None, optimize: int = 2):
+        from ..graph import builder
+
+        graph = graph if graph is not None else builder.get_default_graph()
+        if graph is None:
+            raise GraphError("dj.Session needs a graph: dj.Session(g), or create it inside "
+                             "`with g.as_default():`")
+        self.graph = graph
+        self.optimize = int(optimize)
+        self._programs: dict = {}
+        self._plans: dict = {}
+        self._closed = False
+
+    # --- context manager ---------------------------------------------------------------------
+    def __enter__(self) -> Session:
+        return self
+
+    def __exit__(self, *exc) -> bool:
+        self.close()
+        return False
+
+    def close(self) -> None:
+        """Drop the compiled programs; the session cannot run afterwards."""
+        self._programs.clear()
+        self._plans.clear()
+        self._closed = True
+
+    # --- running -----------------------------------------------------------------------------
+    def run(self, fetches, feed_dict: dict | None = None):
+        """Compute `fetches` (a tensor, Variable, op, or a list/tuple/dict nest of them).
+
+        Fetched assign/group ops give None, Variables their value. Assignments commit together
+        at the end of a successful run.
+        """
+        if self._closed:
+            raise GraphError("this Session is closed")
+        leaves: list = []
+        rebuild = _flatten(fetches, leaves)
+        fetch_nodes = [self._fetch_node(f) for f in leaves]
+        fed = {}
+        if feed_dict:
+            for key, value in feed_dict.items():
+                node = feeds.resolve_key(self.graph, key)
+                fed[node] = value
+        feed_nodes, missing = self._plan(fetch_nodes, fed)
+        if missing:
+            raise FeedError(feeds.missing_message(missing))
+        arrays = [feeds.convert(node, fed[node]) for node in feed_nodes]
+        for node, value in fed.items():  # unneeded feeds are still checked
+            if node not in feed_nodes:
+                feeds.convert(node, value)
+        program = self._program(fetch_nodes, feed_nodes)
+        return rebuild(program(arrays))
+
+    def _fetch_node(self, fetch):
+        from ..graph import builder
+        from ..graph.graph import Node
+        from ..tensor import Tensor
+
+        if isinstance(fetch, Tensor):
+            if fetch._node is None:
+                return builder.to_node(self.graph, fetch)  # a Variable or captured tensor
+            if fetch._node.graph is not self.graph:
+                raise GraphError(f"fetch {fetch._node.name!r} belongs to graph "
+                                 f"{fetch._node.graph.name!r}, not this session's graph")
+            return fetch._node
+        if isinstance(fetch, Node) and fetch.graph is self.graph:
+            return fetch
+        if isinstance(fetch, str):
+            return self.graph.get_node(fetch[:-2] if fetch.endswith(":0") else fetch)
+        raise GraphError(f"cannot fetch {fetch!r}: fetches are tensors of the graph, "
+                         "Variables, ops, or node names")
+
+    def _plan(self, fetch_nodes, fed: dict):
+        """(fed nodes the fetches need, in graph order; placeholders they need but lack)."""
+        key = (self.graph.version, tuple(n.id for n in fetch_nodes),
+               tuple(sorted(n.id for n in fed)))
+        plan = self._plans.get(key)
+        if plan is None:
+            needed = interpreter.needed_nodes(fetch_nodes, set(fed))
+            feed_nodes = [n for n in needed if n in fed]
+            missing = [n for n in needed if n.op.kind == "source" and n.op.name == "placeholder"
+                       and n not in fed]
+            plan = (feed_nodes, missing)
+            self._plans[key] = plan
+        return plan
+
+    def _program(self, fetch_nodes, feed_nodes):
+        key = (self.graph.version, tuple(n.id for n in fetch_nodes),
+               tuple(n.id for n in feed_nodes))
+        program = self._programs.get(key)
+        if program is None:
+            builder = _compiler_builder() if self.optimize >= 1 else None
+            if builder is None:
+                program = interpreter.build_program(self.graph, fetch_nodes, feed_nodes)
+            else:
+                program = builder(self.graph, fetch_nodes, feed_nodes, self.optimize)
+            self._programs[key] = program
+        return program
+
+    # --- inspecting ----------------------------------------------------------------------------
+    def _program_for(self, fetches):
+        leaves: list = []
+        _flatten(fetches, leaves)
+        fetch_nodes = [self._fetch_node(f) for f in leaves]
+        needed = interpreter.needed_nodes(fetch_nodes, set())
+        placeholders = [n for n in needed if n.op.name == "placeholder"]
+        return self._program(fetch_nodes, placeholders)
+
+    def optimized_graph(self, fetches):
+        """The graph that runs for `fetches` (after the compiler's passes)."""
+        return self._program_for(fetches).graph
+
+    def source(self, fetches) -> str | None:
+        """The generated Python source for `fetches` (None under the plain interpreter)."""
+        return self._program_for(fetches).source
+
+    def stats(self, fetches) -> list:
+        """What each compiler pass changed for `fetches` (a list of dicts; [] if none ran)."""
+        return self._program_for(fetches).stats
