@@ -1,0 +1,6 @@
+"""`dj.optim`: optimizers (one update rule each, eager `step()` and static `minimize()`) and
+`dj.optim.lr_scheduler`."""
+
+from . import lr_scheduler
+from .optimizer import Optimizer
+from .rules import SGD, Adam, AdamW, RMSprop

@@ -1,0 +1,135 @@
+"""The optimizers' update rules (PyTorch's documented algorithms), each written once with
+dongjing ops so the same code updates eagerly and builds a static train op."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import ops
+from .optimizer import Optimizer
+
+
+def _zeros(p) -> np.ndarray:
+    return np.zeros(p.shape, p.dtype)
+
+
+def _step0() -> np.ndarray:
+    return np.zeros((), np.float32)
+
+
+class SGD(Optimizer):
+    """Stochastic gradient descent with optional momentum (dampening, Nesterov) and weight decay.
+
+    g <- g + wd*p; b <- g (first step) or mu*b + (1-dampening)*g; g <- g + mu*b (Nesterov) or b;
+    p <- p - lr*g.
+    """
+
+    def __init__(self, params, lr: float = 1e-3, momentum: float = 0.0, dampening: float = 0.0,
+                 weight_decay: float = 0.0, nesterov: bool = False):
+        if lr < 0 or momentum < 0 or weight_decay < 0:
+            raise ValueError(f"SGD: invalid lr={lr}, momentum={momentum} or "
+                             f"weight_decay={weight_decay}")
+        if nesterov and (momentum <= 0 or dampening != 0):
+            raise ValueError("SGD: Nesterov momentum requires a momentum and zero dampening")
+        super().__init__(params, dict(lr=lr, momentum=momentum, dampening=dampening,
+                                      weight_decay=weight_decay, nesterov=nesterov))
+
+    def init_state(self, p, group):
+        if not group["momentum"]:
+            return {}
+        return {"momentum_buffer": _zeros(p), "step": _step0()}
+
+    def update(self, p, g, state, group):
+        if group["weight_decay"]:
+            g = g + p * group["weight_decay"]
+        new = {}
+        mu = group["momentum"]
+        if mu:
+            step = state["step"]
+            later = state["momentum_buffer"] * mu + g * (1.0 - group["dampening"])
+            buf = ops.where(ops.eq(step, 0.0), g, later)
+            new = {"momentum_buffer": buf, "step": step + 1.0}
+            g = g + buf * mu if group["nesterov"] else buf
+        return p - g * group["lr"], new
+
+
+class Adam(Optimizer):
+    """Adam: m <- b1*m + (1-b1)*g; v <- b2*v + (1-b2)*g^2;
+    p <- p - lr * (m / (1-b1^t)) / (sqrt(v / (1-b2^t)) + eps). `weight_decay` is L2 (added to g).
+    """
+
+    decoupled = False
+
+    def __init__(self, params, lr: float = 1e-3, betas=(0.9, 0.999), eps: float = 1e-8,
+                 weight_decay: float = 0.0, amsgrad: bool = False):
+        if lr < 0 or eps < 0 or not (0 <= betas[0] < 1 and 0 <= betas[1] < 1):
+            raise ValueError(f"{type(self).__name__}: invalid lr={lr}, betas={betas} or eps={eps}")
+        super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps,
+                                      weight_decay=weight_decay, amsgrad=amsgrad))
+
+    def init_state(self, p, group):
+        state = {"step": _step0(), "exp_avg": _zeros(p), "exp_avg_sq": _zeros(p)}
+        if group["amsgrad"]:
+            state["max_exp_avg_sq"] = _zeros(p)
+        return state
+
+    def update(self, p, g, state, group):
+        lr, (b1, b2), wd = group["lr"], group["betas"], group["weight_decay"]
+        if wd and self.decoupled:
+            p = p * (1.0 - lr * wd)
+        elif wd:
+            g = g + p * wd
+        step = state["step"] + 1.0
+        m = state["exp_avg"] * b1 + g * (1.0 - b1)
+        v = state["exp_avg_sq"] * b2 + g * g * (1.0 - b2)
+        new = {"step": step, "exp_avg": m, "exp_avg_sq": v}
+        if group["amsgrad"]:
+            v = new["max_exp_avg_sq"] = ops.maximum(state["max_exp_avg_sq"], v)
+        m_hat = m / (1.0 - ops.pow(b1, step))
+        v_hat = v / (1.0 - ops.pow(b2, step))
+        return p - m_hat * lr / (ops.sqrt(v_hat) + group["eps"]), new
+
+
+class AdamW(Adam):
+    """Adam with decoupled weight decay: p <- p * (1 - lr*wd) before the Adam step."""
+
+    decoupled = True
+
+    def __init__(self, params, lr: float = 1e-3, betas=(0.9, 0.999), eps: float = 1e-8,
+                 weight_decay: float = 1e-2, amsgrad: bool = False):
+        super().__init__(params, lr, betas, eps, weight_decay, amsgrad)
+
+
+class RMSprop(Optimizer):
+    """RMSprop: v <- alpha*v + (1-alpha)*g^2 (centered: minus the squared running mean of g);
+    p <- p - lr * g / (sqrt(v) + eps), through a momentum buffer when `momentum` > 0."""
+
+    def __init__(self, params, lr: float = 1e-2, alpha: float = 0.99, eps: float = 1e-8,
+                 weight_decay: float = 0.0, momentum: float = 0.0, centered: bool = False):
+        if lr < 0 or eps < 0 or momentum < 0 or not 0 <= alpha <= 1:
+            raise ValueError(f"RMSprop: invalid lr={lr}, alpha={alpha}, eps={eps} or "
+                             f"momentum={momentum}")
+        super().__init__(params, dict(lr=lr, alpha=alpha, eps=eps, weight_decay=weight_decay,
+                                      momentum=momentum, centered=centered))
+
+    def init_state(self, p, group):
+        state = {"step": _step0(), "square_avg": _zeros(p)}
+        if group["momentum"]:
+            state["momentum_buffer"] = _zeros(p)
+        if group["centered"]:
+            state["grad_avg"] = _zeros(p)
+        return state
+
+    def update(self, p, g, state, group):
+        alpha = group["alpha"]
+        if group["weight_decay"]:
+            g = g + p * group["weight_decay"]
+        v = state["square_avg"] * alpha + g * g * (1.0 - alpha)
+        new = {"step": state["step"] + 1.0, "square_avg": v}
+        if group["centered"]:
+            mean = new["grad_avg"] = state["grad_avg"] * alpha + g * (1.0 - alpha)
+            v = v - mean * mean
+        scaled = g / (ops.sqrt(v) + group["eps"])
+        if group["momentum"]:
+            scaled = new["momentum_buffer"] = state["momentum_buffer"] * group["momentum"] + scaled
+        return p - scaled * group["lr"], new
