@@ -1,0 +1,167 @@
+"""Code generation: an optimized graph becomes one Python function, one line per node.
+
+The only place that writes Python source. Node names are the variable names; each line ends
+with the user's source line that created the node. Ops lower to their NumPy ufunc (with
+`out=` into a planned buffer) where the op table says so, else to a call of `op.forward`.
+"""
+
+from __future__ import annotations
+
+import builtins
+import keyword
+import re
+
+import numpy as np
+
+from .memory import MemoryPlan
+
+
+class Namespace:
+    """The globals of the generated function: helpers, constants, Variables, buffers."""
+
+    def __init__(self):
+        self.values: dict = {"_np": np}
+        self._ids: dict = {}
+
+    def bind(self, base: str, value) -> str:
+        """A global name for `value` (one name per object)."""
+        key = id(value)
+        name = self._ids.get(key)
+        if name is not None:
+            return name
+        name = base
+        i = 1
+        while name in self.values:
+            name = f"{base}{i}"
+            i += 1
+        self.values[name] = value
+        self._ids[key] = name
+        return name
+
+
+def _identifier(name: str, taken: set) -> str:
+    ident = re.sub(r"\W", "_", name)
+    if not ident or ident[0].isdigit() or ident[0] == "_":
+        ident = "v" + ident
+    if keyword.iskeyword(ident) or hasattr(builtins, ident) or ident in ("feeds",):
+        ident += "_"
+    base, i = ident, 1
+    while ident in taken:
+        ident = f"{base}_{i}"
+        i += 1
+    taken.add(ident)
+    return ident
+
+
+def _literal(value):
+    """Python source for a simple attribute value, or None if it must be bound by name."""
+    if value is None or isinstance(value, (bool, int, str)):
+        return repr(value)
+    if isinstance(value, float):
+        return repr(value) if np.isfinite(value) else None
+    if isinstance(value, np.dtype):
+        return f"_np.dtype({value.str!r})"
+    if isinstance(value, tuple):
+        parts = [_literal(v) for v in value]
+        if any(p is None for p in parts):
+            return None
+        return "(" + ", ".join(parts) + ("," if len(parts) == 1 else "") + ")"
+    return None
+
+
+def _ufunc_source(ufunc) -> str | None:
+    name = ufunc.__name__
+    return f"_np.{name}" if getattr(np, name, None) is ufunc else None
+
+
+class Generator:
+    """Writes the function for one graph, schedule, memory plan and feed/fetch lists."""
+
+    def __init__(self, graph, order, fetches, feeds, plan: MemoryPlan | None):
+        self.graph, self.order, self.fetches, self.feeds = graph, order, fetches, feeds
+        self.plan = plan or MemoryPlan()
+        self.ns = Namespace()
+        self.var: dict = {}
+        self.taken: set = set()
+        self.kernels: dict = {}
+
+    def name(self, node) -> str:
+        var = self.var.get(node)
+        if var is None:
+            var = self.var[node] = _identifier(node.name, self.taken)
+        return var
+
+    def attrs_source(self, node) -> str:
+        parts = []
+        for key, value in node.attrs.items():
+            text = _literal(value)
+            if text is None:
+                text = self.ns.bind(f"_{key}", value)
+            parts.append(f"{key}={text}")
+        return ", ".join(parts)
+
+    def call(self, node) -> str:
+        """The right-hand side computing `node`."""
+        args = [self.name(i) for i in node.inputs]
+        op = node.op
+        buf = self.plan.buffer_of.get(node)
+        lowering = getattr(op, "lowering", None)
+        if lowering is not None:
+            return lowering(self, node, args, buf)
+        if buf is not None:
+            out = f"_buf{buf}"
+            if op.ufunc is not None and not node.attrs and _ufunc_source(op.ufunc):
+                return f"{_ufunc_source(op.ufunc)}({', '.join(args)}, out={out})"
+            fn = self.ns.bind(f"_{op.name}_out", op.forward_out)
+            extra = self.attrs_source(node)
+            call = f"{fn}({', '.join(args + [f'out={out}'] + ([extra] if extra else []))})"
+            return f"{out}; {call}"  # forward_out fills `out` (its return value is not used)
+        if op.ufunc is not None and not node.attrs and _ufunc_source(op.ufunc):
+            return f"{_ufunc_source(op.ufunc)}({', '.join(args)})"
+        fn = self.ns.bind(f"_{op.name}", op.forward)
+        extra = self.attrs_source(node)
+        return f"{fn}({', '.join(args + ([extra] if extra else []))})"
+
+    def generate(self, function_name: str = "program") -> str:
+        feed_set = set(self.feeds)
+        feed_names = [self.name(n) if n is not None else "_" for n in self.feeds]
+        lines = [f"def {function_name}(feeds):"]
+        if self.feeds:
+            lines.append(f"    {', '.join(feed_names)}{',' if len(feed_names) == 1 else ''}"
+                         " = feeds")
+        lines.append("    pending = []")
+        for node in self.order:
+            if node in feed_set:
+                continue
+            lines.append(self.statement(node))
+        outs = []
+        for node in self.fetches:
+            if node.op.kind == "effect":
+                outs.append("None")
+            elif node in self.plan.fresh and node not in feed_set:
+                outs.append(f"_np.asarray({self.name(node)})")
+            else:
+                outs.append(f"_np.array({self.name(node)})")  # a copy the user may keep
+        lines.append(f"    return [{', '.join(outs)}], pending")
+        return "\n".join(lines) + "\n"
+
+    def statement(self, node) -> str:
+        op = node.op
+        var = self.name(node)
+        if op.name == "constant":
+            text = f"{var} = {self.ns.bind('_' + var, node.attrs['value'])}"
+        elif op.name == "variable":
+            text = f"{var} = {self.ns.bind('_' + var + '_ref', node.attrs['ref'])}.data"
+        elif op.kind == "source":
+            return f"    raise _SourceError({node.name!r})  # {node.source or ''}"
+        elif op.kind == "effect" and "ref" in node.attrs:
+            ref = self.ns.bind("_" + var + "_ref", node.attrs["ref"])
+            text = f"{var} = {self.call(node)}; pending.append(({ref}, {var}))"
+        else:
+            text = f"{var} = {self.call(node)}"
+        comment = f"  # {node.source}" if node.source else ""
+        return f"    {text}{comment}"
+
+    def buffers(self) -> None:
+        for i, (shape, dtype) in enumerate(self.plan.buffers):
+            self.ns.values[f"_buf{i}"] = np.empty(shape, dtype)

@@ -1,0 +1,111 @@
+"""What every pass shares: rebuilding a graph node by node, purity tests, and a pass's result."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..graph.graph import Graph, Node
+
+SOURCE_OPS = ("placeholder", "constant", "variable")
+
+
+@dataclass
+class PassResult:
+    """A pass's output: the new graph, the fetches moved onto it, and one line per change."""
+
+    graph: Graph
+    fetches: list
+    changes: list = field(default_factory=list)
+
+
+def is_pure(node: Node) -> bool:
+    """True for a node whose value depends only on its inputs (foldable, mergeable)."""
+    op = node.op
+    return op.kind not in ("source", "effect", "control") and not op.random
+
+
+def is_constant(node: Node) -> bool:
+    return node.op.name == "constant"
+
+
+def constant_value(node: Node) -> np.ndarray:
+    return node.attrs["value"]
+
+
+class Rebuilder:
+    """Copies nodes of `old` into a fresh graph, keeping names and source lines.
+
+    `map[old_node]` is the node that stands for it in the new graph (a copy, or a replacement).
+    """
+
+    def __init__(self, old: Graph):
+        self.old = old
+        self.graph = Graph(old.name)
+        self.map: dict[Node, Node] = {}
+
+    def inputs(self, node: Node) -> tuple:
+        return tuple(self.map[i] for i in node.inputs)
+
+    def copy(self, node: Node, inputs=None, **changes) -> Node:
+        """A copy of `node` on `inputs` (default: the mapped inputs), with fields replaced."""
+        fields = {
+            "op": node.op, "attrs": node.attrs, "shape": node.shape, "dtype": node.dtype,
+            "name": node.name, "source": node.source,
+        }
+        fields.update(changes)
+        new = self.emit(inputs if inputs is not None else self.inputs(node), **fields)
+        return new
+
+    def emit(self, inputs, *, op, attrs, shape, dtype, name, source=None) -> Node:
+        """Append a new node (its name made unique against the old and the new graph)."""
+        graph = self.graph
+        if name in graph._by_name:
+            name = self.fresh_name(name)
+        new = Node(op, inputs, attrs, shape, dtype, name, graph, source)
+        graph.nodes.append(new)
+        graph._by_name[name] = new
+        graph.version += 1
+        return new
+
+    def fresh_name(self, base: str) -> str:
+        base = base.rsplit("_", 1)[0] if base.rsplit("_", 1)[-1].isdigit() else base
+        i = 0
+        while True:
+            name = f"{base}_c{i}"
+            if name not in self.graph._by_name and name not in self.old._by_name:
+                return name
+            i += 1
+
+    def constant(self, value: np.ndarray, like: Node) -> Node:
+        """A constant node named after `like` holding `value` (cast to `like`'s dtype)."""
+        value = np.asarray(value)
+        if like.dtype is not None and value.dtype != like.dtype:
+            value = value.astype(like.dtype)
+        return self.emit((), op=_constant_op(), attrs={"value": value}, shape=value.shape,
+                         dtype=value.dtype, name=like.name, source=like.source)
+
+    def finish(self, fetches) -> tuple[Graph, list]:
+        return self.graph, [self.map[f] for f in fetches]
+
+
+def _constant_op():
+    from ..graph.builder import constant_op
+
+    return constant_op
+
+
+def users(graph: Graph) -> dict:
+    """node -> list of the nodes that read it."""
+    out: dict[Node, list] = {n: [] for n in graph.nodes}
+    for n in graph.nodes:
+        for i in n.inputs:
+            out[i].append(n)
+    return out
+
+
+def numel(shape) -> int | None:
+    if any(d is None for d in shape):
+        return None
+    return int(np.prod(shape, dtype=np.int64))

@@ -1,0 +1,61 @@
+"""Common-subexpression elimination: one node for each (op, inputs, attributes) computed twice."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..ir import PassResult, Rebuilder, is_pure
+
+_SMALL = 4096  # constants up to this many elements are compared by value
+
+
+def _freeze(value):
+    """A hashable stand-in for an attribute value."""
+    if isinstance(value, np.ndarray):
+        if value.size <= _SMALL:
+            return ("array", value.dtype.str, value.shape, value.tobytes())
+        return ("object", id(value))
+    if isinstance(value, (list, tuple)):
+        return (type(value).__name__,) + tuple(_freeze(v) for v in value)
+    if isinstance(value, dict):
+        return ("dict",) + tuple((k, _freeze(v)) for k, v in sorted(value.items(), key=_first))
+    try:
+        hash(value)
+    except TypeError:
+        return ("object", id(value))
+    return (type(value).__name__, value)
+
+
+def _key(node, inputs):
+    op = node.op.name
+    if op == "variable":
+        return ("variable", id(node.attrs["ref"]))  # two reads of one Variable see one value
+    if op == "constant":
+        return ("constant", _freeze(node.attrs["value"]))
+    if not is_pure(node):
+        return None  # placeholders, random ops, effects and control flow are never merged
+    return (op, tuple(id(i) for i in inputs), _freeze(node.attrs), node.dtype)
+
+
+def eliminate_common_subexpressions(graph, fetches: list) -> PassResult:
+    """Merge nodes that compute the same op on the same inputs with the same attributes."""
+    rb = Rebuilder(graph)
+    seen: dict = {}
+    changes = []
+    for node in graph.nodes:
+        inputs = rb.inputs(node)
+        key = _key(node, inputs)
+        twin = seen.get(key) if key is not None else None
+        if twin is not None and twin.shape == node.shape:
+            rb.map[node] = twin  # same op, same inputs, same attrs -> same value
+            changes.append(f"merged %{node.name} into %{twin.name}")
+            continue
+        new = rb.copy(node, inputs)
+        rb.map[node] = new
+        if key is not None:
+            seen[key] = new
+    return PassResult(*rb.finish(fetches), changes)
+
+
+def _first(item):
+    return item[0]

@@ -1,0 +1,49 @@
+"""Constant folding: pure ops on constants, and ops whose value follows from shapes alone."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..ir import PassResult, Rebuilder, is_constant, is_pure
+
+MAX_FOLD_ELEMENTS = 1 << 20  # a folded result bigger than this stays a computation
+
+
+def _shape_only_arrays(inputs):
+    """Zero-stride stand-ins for the inputs of a shape-only op, or None if a dim is unknown."""
+    arrays = []
+    for node in inputs:
+        if node.dtype is None or any(d is None for d in node.shape):
+            return None
+        arrays.append(np.broadcast_to(np.zeros((), node.dtype), node.shape))
+    return arrays
+
+
+def fold_constants(graph, fetches: list) -> PassResult:
+    """Replace each foldable node by a constant holding its value.
+
+    Foldable: a pure op (no Variable, placeholder, random op, effect or control flow) whose
+    inputs are all constants, or a "shape" op (like `count`) whose input shapes are all known.
+    """
+    rb = Rebuilder(graph)
+    changes = []
+    for node in graph.nodes:
+        inputs = rb.inputs(node)
+        value = None
+        if node.op.kind == "shape":
+            arrays = _shape_only_arrays(inputs)
+            if arrays is not None:
+                value = node.op.forward(*arrays, **node.attrs)  # count(x) -> its number
+        elif inputs and is_pure(node) and all(is_constant(i) for i in inputs):
+            size = 1 if any(d is None for d in node.shape) else int(np.prod(node.shape))
+            if size <= MAX_FOLD_ELEMENTS:
+                arrays = [i.attrs["value"] for i in inputs]
+                value = node.op.forward(*arrays, **node.attrs)  # f(constants) -> constant
+        if value is None:
+            rb.map[node] = rb.copy(node, inputs)
+            continue
+        value = np.array(value, copy=True)  # own storage, never a view of another constant
+        rb.map[node] = rb.constant(value, node)
+        changes.append(f"folded %{node.name} = {node.op.name}(...) to a constant "
+                       f"{value.dtype}{list(value.shape)}")
+    return PassResult(*rb.finish(fetches), changes)

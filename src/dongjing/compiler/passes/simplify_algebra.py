@@ -1,0 +1,133 @@
+"""Algebraic simplification: local rewrites that make a node cheaper or let it disappear.
+
+Each rule is exact (same values, same shape, same dtype); `exp(log x)` and `log(exp x)` are
+left alone on purpose: in floating point they are not the identity (rounding, overflow, x <= 0).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...ops.registry import OPS
+from ..ir import PassResult, Rebuilder, numel
+from .fold_constants import MAX_FOLD_ELEMENTS
+
+
+def _scalar_constant(node, value) -> bool:
+    """`node` is a constant of size 1 equal to `value`."""
+    if node.op.name != "constant":
+        return False
+    v = node.attrs["value"]
+    return v.size == 1 and bool(v.reshape(()) == value)
+
+
+def _passes_through(out, x, c) -> bool:
+    """`out = f(x, c)` with `c` of size 1 has exactly `x`'s shape and dtype."""
+    cv = c.attrs["value"]
+    return out.dtype == x.dtype and out.shape == x.shape and cv.ndim <= len(x.shape)
+
+
+def _known_same(a, b) -> bool:
+    return a.shape == b.shape and numel(a.shape) is not None
+
+
+def _identity(node, x) -> bool:
+    return node.dtype == x.dtype and _known_same(node, x)
+
+
+def _rule(rb, node, inputs):
+    """The replacement of `node` (a node of the new graph), a rule's description, or None."""
+    op = node.op.name
+    if op in ("add", "mul", "sub", "div"):
+        a, b = inputs
+        unit = 0 if op in ("add", "sub") else 1
+        if _scalar_constant(b, unit) and _passes_through(node, a, b):
+            return a, f"{op}(x, {unit}) -> x"
+        if op in ("add", "mul") and _scalar_constant(a, unit) and _passes_through(node, b, a):
+            return b, f"{op}({unit}, x) -> x"
+        if op == "mul":
+            for x, c in ((a, b), (b, a)):
+                if _scalar_constant(c, 0) and _passes_through(node, x, c):
+                    return _zeros(rb, node, x), "x * 0 -> zeros"
+    if op == "neg" and inputs[0].op.name == "neg":
+        return inputs[0].inputs[0], "neg(neg(x)) -> x"
+    if op in ("stop_gradient", "clone"):
+        return inputs[0], f"{op}(x) -> x (identity when running)"
+    if op == "pow_scalar" and node.attrs["exponent"] == 1 and node.dtype == inputs[0].dtype:
+        return inputs[0], "x ** 1 -> x"
+    if op == "cast":
+        return _cast(node, inputs[0])
+    if op == "permute":
+        return _permute(rb, node, inputs[0])
+    if op in ("reshape", "reshape_like", "expand", "broadcast_to_like", "squeeze"):
+        return _reshape(rb, node, inputs)
+    return None
+
+
+def _zeros(rb, node, x):
+    if numel(node.shape) is not None and numel(node.shape) <= MAX_FOLD_ELEMENTS:
+        return rb.constant(np.zeros(node.shape, node.dtype), node)
+    return rb.copy(node, (x,), op=OPS["fill_like"], attrs={"value": 0, "dtype": node.dtype})
+
+
+def _cast(node, x):
+    if x.dtype == node.dtype:
+        return x, "cast to the same dtype -> x"
+    if x.op.name == "cast":
+        inner = x.inputs[0]
+        widened = np.can_cast(inner.dtype, x.dtype, "safe")
+        if widened and inner.dtype == node.dtype:
+            return inner, "cast(cast(x, wider), x.dtype) -> x"
+    return None
+
+
+def _permute(rb, node, x):
+    dims = node.attrs["dims"]
+    if dims == tuple(range(len(dims))):
+        return x, "permute by the identity -> x"
+    if x.op.name == "permute":
+        inner = x.attrs["dims"]
+        combined = tuple(inner[d] for d in dims)
+        source = x.inputs[0]
+        if combined == tuple(range(len(combined))):
+            return source, "permute(permute(x)) by inverse dims -> x"
+        return (rb.copy(node, (source,), attrs={"dims": combined}),
+                "permute(permute(x)) -> one permute")
+    return None
+
+
+def _reshape(rb, node, inputs):
+    x = inputs[0]
+    if _identity(node, x):
+        return x, f"{node.op.name} to the same shape -> x"
+    op = node.op.name
+    if op == "squeeze" and x.op.name == "unsqueeze" and node.attrs["dim"] == (x.attrs["dim"],):
+        return x.inputs[0], "squeeze(unsqueeze(x, d), d) -> x"
+    if op in ("reshape", "reshape_like") and x.op.name == "reshape":
+        target = node.shape if op == "reshape_like" else node.attrs["shape"]
+        if op == "reshape" or numel(target) is not None:
+            return (rb.copy(node, (x.inputs[0],), op=OPS["reshape"], attrs={"shape": target}),
+                    "reshape(reshape(x)) -> one reshape")
+    if op == "reshape_like" and numel(node.shape) is not None:
+        return (rb.copy(node, (x,), op=OPS["reshape"], attrs={"shape": node.shape}),
+                "reshape_like with a known shape -> reshape")
+    if op == "broadcast_to_like" and numel(node.shape) is not None:
+        return (rb.copy(node, (x,), op=OPS["expand"], attrs={"shape": node.shape}),
+                "broadcast_to_like with a known shape -> expand")
+    return None
+
+
+def simplify_algebra(graph, fetches: list) -> PassResult:
+    """Apply the rewrite rules once over the graph (the pass manager repeats to a fixed point)."""
+    rb = Rebuilder(graph)
+    changes = []
+    for node in graph.nodes:
+        inputs = rb.inputs(node)
+        found = _rule(rb, node, inputs)
+        if found is None:
+            rb.map[node] = rb.copy(node, inputs)
+            continue
+        replacement, why = found
+        rb.map[node] = replacement
+        changes.append(f"%{node.name}: {why}")
+    return PassResult(*rb.finish(fetches), changes)

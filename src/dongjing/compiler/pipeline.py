@@ -1,0 +1,96 @@
+"""The pass manager: runs the passes of an optimization level to a fixed point, then generates
+code. Level 1 = cleanup (dead code, constants, algebra, common subexpressions); level 2 = cleanup
++ elementwise fusion + memory planning."""
+
+from __future__ import annotations
+
+import time
+
+from ..graph.builder import placeholder_op
+from .codegen import Generator
+from .ir import PassResult, Rebuilder
+from .memory import plan_memory
+from .passes import (
+    eliminate_common_subexpressions,
+    eliminate_dead_code,
+    fold_constants,
+    simplify_algebra,
+)
+from .program import CompiledProgram
+
+CLEANUP = (fold_constants, simplify_algebra, eliminate_common_subexpressions, eliminate_dead_code)
+MAX_ROUNDS = 10
+
+
+def substitute_feeds(graph, fetches: list, feeds: list) -> PassResult:
+    """Fed nodes become placeholders: a fed value is never computed (nor what only it needs)."""
+    fed = set(feeds)
+    rb = Rebuilder(graph)
+    changes = []
+    for node in graph.nodes:
+        if node in fed and node.op.name != "placeholder":
+            attrs = {"shape": node.shape, "dtype": node.dtype}
+            rb.map[node] = rb.copy(node, (), op=placeholder_op, attrs=attrs)
+            changes.append(f"%{node.name} is fed: a placeholder now")
+        else:
+            rb.map[node] = rb.copy(node)
+    return PassResult(*rb.finish(fetches), changes)
+
+
+def _record(stats: list, fn, before, result: PassResult) -> PassResult:
+    stats.append({"pass": fn.__name__, "nodes_before": len(before.nodes),
+                  "nodes_after": len(result.graph.nodes), "changes": result.changes})
+    return result
+
+
+def optimize(graph, fetches: list, feeds: list = (), level: int = 2):
+    """Run the passes of `level` on `graph` for `fetches`; returns (graph, fetches, stats).
+
+    The user's graph is never changed: every pass builds a new one.
+    """
+    stats: list = []
+    fetches = list(fetches)
+    result = _record(stats, substitute_feeds, graph, substitute_feeds(graph, fetches, feeds))
+    result = _record(stats, eliminate_dead_code, result.graph,
+                     eliminate_dead_code(result.graph, result.fetches))
+    if level >= 1:
+        for _ in range(MAX_ROUNDS):
+            changed = False
+            for fn in CLEANUP:
+                before = result.graph
+                result = _record(stats, fn, before, fn(before, result.fetches))
+                changed = changed or bool(result.changes)
+            if not changed:
+                break
+    if level >= 2:
+        from .passes.fuse_elementwise import fuse_elementwise
+
+        result = _record(stats, fuse_elementwise, result.graph,
+                         fuse_elementwise(result.graph, result.fetches))
+    return result.graph, result.fetches, stats
+
+
+def build_program(graph, fetch_nodes, feed_nodes, level: int = 2) -> CompiledProgram:
+    """Compile the fetches of `graph` into a Program (see runtime/program.py) at `level`."""
+    start = time.perf_counter()
+    opt, fetches, stats = optimize(graph, fetch_nodes, feed_nodes, level)
+    feeds = [opt._by_name.get(n.name) for n in feed_nodes]
+    order = list(opt.nodes)
+    plan = None
+    if level >= 2:
+        keep = [n.inputs[1] for n in order if n.op.kind == "effect" and "ref" in n.attrs]
+        keep += [n for n in order if n.op.kind == "effect"]
+        plan = plan_memory(order, fetches, keep)
+        stats.append({"pass": "plan_memory", "nodes_before": len(order),
+                      "nodes_after": len(order),
+                      "changes": [f"{len(plan.buffer_of)} values in {len(plan.buffers)} "
+                                  f"preallocated buffers ({plan.bytes_planned} bytes; "
+                                  f"{plan.bytes_reused} bytes of writes reuse a buffer)"]})
+    gen = Generator(opt, order, fetches, feeds, plan)
+    source = gen.generate()
+    gen.buffers()
+    program = CompiledProgram(opt, source, gen.ns.values, stats, fetches, feeds)
+    stats.append({"pass": "codegen", "nodes_before": len(order), "nodes_after": len(order),
+                  "changes": [f"{len(source.splitlines())} lines of Python in "
+                              f"{time.perf_counter() - start:.4f} s"]})
+    return program
