@@ -1,0 +1,41 @@
+"""Datasets: the indexable protocol and TensorDataset (equal-length tensors, indexed together)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import ShapeError
+from ..tensor import Tensor
+
+
+class Dataset:
+    """Anything with `__len__` and `__getitem__(i)` returning one example (a tuple of fields)."""
+
+    def __len__(self) -> int:
+        raise NotImplementedError
+
+    def __getitem__(self, index):
+        raise NotImplementedError
+
+
+class TensorDataset(Dataset):
+    """Examples are the rows of equally long tensors (or arrays): `ds[i] == (x[i], y[i])`."""
+
+    def __init__(self, *tensors):
+        if not tensors:
+            raise ValueError("TensorDataset needs at least one tensor")
+        self.tensors = tuple(t if isinstance(t, Tensor) else Tensor(t) for t in tensors)
+        sizes = {len(t) for t in self.tensors}
+        if len(sizes) != 1:
+            shapes = ", ".join(str(t.shape) for t in self.tensors)
+            raise ShapeError(f"TensorDataset: tensors differ in length (dim 0): {shapes}")
+
+    def __len__(self) -> int:
+        return len(self.tensors[0])
+
+    def __getitem__(self, index):
+        return tuple(Tensor._make(t.data[index]) for t in self.tensors)
+
+    def batch(self, indices: np.ndarray) -> tuple:
+        """The examples at `indices`, stacked (a fast path for DataLoader)."""
+        return tuple(Tensor._make(t.data[indices]) for t in self.tensors)

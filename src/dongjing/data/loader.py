@@ -1,0 +1,56 @@
+"""DataLoader: batches of a dataset, optionally shuffled by dongjing's seeded generator."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import numpy as np
+
+from ..random import generator as default_generator
+from ..tensor import Tensor
+from .dataset import Dataset
+
+
+def default_collate(examples: list):
+    """Stack a list of examples (tuples of tensors / arrays / numbers) field by field."""
+    first = examples[0]
+    if isinstance(first, (tuple, list)):
+        return tuple(default_collate([e[i] for e in examples]) for i in range(len(first)))
+    arrays = [e.data if isinstance(e, Tensor) else np.asarray(e) for e in examples]
+    return Tensor(np.stack(arrays))
+
+
+class DataLoader:
+    """Iterate over `dataset` in batches of `batch_size`.
+
+    `shuffle=True` draws a new order each epoch from `generator` (a `numpy.random.Generator`;
+    by default dongjing's, seeded by `dj.manual_seed`); `drop_last` drops a short final batch.
+    """
+
+    def __init__(self, dataset: Dataset, batch_size: int = 1, shuffle: bool = False,
+                 drop_last: bool = False, generator: np.random.Generator | None = None,
+                 collate_fn=None):
+        if batch_size < 1:
+            raise ValueError(f"DataLoader: batch_size must be at least 1, got {batch_size}")
+        self.dataset, self.batch_size = dataset, int(batch_size)
+        self.shuffle, self.drop_last = shuffle, drop_last
+        self.generator, self.collate_fn = generator, collate_fn
+
+    def __len__(self) -> int:
+        n = len(self.dataset)
+        return n // self.batch_size if self.drop_last else -(-n // self.batch_size)
+
+    def __iter__(self) -> Iterator:
+        n = len(self.dataset)
+        if self.shuffle:
+            order = (self.generator or default_generator()).permutation(n)
+        else:
+            order = np.arange(n)
+        fast = self.collate_fn is None and hasattr(self.dataset, "batch")
+        for start in range(0, len(self) * self.batch_size, self.batch_size):
+            indices = order[start:start + self.batch_size]
+            if fast:
+                yield self.dataset.batch(indices)
+            else:
+                collate = self.collate_fn or default_collate
+                yield collate([self.dataset[int(i)] for i in indices])
