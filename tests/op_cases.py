@@ -62,6 +62,7 @@ CASES: dict[str, list[Case]] = {
     "sqrt": [Case(dj.sqrt, (_pos(4),))],
     "abs": [Case(dj.abs, (_apart(5),))],
     "tanh": [Case(dj.tanh, (_r(3, 3),))],
+    "tanh_backward": [Case(dj.ops.elementwise.tanh_backward, (_r(3, 3), _r(3, 3, seed=1)))],
     "sigmoid": [Case(dj.sigmoid, (_r(6) * 5,))],
     "relu": [Case(dj.relu, (_apart(2, 5),))],
     "sign": [Case(dj.sign, (_apart(4),), grad=False)],

@@ -6,6 +6,8 @@ reaches a node along several paths is summed before the node runs, never pushed 
 
 from __future__ import annotations
 
+import numpy as np
+
 from ..errors import DongjingError
 from ..tensor import Tensor
 from .function import AccumulateGrad, BackwardNode
@@ -93,10 +95,12 @@ def run_backward(
     ready = [n for n in dict.fromkeys(roots) if deps.get(n, 0) == 0]
     shared = {id(g) for g in grads}  # gradients the caller still owns: copy before keeping
     routed = set(shared)
+    owned: set = set()  # sums made here and still buffered: safe to add into in place
     with set_grad_enabled(create_graph):
         while ready:
             node = ready.pop()
             grad = buffers.pop(node, None)
+            owned.discard(id(grad))
             if node.pre_hooks and grad is not None:
                 grad = _call_hooks(node.pre_hooks, grad)
             if capture is not None and node in capture:
@@ -113,7 +117,16 @@ def run_backward(
                     if id(g) in routed:  # one object sent two ways: whoever keeps it copies
                         shared.add(id(g))
                     routed.add(id(g))
-                    buffers[fn] = _add(buffers.get(fn), g)
+                    prev = buffers.get(fn)
+                    if prev is None:
+                        buffers[fn] = g
+                    elif id(prev) in owned and prev.data.dtype == g.data.dtype:
+                        np.add(prev.data, g.data, out=prev.data)
+                    else:
+                        total = prev + g
+                        if not create_graph:
+                            owned.add(id(total))
+                        buffers[fn] = total
                 deps[fn] -= 1
                 if deps[fn] == 0:
                     ready.append(fn)

@@ -5,13 +5,13 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dtypes
-from ..dispatch import apply2
+from ..dispatch import apply1, apply2
 from ..errors import ShapeError
 from . import infer as inf
 from .broadcast import sum_to_shape
 from .convert import pair
 from .registry import Spec, register
-from .shape import squeeze, transpose, unsqueeze
+from .shape import _permute, squeeze, transpose, unsqueeze
 
 
 def _matmul_infer(a: Spec, b: Spec):
@@ -42,8 +42,8 @@ def _swap_last(x):
 def _matmul_vjp(g, inputs, out, needs, attrs):
     a, b = inputs
     if a.ndim == 2 and b.ndim == 2:  # the common case, without reshaping
-        return (matmul(g, transpose(b)) if needs[0] else None,
-                matmul(transpose(a), g) if needs[1] else None)
+        return (apply2(_matmul, g, apply1(_permute, b, dims=(1, 0))) if needs[0] else None,
+                apply2(_matmul, apply1(_permute, a, dims=(1, 0)), g) if needs[1] else None)
     a2 = a if a.ndim > 1 else unsqueeze(a, 0)
     b2 = b if b.ndim > 1 else unsqueeze(b, -1)
     g2 = g
