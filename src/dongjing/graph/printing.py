@@ -40,7 +40,7 @@ def _args(node) -> str:
     if op == "constant":
         value = node.attrs["value"]
         if value.size <= 4:
-            parts.append(np.array2string(value, separator=", ").replace("\n", ""))
+            parts.append(repr(value.tolist()))
     hidden = _HIDDEN.get(op, ())
     for key, value in node.attrs.items():
         if key in hidden or key == "out_specs" or _is_graph(value):

@@ -274,7 +274,11 @@ def _while_vjp(g, inputs, out, needs, attrs):
                       lambda v=current: list(v))
         values = list(values)
     live = [i for i, gi in enumerate(g) if gi is not None]
-    wanted = [i for i, need in enumerate(needs) if need]
+    wanted, seen = [], set()
+    for i, need in enumerate(needs):  # a node at several positions gets its total gradient once
+        if need and inputs[i]._node not in seen:
+            seen.add(inputs[i]._node)
+            wanted.append(i)
     grads = gradients([values[i] for i in live], [inputs[i] for i in wanted],
                       grad_ys=[g[i] for i in live])
     result = [None] * len(inputs)

@@ -21,8 +21,11 @@ def _assign_infer(var: Spec, value: Spec, ref):
                          f"Variable {name!r}")
     if value.dtype.kind not in "biuf":
         raise DTypeError(f"assign: cannot store a {value.dtype} value into Variable {name!r}")
-    shape = inf.broadcast("assign", var.shape, value.shape)
-    if len(shape) != len(var.shape) or any(
+    try:
+        shape = inf.broadcast("assign", var.shape, value.shape)
+    except ShapeError:
+        shape = None
+    if shape is None or len(shape) != len(var.shape) or any(
         a is not None and b is not None and a != b for a, b in zip(shape, var.shape)
     ):
         raise ShapeError(f"assign: a value of shape {inf.fmt(value.shape)} does not fit the "
