@@ -3,7 +3,7 @@
 The public API, re-exported; nothing is defined here.
 """
 
-from . import autograd, backend, data, dtypes, nn, ops, optim, tensor_methods
+from . import autograd, backend, data, dtypes, io, nn, ops, optim, tensor_methods
 from .autograd import enable_grad, grad, is_grad_enabled, no_grad, set_grad_enabled
 from .creation import (
     arange,
@@ -29,6 +29,7 @@ from .errors import DongjingError, DTypeError, FeedError, GraphError, ShapeError
 from .graph import Graph, Node, Variable
 from .graph.builder import constant, get_default_graph, placeholder
 from .graph.gradients import gradients
+from .io import load, save
 from .ops import (
     abs,
     add,
