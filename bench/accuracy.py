@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from bench.check import SKIP_ERRORS
+from bench.check import describe_error, is_missing_api
 from bench.systems import all_systems, dj_static
 from bench.workloads import MlpData, digits_split, mlp_init
 
@@ -61,10 +61,8 @@ def main(names: list[str] | None = None) -> dict[str, Any]:
             acc, secs = train_and_test(build)
             results[name] = {"accuracy": acc, "seconds": secs}
             print(f"| {name} | {acc:.4f} | {secs:.1f} |", flush=True)
-        except SKIP_ERRORS as e:
-            results[name] = {"skipped": f"{type(e).__name__}: {e}"}
-            print(f"| {name} | skipped: {type(e).__name__}: {e} | – |", flush=True)
         except Exception as e:  # reported, not raised: the other systems still run
-            results[name] = {"error": f"{type(e).__name__}: {e}"}
-            print(f"| {name} | error: {type(e).__name__}: {e} | – |", flush=True)
+            status = "skipped" if is_missing_api(e) else "error"
+            results[name] = {status: describe_error(e)}
+            print(f"| {name} | {status}: {describe_error(e)} | – |", flush=True)
     return results

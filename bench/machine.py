@@ -46,6 +46,14 @@ def library_versions() -> dict[str, str | None]:
     return versions
 
 
+def load_average() -> float | None:
+    """The 1-minute load average (other processes competing for the cores), if known."""
+    try:
+        return round(os.getloadavg()[0], 2)
+    except OSError:
+        return None
+
+
 def describe() -> dict[str, Any]:
     """A JSON-ready description of this process's machine and environment."""
     return {
@@ -53,6 +61,7 @@ def describe() -> dict[str, Any]:
         "cores": os.cpu_count(),
         "python": sys.version.split()[0],
         "platform": platform.platform(),
+        "load_average": load_average(),
         "env": {k: os.environ.get(k) for k in THREAD_VARS + UNSET_VARS},
         "blas": blas_info(),
         "versions": library_versions(),

@@ -68,7 +68,11 @@ def detail_table(run: dict[str, Any]) -> str:
     by = {e["system"]: e for e in run["systems"]}
     ref = by.get(REFERENCE, {}).get("median_us")
     eager = by.get(EAGER, {}).get("median_us")
+    load = run.get("load") or []
+    loads = " → ".join(f"{x:.2f}" for x in load if x is not None)
     lines = [f"### {run['workload']} {run['name']}, {run['threads']} thread(s)", "",
+             f"Sizes {run.get('sizes') or 'as defined'}; 1-minute load average {loads or '?'}.",
+             "",
              "| system | median µs | min–max µs | ÷ NumPy | ÷ dj-eager | first call | check |"
              " note |",
              "|---|---:|---:|---:|---:|---:|---|---|"]

@@ -7,11 +7,18 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from bench.check import TOLERANCE, CheckResult, check_system, probe_runner
-from bench.machine import describe
+from bench.check import (
+    TOLERANCE,
+    CheckResult,
+    Update,
+    check_system,
+    describe_error,
+    probe_runner,
+)
+from bench.machine import describe, load_average
 from bench.systems import REFERENCE, System, all_systems
 from bench.timing import TimingConfig, measure
-from bench.workloads import WORKLOADS, Workload
+from bench.workloads import WORKLOADS, MlpData, Workload
 
 
 def select_systems(names: list[str] | None) -> list[System]:
@@ -27,12 +34,17 @@ def check_all(wl: Workload, data: Any, systems: list[System],
     """Probe the reference, then check every system against it on the same data."""
     ref = next(s for s in systems if s.name == REFERENCE)
     _, refs = probe_runner(lambda: ref.build(wl.kind, data))
-    return {s.name: check_system(lambda s=s: s.build(wl.kind, data), refs, tol) for s in systems}
+    update = None
+    if isinstance(data, MlpData):
+        update = Update(dict(zip(data.param_names, data.params)), data.lr, data.momentum)
+    return {s.name: check_system(lambda s=s: s.build(wl.kind, data), refs, tol, update)
+            for s in systems}
 
 
 def run_workload(wl: Workload, systems: list[System], cfg: TimingConfig, tiny: bool = False,
                  log: Callable[[str], None] = print) -> dict[str, Any]:
     """Check, then time, every system on one workload; a JSON-ready record."""
+    load_before = load_average()
     data = wl.data(tiny)
     checks = check_all(wl, data, systems)
     entries: dict[str, dict[str, Any]] = {}
@@ -53,13 +65,13 @@ def run_workload(wl: Workload, systems: list[System], cfg: TimingConfig, tiny: b
             entries[s.name]["first_call_s"] = time.perf_counter() - t0
             steps[s.name] = runner.step
         except Exception as e:  # reported, not raised: other systems still run
-            entries[s.name].update(status="error", problems=[f"{type(e).__name__}: {e}"])
+            entries[s.name].update(status="error", problems=[describe_error(e)])
     timings = measure(steps, cfg, progress=lambda m: log(f"  {wl.key} timing {m}"))
     for name, t in timings.items():
         entries[name].update(median_us=t.median_us, min_us=t.min_us, max_us=t.max_us,
                              inner=t.inner, repeats_us=[x * 1e6 for x in t.per_step_s])
     return {"workload": wl.key, "name": wl.name, "sizes": wl.tiny if tiny else wl.sizes,
-            "systems": list(entries.values())}
+            "load": [load_before, load_average()], "systems": list(entries.values())}
 
 
 def main(workloads: list[str], threads: int, out: str, quick: bool,

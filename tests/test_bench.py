@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from bench import cli, report
-from bench.check import check_system, compare, probe_runner
+from bench.check import Update, check_system, compare, probe_runner
 from bench.systems import REFERENCE, System, all_systems, numpy_hand
 from bench.systems.base import Probe
 from bench.timing import TimingConfig, measure
@@ -106,6 +106,22 @@ def test_wrong_system_is_caught(what: str) -> None:
     result = check_system(lambda: _Wrong(numpy_hand.build("mlp", data), what), refs)
     assert result.status == "wrong"
     assert result.problems
+
+
+@pytest.mark.parametrize("attr, value", [("mom", 0.0), ("mom", 0.5), ("lr", 0.0501)])
+def test_wrong_update_rule_is_caught(attr: str, value: float) -> None:
+    data = WORKLOADS["W1"].data(tiny=True)
+    update = Update(dict(zip(data.param_names, data.params)), data.lr, data.momentum)
+    _, refs = probe_runner(lambda: numpy_hand.build("mlp", data))
+
+    def wrong() -> numpy_hand.Mlp:
+        runner = numpy_hand.build("mlp", data)
+        setattr(runner, attr, value)
+        return runner
+
+    assert check_system(lambda: numpy_hand.build("mlp", data), refs, update=update).status == "ok"
+    result = check_system(wrong, refs, update=update)
+    assert result.status == "wrong", result
 
 
 def test_missing_api_is_skipped_and_crash_is_error() -> None:
