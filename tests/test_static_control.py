@@ -33,12 +33,16 @@ def _cond_graph():
     return g, x, w, y
 
 
+LEVELS = pytest.mark.parametrize("level", [0, 2], ids=["interpreted", "compiled"])
+
+
+@LEVELS
 @pytest.mark.parametrize("shift", [0.0, -1.0], ids=["true_branch", "false_branch"])
-def test_cond_value_and_gradient_match_finite_differences(shift):
+def test_cond_value_and_gradient_match_finite_differences(shift, level):
     g, x, w, y = _cond_graph()
     with g.as_default():
         gx, gw = dj.gradients(y, [x, w])
-    sess = dj.Session(g, optimize=0)
+    sess = dj.Session(g, optimize=level)
     xv = X0 + shift
     value, grad_x, grad_w = sess.run([y, gx, gw], {x: xv})
     wv = w.numpy()
@@ -70,10 +74,11 @@ def _loop_by_hand(xv, wv, n):
     return np.sum(v * v)
 
 
+@LEVELS
 @pytest.mark.parametrize("limit,runs", [(5, 3), (2, 2)], ids=["cond_stops", "limit_stops"])
-def test_bounded_while_loop_gradient_matches_finite_differences(limit, runs):
+def test_bounded_while_loop_gradient_matches_finite_differences(limit, runs, level):
     g, x, w, out, gx, gw = _bounded_loop(limit)
-    sess = dj.Session(g, optimize=0)
+    sess = dj.Session(g, optimize=level)
     value, grad_x, grad_w = sess.run([out, gx, gw], {x: X0})
     np.testing.assert_allclose(value, _loop_by_hand(X0, w.numpy(), runs), rtol=1e-12)
     np.testing.assert_allclose(grad_x, _numeric_grad(sess, out, x, {x: X0}), rtol=1e-6,

@@ -5,6 +5,7 @@ a graph train step updates the nn.Module's parameters in place."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 import dongjing as dj
 import dongjing.nn as nn
@@ -28,7 +29,11 @@ def _close(a, b):
     np.testing.assert_allclose(a, b, rtol=RTOL, atol=1e-6 * np.abs(b).max())
 
 
-def test_nn_mlp_loss_and_gradients_eager_equal_static():
+LEVELS = pytest.mark.parametrize("level", [0, 2], ids=["interpreted", "compiled"])
+
+
+@LEVELS
+def test_nn_mlp_loss_and_gradients_eager_equal_static(level):
     model = _model()
     params = list(model.parameters())
     with dj.Graph() as g:
@@ -37,7 +42,7 @@ def test_nn_mlp_loss_and_gradients_eager_equal_static():
         loss = F.cross_entropy(model(x), y)
         grads = dj.gradients(loss, params)
     assert x.shape == (None, 5) and loss.shape == ()
-    sess = dj.Session(g, optimize=0)
+    sess = dj.Session(g, optimize=level)
     for seed, n in enumerate(SIZES):
         xb, yb = _batch(n, seed)
         static_loss, *static_grads = sess.run([loss, *grads], {x: xb, y: yb})
@@ -56,7 +61,8 @@ def _plain_mlp(x, onehot, w1, b1, w2, b2):
     return -(logp * onehot).sum() / dj.sum(onehot)
 
 
-def test_variable_mlp_loss_and_gradients_eager_equal_static():
+@LEVELS
+def test_variable_mlp_loss_and_gradients_eager_equal_static(level):
     rng = np.random.default_rng(1)
     shapes = [(5, 16), (16,), (16, 3), (3,)]
     variables = [dj.Variable(rng.standard_normal(s).astype(np.float32) * 0.5, name=f"v{i}")
@@ -66,7 +72,7 @@ def test_variable_mlp_loss_and_gradients_eager_equal_static():
         onehot = dj.placeholder((None, 3), name="onehot")
         loss = _plain_mlp(x, onehot, *variables)
         grads = dj.gradients(loss, variables)
-    sess = dj.Session(g, optimize=0)
+    sess = dj.Session(g, optimize=level)
     for seed, n in enumerate(SIZES):
         xb, yb = _batch(n, seed)
         hot = np.eye(3, dtype=np.float32)[yb]

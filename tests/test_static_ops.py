@@ -1,6 +1,6 @@
-"""Registry-driven: every op of the op table runs in a graph (Session.run) and matches its eager
-result, and dj.gradients through it matches eager backward. Cases come from tests/op_cases.py;
-an op without a case fails here."""
+"""Registry-driven: every op of the op table runs in a graph (Session.run, interpreted and
+compiled) and matches its eager result, and dj.gradients through it matches eager backward.
+Cases come from tests/op_cases.py; an op without a case fails here."""
 
 from __future__ import annotations
 
@@ -39,8 +39,9 @@ def test_every_op_has_a_graph_case():
     assert not missing, f"ops without a case in tests/op_cases.py: {missing}"
 
 
+@pytest.mark.parametrize("level", [0, 2], ids=["interpreted", "compiled"])
 @pytest.mark.parametrize("op_name,case", list(_cases()))
-def test_graph_matches_eager(op_name, case):
+def test_graph_matches_eager(op_name, case, level):
     arrays = _arrays(case)
     dj.manual_seed(3)  # random ops draw the same numbers in both modes
     eager = case.fn(*[dj.tensor(a) for a in arrays]).numpy()
@@ -54,14 +55,15 @@ def test_graph_matches_eager(op_name, case):
         f"inferred {out.shape} {out.dtype}, eager gives {eager.shape} {eager.dtype}"
     )
     dj.manual_seed(3)
-    static = dj.Session(g, optimize=0).run(out, dict(zip(phs, arrays)))
+    static = dj.Session(g, optimize=level).run(out, dict(zip(phs, arrays)))
     np.testing.assert_allclose(static, eager, rtol=1e-12, atol=0)
     assert static.dtype == eager.dtype
 
 
 @pytest.mark.parametrize("op_name,case", [p for p in _cases()
                                           if p.values[1].grad and OPS[p.values[0]].differentiable])
-def test_graph_gradients_match_eager_backward(op_name, case):
+@pytest.mark.parametrize("level", [0, 2], ids=["interpreted", "compiled"])
+def test_graph_gradients_match_eager_backward(op_name, case, level):
     arrays = _arrays(case)
     floats = [i for i, a in enumerate(arrays) if a.dtype.kind == "f"]
     tensors = [dj.tensor(a, requires_grad=a.dtype.kind == "f") for a in arrays]
@@ -72,7 +74,7 @@ def test_graph_gradients_match_eager_backward(op_name, case):
     with g.as_default():
         grads = dj.gradients(sym, [phs[i] for i in floats], grad_ys=dj.constant(cotangent))
     fetch = [gr for gr in grads if gr is not None]
-    values = iter(dj.Session(g, optimize=0).run(fetch, dict(zip(phs, arrays))))
+    values = iter(dj.Session(g, optimize=level).run(fetch, dict(zip(phs, arrays))))
     for i, gr in zip(floats, grads):
         expected = tensors[i].grad
         if gr is None:

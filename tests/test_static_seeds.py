@@ -38,7 +38,7 @@ def _eager() -> list[float]:
     return losses
 
 
-def _static():
+def _static(level):
     with dj.Graph() as g:
         x, y = dj.constant(1.0), dj.constant(2.0)
         w, b = dj.Variable(2.0, name="w"), dj.Variable(3.0, name="b")
@@ -46,14 +46,15 @@ def _static():
         loss = (y_hat - y) * (y_hat - y)
         grad_w, grad_b = dj.gradients(loss, [w, b])
         train = dj.group(dj.assign(w, w - LR * grad_w), dj.assign(b, b - LR * grad_b))
-    with dj.Session(g, optimize=0) as sess:
+    with dj.Session(g, optimize=level) as sess:
         losses = [float(sess.run([loss, train])[0]) for _ in range(STEPS)]
     return losses, w, b
 
 
-def test_seed000_static_equals_eager_equals_by_hand():
+@pytest.mark.parametrize("level", [0, 2], ids=["interpreted", "compiled"])
+def test_seed000_static_equals_eager_equals_by_hand(level):
     by_hand = _by_hand()
-    static, w, b = _static()
+    static, w, b = _static(level)
     np.testing.assert_allclose(static, _eager(), rtol=1e-6)
     np.testing.assert_allclose(static, by_hand, rtol=1e-5)
     assert by_hand[0] == 9.0 and static[-1] < 1e-2  # (2+3-2)^2 at first, then it converges
