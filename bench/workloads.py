@@ -3,6 +3,7 @@ parameters so that tests can shrink them."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -103,8 +104,10 @@ def mlp_init(sizes: list[int], seed: int) -> list[np.ndarray]:
     return params
 
 
+@functools.lru_cache(maxsize=1)
 def digits_split() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """scikit-learn's digits, split 1437/360 and standardised with the training statistics."""
+    """scikit-learn's digits, split 1437/360 and standardised with the training statistics
+    (cached: callers copy what they change)."""
     from sklearn.datasets import load_digits
     from sklearn.model_selection import train_test_split
 

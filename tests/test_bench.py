@@ -8,11 +8,12 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
 
-from bench import cli, report
+from bench import cli, report, timing
 from bench.check import Update, check_system, compare, probe_runner
 from bench.systems import REFERENCE, System, all_systems, numpy_hand
 from bench.systems.base import Probe
@@ -157,7 +158,8 @@ def test_wrong_system_is_never_timed() -> None:
     json.dumps(run)
 
 
-def test_measure_interleaves_and_counts() -> None:
+def test_measure_interleaves_and_counts(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(timing, "gc", SimpleNamespace(collect=lambda: 0))  # slow, not tested
     order: list[str] = []
     steps = {"a": lambda: order.append("a"), "b": lambda: order.append("b")}
     cfg = TimingConfig(warmup_steps=2, warmup_s=0.0, repeat_s=1e-9, repeats=3)
