@@ -78,6 +78,7 @@ def _loop_by_hand(xv, wv, n):
 @pytest.mark.parametrize("limit,runs", [(5, 3), (2, 2)], ids=["cond_stops", "limit_stops"])
 def test_bounded_while_loop_gradient_matches_finite_differences(limit, runs, level):
     g, x, w, out, gx, gw = _bounded_loop(limit)
+    g.verify()
     sess = dj.Session(g, optimize=level)
     value, grad_x, grad_w = sess.run([out, gx, gw], {x: X0})
     np.testing.assert_allclose(value, _loop_by_hand(X0, w.numpy(), runs), rtol=1e-12)

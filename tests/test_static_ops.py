@@ -54,6 +54,7 @@ def test_graph_matches_eager(op_name, case, level):
     assert fits and out.dtype == eager.dtype, (
         f"inferred {out.shape} {out.dtype}, eager gives {eager.shape} {eager.dtype}"
     )
+    g.verify()
     dj.manual_seed(3)
     static = dj.Session(g, optimize=level).run(out, dict(zip(phs, arrays)))
     np.testing.assert_allclose(static, eager, rtol=1e-12, atol=0)
@@ -73,6 +74,7 @@ def test_graph_gradients_match_eager_backward(op_name, case, level):
     g, phs, sym = _build(case, arrays)
     with g.as_default():
         grads = dj.gradients(sym, [phs[i] for i in floats], grad_ys=dj.constant(cotangent))
+    g.verify()
     fetch = [gr for gr in grads if gr is not None]
     values = iter(dj.Session(g, optimize=level).run(fetch, dict(zip(phs, arrays))))
     for i, gr in zip(floats, grads):

@@ -226,3 +226,21 @@ def test_printed_graph_is_readable():
     assert g.get_node("matmul_0").shape == (None, 256) and len(g.nodes) == 6
     with pytest.raises(dj.GraphError, match="no node named 'nope'"):
         g.get_node("nope")
+
+
+def test_verify_catches_a_broken_graph_and_lists_trainable_variables():
+    with dj.Graph() as g:
+        x = dj.placeholder((2,), name="x")
+        w = dj.Variable([1.0, 2.0], name="w")
+        frozen = dj.Variable([0.0, 0.0], name="frozen", trainable=False)
+        y = dj.exp(x * w + frozen)
+    g.verify()
+    trainable = g.trainable_variables()
+    assert len(trainable) == 1 and trainable[0] is w
+    g.nodes.reverse()  # inputs now come after their users
+    with pytest.raises(dj.GraphError, match="is not defined before it"):
+        g.verify()
+    g.nodes.reverse()
+    y.node.shape = (3,)
+    with pytest.raises(dj.GraphError, match=r"%exp_0: typed f32\[3\], but exp infers shape"):
+        g.verify()

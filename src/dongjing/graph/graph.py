@@ -111,7 +111,14 @@ class Graph:
 
     def trainable_variables(self) -> list:
         """The trainable Variables (and nn.Parameters) this graph reads, as eager objects."""
-        return [n.attrs["ref"] for n in self.variables() if n.attrs["ref"].trainable]
+        refs = [n.attrs["ref"] for n in self.variables()]
+        return [r for r in refs if getattr(r, "trainable", r.requires_grad)]
+
+    def verify(self) -> None:
+        """Check the invariants (SSA order, names, inferred types); raise GraphError if broken."""
+        from .verify import verify
+
+        verify(self)
 
     def __str__(self) -> str:
         from .printing import format_graph
