@@ -244,3 +244,35 @@ def test_verify_catches_a_broken_graph_and_lists_trainable_variables():
     y.node.shape = (3,)
     with pytest.raises(dj.GraphError, match=r"%exp_0: typed f32\[3\], but exp infers shape"):
         g.verify()
+
+
+def test_feeding_an_intermediate_tensor_replaces_its_computation():
+    with dj.Graph() as g:
+        x = dj.placeholder((2,), name="x")
+        h = dj.exp(x)
+        y = h * 2.0
+    sess = dj.Session(g)
+    np.testing.assert_allclose(sess.run(y, {h: [1.0, 3.0]}), [2.0, 6.0])  # x is not needed
+    np.testing.assert_allclose(sess.run([y, y], {x: [0.0, 0.0]}), [[2.0, 2.0]] * 2)
+
+
+def test_assigning_a_buffer_read_as_a_constant_makes_it_state():
+    buffer = dj.zeros(2)  # a plain tensor (like a running mean): captured as a constant
+    with dj.Graph() as g:
+        read = buffer + 1.0
+        assert "constant" in str(g)
+        update = dj.assign(buffer, read)
+    sess = dj.Session(g)
+    sess.run(update)
+    sess.run(update)
+    np.testing.assert_array_equal(buffer.numpy(), [2.0, 2.0])
+    np.testing.assert_array_equal(sess.run(read), [3.0, 3.0])
+
+
+def test_leaf_tensors_requiring_grad_are_captured_as_variables():
+    w = dj.tensor([1.0, 2.0], requires_grad=True)
+    with dj.Graph() as g:
+        loss = dj.sum(w * w)
+        (gw,) = dj.gradients(loss, [w])
+    assert g.variables()[0].attrs["ref"] is w
+    np.testing.assert_array_equal(dj.Session(g).run(gw), [2.0, 4.0])

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import GraphError
-from .program import commit_assignments
+from .program import commit_assignments, storage
 
 
 def needed_nodes(fetch_nodes, fed) -> list:
@@ -61,6 +61,7 @@ class Interpreter:
                 kind = "assign" if op.kind == "effect" and "ref" in node.attrs else "call"
                 self.steps.append((slot[node], kind, op.forward, inputs, node.attrs))
         self.variables = [s[2] for s in self.steps if s[1] == "var"]
+        self.source_ids = {id(storage(a)) for a in self.sources}
         self.fetch_slots = [slot[n] for n in self.fetch_nodes]
         self.fetch_none = [n.op.kind == "effect" for n in self.fetch_nodes]
 
@@ -81,11 +82,10 @@ class Interpreter:
                 values[out] = value
                 pending.append((attrs["ref"], value))
         results = []
-        shared = self.sources + [v.data for v in self.variables]
+        shared = self.source_ids | {id(storage(v.data)) for v in self.variables}
         for s, none in zip(self.fetch_slots, self.fetch_none):
             value = None if none else values[s]
-            if isinstance(value, np.ndarray) and any(np.may_share_memory(value, a)
-                                                     for a in shared):
+            if isinstance(value, np.ndarray) and id(storage(value)) in shared:
                 value = value.copy()
             elif value is not None and not isinstance(value, (np.ndarray, tuple)):
                 value = np.asarray(value)

@@ -40,19 +40,27 @@ class Program(Protocol):
     def __call__(self, feed_arrays: list[np.ndarray]) -> list: ...
 
 
+def storage(array):
+    """The array that owns `array`'s memory (following `.base`), to compare by identity."""
+    base = getattr(array, "base", None)
+    while isinstance(base, np.ndarray):
+        array, base = base, base.base
+    return array
+
+
 def commit_assignments(pending: list) -> None:
     """Write each `(ref, value)` into `ref`'s existing array, then bump `ref._version`.
 
-    Values that share memory with any target are copied first, so a swap `a <- b, b <- a`
-    commits both old values. In place, so eager views of a Variable (and nn.Modules holding
-    it) see the update.
+    Values that view a target's storage are copied first, so a swap `a <- b, b <- a` commits
+    both old values. In place, so eager views of a Variable (and nn.Modules holding it) see the
+    update.
     """
     if not pending:
         return
-    targets = [ref.data for ref, _ in pending]
+    targets = {id(storage(ref.data)) for ref, _ in pending}
     staged = []
     for ref, value in pending:
-        if any(np.may_share_memory(value, t) for t in targets):
+        if id(storage(value)) in targets:
             value = np.array(value, copy=True)
         staged.append((ref, value))
     for ref, value in staged:

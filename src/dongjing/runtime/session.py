@@ -55,7 +55,7 @@ class Session:
         self.graph = graph
         self.optimize = int(optimize)
         self._programs: dict = {}
-        self._plans: dict = {}
+        self._runs: dict = {}  # (version, fetch ids, fed ids) -> (feeds, unused, program)
         self._closed = False
 
     # --- context manager ---------------------------------------------------------------------
@@ -69,7 +69,7 @@ class Session:
     def close(self) -> None:
         """Drop the compiled programs; the session cannot run afterwards."""
         self._programs.clear()
-        self._plans.clear()
+        self._runs.clear()
         self._closed = True
 
     # --- running -----------------------------------------------------------------------------
@@ -87,16 +87,21 @@ class Session:
         fed = {}
         if feed_dict:
             for key, value in feed_dict.items():
-                node = feeds.resolve_key(self.graph, key)
-                fed[node] = value
-        feed_nodes, missing = self._plan(fetch_nodes, fed)
-        if missing:
-            raise FeedError(feeds.missing_message(missing))
+                fed[feeds.resolve_key(self.graph, key)] = value
+        run_key = (self.graph.version, tuple(n.id for n in fetch_nodes),
+                   tuple(n.id for n in fed))
+        entry = self._runs.get(run_key)
+        if entry is None:
+            feed_nodes, missing = self._plan(fetch_nodes, fed)
+            if missing:
+                raise FeedError(feeds.missing_message(missing))
+            unused = [n for n in fed if n not in feed_nodes]
+            entry = (feed_nodes, unused, self._program(fetch_nodes, feed_nodes))
+            self._runs[run_key] = entry
+        feed_nodes, unused, program = entry
         arrays = [feeds.convert(node, fed[node]) for node in feed_nodes]
-        for node, value in fed.items():  # unneeded feeds are still checked
-            if node not in feed_nodes:
-                feeds.convert(node, value)
-        program = self._program(fetch_nodes, feed_nodes)
+        for node in unused:  # feeds the fetches do not need are still checked
+            feeds.convert(node, fed[node])
         return rebuild(program(arrays))
 
     def _fetch_node(self, fetch):
@@ -120,17 +125,10 @@ class Session:
 
     def _plan(self, fetch_nodes, fed: dict):
         """(fed nodes the fetches need, in graph order; placeholders they need but lack)."""
-        key = (self.graph.version, tuple(n.id for n in fetch_nodes),
-               tuple(sorted(n.id for n in fed)))
-        plan = self._plans.get(key)
-        if plan is None:
-            needed = interpreter.needed_nodes(fetch_nodes, set(fed))
-            feed_nodes = [n for n in needed if n in fed]
-            missing = [n for n in needed if n.op.kind == "source" and n.op.name == "placeholder"
-                       and n not in fed]
-            plan = (feed_nodes, missing)
-            self._plans[key] = plan
-        return plan
+        needed = interpreter.needed_nodes(fetch_nodes, set(fed))
+        feed_nodes = [n for n in needed if n in fed]
+        missing = [n for n in needed if n.op.name == "placeholder" and n not in fed]
+        return feed_nodes, missing
 
     def _program(self, fetch_nodes, feed_nodes):
         key = (self.graph.version, tuple(n.id for n in fetch_nodes),
