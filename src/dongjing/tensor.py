@@ -120,6 +120,9 @@ class Tensor:
 
     @property
     def grad(self):
+        scope = grad_scope.current
+        if scope is not None and self._node is None:
+            return scope.get_grad(self)
         if self._grad is None and self.grad_fn is not None and not getattr(
             self, "_retains_grad", False
         ):
@@ -139,6 +142,10 @@ class Tensor:
             raise ValueError(
                 f"assigned grad has shape {value.shape} but the tensor has shape {self.shape}"
             )
+        scope = grad_scope.current
+        if scope is not None and self._node is None:
+            scope.set_grad(self, value)
+            return
         self._grad = value
 
     # --- values ------------------------------------------------------------------------------
@@ -323,6 +330,16 @@ class Tensor:
 
     def cpu(self) -> Tensor:
         return self
+
+
+class _GradScope:
+    """While `dj.jit` traces a function, `.grad` of eager tensors is read and written through
+    `current` (the trace's symbolic gradients), never stored on the tensors themselves."""
+
+    current = None
+
+
+grad_scope = _GradScope()
 
 
 def _fmt_shape(shape) -> str:

@@ -60,11 +60,28 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False) 
         grad_tensors = [grad_tensors]
     elif grad_tensors is None:
         grad_tensors = [None] * len(tensors)
+    if any(t._node is not None for t in tensors):
+        return _symbolic_backward(tensors, grad_tensors)
     if retain_graph is None:
         retain_graph = create_graph
     roots = [_root_node(t) for t in tensors]
     grads = [_initial_grad(t, g) for t, g in zip(tensors, grad_tensors)]
     run_backward(roots, grads, retain_graph, create_graph)
+
+
+def _symbolic_backward(tensors, grad_tensors) -> None:
+    """backward() of a symbolic tensor: gradients as graph nodes, kept by the dj.jit trace."""
+    from ..errors import GraphError
+    from ..tensor import grad_scope
+
+    scope = grad_scope.current
+    if scope is None:
+        t = next(t for t in tensors if t._node is not None)
+        raise GraphError(
+            f"backward() of symbolic tensor {t.name!r}: in a graph, use dj.gradients(ys, xs) "
+            "or optimizer.minimize(loss); inside a function traced by dj.jit, backward() works"
+        )
+    scope.backward(tensors, grad_tensors)
 
 
 def grad(
