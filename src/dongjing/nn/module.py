@@ -198,11 +198,9 @@ class Module:
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Clear the `.grad` of every parameter (to None, or zeros)."""
         for p in self.parameters():
-            if p.grad is None:
-                continue
-            if set_to_none:
+            if set_to_none:  # no read first: a dj.jit trace would record it as an input
                 p.grad = None
-            else:
+            elif p.grad is not None:
                 p.grad = Tensor._make(np.zeros_like(p.data))
 
     # --- state dicts --------------------------------------------------------------------------

@@ -74,11 +74,9 @@ class Optimizer:
         """Clear the gradients of all optimized parameters (to None, or to zeros)."""
         for group in self.param_groups:
             for p in group["params"]:
-                if p.grad is None:
-                    continue
-                if set_to_none:
+                if set_to_none:  # no read first: a dj.jit trace would record it as an input
                     p.grad = None
-                else:
+                elif p.grad is not None:
                     p.grad = Tensor._make(np.zeros_like(p.data))
 
     def step(self, closure=None):
