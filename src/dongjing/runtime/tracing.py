@@ -1,0 +1,155 @@
+"""Tracing one call of a Python function into a static graph, and running the traced graph: the
+compiled unit that dj.jit caches per signature."""
+
+from __future__ import annotations
+
+import inspect
+import time
+import warnings
+
+from ..errors import DongjingError
+from ..tensor import Tensor
+from .signature import map_tensors
+from .trace_grads import TraceGrads, guards_hold
+
+
+class Trace:
+    """One traced call: its graph, a Session over it, and how values go in and come out.
+
+    Fetched per run: the outputs, the gradients the trace left on parameters (written to their
+    eager `.grad`), and every assignment (committed by the Session at the end of the run).
+    """
+
+    def __init__(self, fn, args: tuple, kwargs: dict, name: str, optimize: int):
+        from ..graph.builder import to_node
+        from ..graph.graph import Graph
+        from .session import Session
+
+        start = time.perf_counter()
+        self.graph = Graph(name=f"jit_{name}")
+        names = _parameter_names(fn)
+        self.placeholders: list = []
+        with self.graph.as_default():
+            sym_args, sym_kwargs = map_tensors(args, kwargs, self._placeholder_maker(names))
+            with TraceGrads(self.graph) as grads:
+                try:
+                    out = fn(*sym_args, **sym_kwargs)
+                except DongjingError as exc:
+                    note = f" [raised while dj.jit traced {name}()]"
+                    if exc.args and isinstance(exc.args[0], str) and note not in exc.args[0]:
+                        exc.args = (exc.args[0] + note,) + exc.args[1:]
+                    raise
+            out_leaves: list = []
+            self._rebuild = _flatten(out, out_leaves)
+            out_nodes = [to_node(self.graph, t) for t in out_leaves]
+        self.guards = grads.guards
+        self.grad_inputs = [(p, g._node) for p, g in grads.inputs]
+        finals = grads.results()
+        self.grads_none = [p for p, g in finals if g is None]
+        self.grads_eager = [(p, g) for p, g in finals if g is not None and g._node is None]
+        symbolic = [(p, g._node) for p, g in finals if g is not None and g._node is not None]
+        self.grads_fetched = [p for p, _ in symbolic]
+        effects = [n for n in self.graph.nodes if n.op.name == "assign"]
+        _take_update_ops(self.graph)
+        _warn_reads_after_assign(self.graph, name)
+        self.n_out = len(out_nodes)
+        self.fetches = out_nodes + [n for _, n in symbolic] + effects
+        self.session = Session(self.graph, optimize=optimize)
+        self.session.optimized_graph(self.fetches)  # compile now, so compile time is measured
+        self.compile_time = time.perf_counter() - start
+
+    def _placeholder_maker(self, names: list):
+        from ..graph.builder import placeholder
+
+        def make(path: str, value):
+            data = value.data if isinstance(value, Tensor) else value
+            head = path.split("[")[0].split(" ")
+            base = head[1].strip("'")
+            if head[0] == "arg":
+                base = names[int(base)] if int(base) < len(names) else f"arg{base}"
+            t = placeholder(data.shape, data.dtype, name=base)
+            self.placeholders.append(t._node)
+            return t
+
+        return make
+
+    def matches(self) -> bool:
+        """Whether the eager `.grad` states this trace assumed still hold."""
+        return guards_hold(self.guards)
+
+    def run(self, arrays: list):
+        """Run the traced graph on the arrays of the tensor arguments; eager results."""
+        feed = dict(zip(self.placeholders, arrays))
+        for p, node in self.grad_inputs:
+            feed[node] = p._grad.data
+        values = self.session.run(self.fetches, feed)
+        for p in self.grads_none:
+            p._grad = None
+        for p, g in self.grads_eager:
+            p._grad = g
+        n = self.n_out
+        for p, value in zip(self.grads_fetched, values[n:n + len(self.grads_fetched)]):
+            p._grad = Tensor._make(value)
+        return self._rebuild([Tensor._make(v) for v in values[:n]])
+
+    def source(self) -> str | None:
+        """The generated Python source of the traced graph."""
+        return self.session.source(self.fetches)
+
+
+def _parameter_names(fn) -> list:
+    if getattr(fn, "__name__", None) == "__call__":  # a module: name placeholders after forward
+        fn = getattr(getattr(fn, "__self__", None), "forward", fn)
+    try:
+        params = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return []
+    return [p.name for p in params
+            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+
+
+def _flatten(value, leaves: list):
+    """Collect the Tensor leaves of an output nest; return a function rebuilding the nest."""
+    if isinstance(value, Tensor):
+        index = len(leaves)
+        leaves.append(value)
+        return lambda vals: vals[index]
+    if isinstance(value, dict):
+        parts = {k: _flatten(v, leaves) for k, v in value.items()}
+        kind = type(value)
+        return lambda vals: kind((k, p(vals)) for k, p in parts.items())
+    if isinstance(value, (list, tuple)):
+        parts = [_flatten(v, leaves) for v in value]
+        kind = type(value)
+        if kind in (list, tuple):
+            return lambda vals: kind(p(vals) for p in parts)
+        return lambda vals: kind(*(p(vals) for p in parts))  # a namedtuple
+    return lambda vals: value  # None, numbers, strings: returned as traced
+
+
+def _take_update_ops(graph) -> None:
+    from ..nn.updates import take_update_ops
+
+    take_update_ops(graph)  # fetched below with every other assignment
+
+
+def _warn_reads_after_assign(graph, name: str) -> None:
+    """Warn when the function reads a Variable after assigning it: in the graph every read sees
+    the value from before the call (assignments commit at its end)."""
+    assigned: set = set()
+    late: list = []
+    for node in graph.nodes:
+        if node.op.name == "assign":
+            assigned.add(node.inputs[0])
+            continue
+        for inp in node.inputs:
+            if inp in assigned and node.op.kind != "effect" and inp.name not in late:
+                late.append(inp.name)
+    if late:
+        warnings.warn(
+            f"dj.jit({name}): {', '.join(late[:5])} {'is' if len(late) == 1 else 'are'} read after "
+            "an update in the same call (e.g. a forward pass after opt.step()); in the traced "
+            "graph every read sees the value from before the call",
+            UserWarning,
+            stacklevel=4,
+        )
