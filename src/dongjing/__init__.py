@@ -91,6 +91,7 @@ from .ops import (
 from .ops.control import cond, while_loop
 from .ops.state import assign, group
 from .random import manual_seed
+from .runtime.jit import jit
 from .runtime.session import Session
 from .tensor import Tensor
 
