@@ -74,6 +74,17 @@ def _ufunc_source(ufunc) -> str | None:
     return f"_np.{name}" if getattr(np, name, None) is ufunc else None
 
 
+def _permute_source(x, attrs):
+    return f"{x}.transpose({_literal(attrs['dims'])})"
+
+
+def _reshape_source(x, attrs):
+    return f"{x}.reshape({_literal(attrs['shape'])})"
+
+
+_VIEW_LOWERING = {"permute": _permute_source, "reshape": _reshape_source}
+
+
 class Generator:
     """Writes the function for one graph, schedule, memory plan and feed/fetch lists."""
 
@@ -84,6 +95,9 @@ class Generator:
         self.var: dict = {}
         self.taken: set = set()
         self.kernels: dict = {}
+        self.commits: list = []
+        refs = [id(n.attrs["ref"]) for n in order if n.op.kind == "effect" and "ref" in n.attrs]
+        self.assigned_once = {r for r in refs if refs.count(r) == 1}
 
     def name(self, node) -> str:
         var = self.var.get(node)
@@ -100,16 +114,26 @@ class Generator:
             parts.append(f"{key}={text}")
         return ", ".join(parts)
 
+    def out_target(self, node) -> str | None:
+        """Where `node` writes: a planned buffer, a Variable's array (in place), or nowhere."""
+        assign = self.plan.in_place.get(node)
+        if assign is not None:
+            return self.ns.bind("_" + self.name(assign) + "_ref", assign.attrs["ref"]) + ".data"
+        buf = self.plan.buffer_of.get(node)
+        return None if buf is None else f"_buf{buf}"
+
     def call(self, node) -> str:
         """The right-hand side computing `node`."""
         args = [self.name(i) for i in node.inputs]
         op = node.op
-        buf = self.plan.buffer_of.get(node)
-        lowering = getattr(op, "lowering", None)
-        if lowering is not None:
-            return lowering(self, node, args, buf)
-        if buf is not None:
-            out = f"_buf{buf}"
+        out = self.out_target(node)
+        special = _VIEW_LOWERING.get(op.name)
+        if special is not None and out is None:
+            return special(args[0], node.attrs)
+        if op.name == "sum" and out is not None and node.dtype == node.inputs[0].dtype:
+            dim, keep = node.attrs.get("dim"), node.attrs.get("keepdim", False)
+            return f"_np.add.reduce({args[0]}, {_literal(dim)}, None, {out}, {keep})"
+        if out is not None:
             if op.ufunc is not None and not node.attrs and _ufunc_source(op.ufunc):
                 return f"{_ufunc_source(op.ufunc)}({', '.join(args)}, out={out})"
             fn = self.ns.bind(f"_{op.name}_out", op.forward_out)
@@ -142,6 +166,9 @@ class Generator:
                 outs.append(f"_np.asarray({self.name(node)})")
             else:
                 outs.append(f"_np.array({self.name(node)})")  # a copy the user may keep
+        if self.commits:
+            lines.append("    # every value is computed: commit the assignments")
+            lines.extend(self.commits)
         lines.append(f"    return [{', '.join(outs)}], pending")
         return "\n".join(lines) + "\n"
 
@@ -155,12 +182,27 @@ class Generator:
         elif op.kind == "source":
             return f"    raise _SourceError({node.name!r})  # {node.source or ''}"
         elif op.kind == "effect" and "ref" in node.attrs:
-            ref = self.ns.bind("_" + var + "_ref", node.attrs["ref"])
-            text = f"{var} = {self.call(node)}; pending.append(({ref}, {var}))"
+            text = self.assignment(node)
         else:
             text = f"{var} = {self.call(node)}"
         comment = f"  # {node.source}" if node.source else ""
         return f"    {text}{comment}"
+
+    def assignment(self, node) -> str:
+        """An `assign`: in place already, committed at the end, or left to commit_assignments."""
+        var = self.name(node)
+        ref_obj = node.attrs["ref"]
+        ref = self.ns.bind("_" + var + "_ref", ref_obj)
+        target, value = node.inputs
+        plain = value.shape == target.shape and value.dtype == target.dtype
+        rhs = self.name(value) if plain else self.call(node)
+        if value in self.plan.in_place:
+            return f"{var} = {rhs}; {ref}._version[0] += 1  # written in place"
+        sources = [r for r in self.plan.roots.get(value, {value}) if r.op.kind == "source"]
+        if plain and not sources and id(ref_obj) in self.assigned_once and self.plan.roots:
+            self.commits.append(f"    _np.copyto({ref}.data, {var}); {ref}._version[0] += 1")
+            return f"{var} = {rhs}"
+        return f"{var} = {rhs}; pending.append(({ref}, {var}))"
 
     def buffers(self) -> None:
         for i, (shape, dtype) in enumerate(self.plan.buffers):

@@ -14,8 +14,6 @@ import numpy as np
 
 from .ir import numel
 
-EXTERNAL = "external"  # feeds, constants and Variables: storage the program never writes
-
 
 @dataclass
 class MemoryPlan:
@@ -25,6 +23,8 @@ class MemoryPlan:
     buffer_of: dict = field(default_factory=dict)
     buffers: list = field(default_factory=list)
     fresh: set = field(default_factory=set)
+    roots: dict = field(default_factory=dict)  # node -> the nodes whose storage it may share
+    in_place: dict = field(default_factory=dict)  # value node -> the assign writing it in place
     bytes_planned: int = 0
     bytes_reused: int = 0
 
@@ -43,8 +43,8 @@ def can_write_into(node) -> bool:
     if n is None or not node.shape:
         return False  # 0-d results come back as NumPy scalars; not worth a buffer
     if op.ufunc is not None and op.ufunc.nout == 1:
-        kinds = {i.dtype for i in node.inputs}
-        return kinds <= {node.dtype} or node.dtype.kind == "b"
+        exact = all(i.dtype == node.dtype or i.dtype.kind == "b" for i in node.inputs)
+        return exact or node.dtype.kind == "b"
     return True
 
 
@@ -54,34 +54,39 @@ def plan_memory(order: list, fetches: list, keep_to_end=()) -> MemoryPlan:
     end_of_run = len(order)
     last_use = {node: i for i, node in enumerate(order)}
     for i, node in enumerate(order):
-        for inp in node.inputs:
+        inputs = node.inputs
+        if node.op.kind == "effect" and "ref" in node.attrs:
+            inputs = inputs[1:]  # an assignment reads only its target's shape and dtype
+        for inp in inputs:
             last_use[inp] = max(last_use.get(inp, 0), i)
     for node in list(fetches) + list(keep_to_end):
         last_use[node] = end_of_run
     fetched = set(fetches)
     roots: dict = {}
     for node in order:
-        kind = node.op.kind
-        if kind == "source":
-            roots[node] = {EXTERNAL}
-        elif allocates_fresh(node):
+        if node.op.kind == "source" or allocates_fresh(node):
             roots[node] = {node}
         else:  # may be a view of any input (reshape, permute, opaque calls): shares their roots
             shared = {node}
-            for inp in node.inputs:
-                shared |= roots.get(inp, {EXTERNAL})
+            inputs = node.inputs
+            if node.op.kind == "effect" and "ref" in node.attrs:
+                inputs = inputs[1:]  # an assignment's value is a view of the value, not the target
+            for inp in inputs:
+                shared |= roots[inp]
             roots[node] = shared
     root_end: dict = {}
     for node in order:
         for r in roots[node]:
             root_end[r] = max(root_end.get(r, 0), last_use[node])
-    plan.fresh = {n for n in order if roots[n] == {n}}
+    plan.roots = roots
+    plan.fresh = {n for n in order if roots[n] == {n} and n.op.kind != "source"}
+    plan.in_place = _in_place_updates(order, fetched, root_end)
     free: dict = {}  # (shape, dtype) -> ids of the buffers free now
     release_at: dict = {}  # step -> buffers whose last reader runs at that step
     for i, node in enumerate(order):
         if node.op.kind == "elementwise":
             _release(release_at.pop(i, ()), free, plan)  # in place over a dying input is safe
-        if can_write_into(node) and node not in fetched:
+        if can_write_into(node) and node not in fetched and node not in plan.in_place:
             key = (tuple(node.shape), np.dtype(node.dtype))
             pool = free.get(key)
             if pool:
@@ -98,6 +103,46 @@ def plan_memory(order: list, fetches: list, keep_to_end=()) -> MemoryPlan:
                 release_at.setdefault(max(end, i), []).append(buf)
         _release(release_at.pop(i, ()), free, plan)
     return plan
+
+
+def _cannot_fail(node) -> bool:
+    op = node.op
+    if op.kind in ("source", "effect"):
+        return True
+    return op.kind == "elementwise" and op.ufunc is not None and numel(node.shape) is not None
+
+
+def _in_place_updates(order, fetched, root_end) -> dict:
+    """Assignments whose value can be computed straight into the Variable's array.
+
+    Safe when nothing reads the old value afterwards, the value is an elementwise ufunc of the
+    Variable's shape and dtype, it is the only assignment to that Variable, and no step after
+    it can fail (so a run that raises still changes no Variable).
+    """
+    last_unsafe = max((i for i, n in enumerate(order) if not _cannot_fail(n)), default=-1)
+    index = {n: i for i, n in enumerate(order)}
+    assigns: dict = {}
+    reads: dict = {}
+    for node in order:
+        if node.op.kind == "effect" and "ref" in node.attrs:
+            assigns.setdefault(id(node.attrs["ref"]), []).append(node)
+        elif node.op.name == "variable":
+            reads.setdefault(id(node.attrs["ref"]), []).append(node)
+    chosen = {}
+    for key, nodes in assigns.items():
+        if len(nodes) != 1:
+            continue
+        assign = nodes[0]
+        var, value = assign.inputs
+        i = index[value]
+        ok = (value.op.kind == "elementwise" and value.op.ufunc is not None
+              and value not in fetched and value.shape == var.shape and value.dtype == var.dtype
+              and numel(var.shape) is not None and i > last_unsafe
+              and value.op.kind != "source" and assign not in fetched
+              and all(root_end.get(r, 0) <= i for r in reads.get(key, [])))
+        if ok:
+            chosen[value] = assign
+    return chosen
 
 
 def _release(bufs, free, plan) -> None:

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...errors import ShapeError
+from ...ops.infer import broadcast
 from ...ops.registry import OPS
 from ..ir import PassResult, Rebuilder, numel
 from .fold_constants import MAX_FOLD_ELEMENTS
@@ -49,6 +51,16 @@ def _rule(rb, node, inputs):
             for x, c in ((a, b), (b, a)):
                 if _scalar_constant(c, 0) and _passes_through(node, x, c):
                     return _zeros(rb, node, x), "x * 0 -> zeros"
+    if op == "mul" and node.dtype.kind == "f":
+        for i, c in enumerate(inputs):
+            if c.op.name == "cast" and c.inputs[0].dtype.kind == "b" and c.shape == node.shape:
+                other = inputs[1 - i]
+                pair = (other, c.inputs[0]) if i else (c.inputs[0], other)
+                return rb.copy(node, pair), "x * cast(mask) -> x * mask (bools multiply as 0/1)"
+    if node.op.kind == "elementwise" and node.op.ufunc is not None and len(inputs) > 1:
+        found = _unbroadcast(rb, node, inputs)
+        if found is not None:
+            return found
     if op == "neg" and inputs[0].op.name == "neg":
         return inputs[0].inputs[0], "neg(neg(x)) -> x"
     if op in ("stop_gradient", "clone"):
@@ -61,6 +73,25 @@ def _rule(rb, node, inputs):
         return _permute(rb, node, inputs[0])
     if op in ("reshape", "reshape_like", "expand", "broadcast_to_like", "squeeze"):
         return _reshape(rb, node, inputs)
+    return None
+
+
+def _unbroadcast(rb, node, inputs):
+    """An explicit broadcast feeding a ufunc: let the ufunc broadcast instead."""
+    if numel(node.shape) is None:
+        return None
+    for i, x in enumerate(inputs):
+        if x.op.name not in ("expand", "broadcast_to_like"):
+            continue
+        source = x.inputs[0]
+        rest = [n.shape for j, n in enumerate(inputs) if j != i]
+        try:
+            shape = broadcast(node.op.name, source.shape, *rest)
+        except ShapeError:
+            continue
+        if shape == node.shape and source.dtype == x.dtype:
+            new_inputs = inputs[:i] + (source,) + inputs[i + 1:]
+            return rb.copy(node, new_inputs), f"{node.op.name}(broadcast(x), y) -> broadcasting"
     return None
 
 
