@@ -45,13 +45,15 @@ def test_only_what_the_fetches_need_runs(small):
     assert list(dj.Session(g).run([w, w * 2.0])[1]) == [0, 2, 4]  # x is not needed: no feed
 
 
-def test_fetched_values_do_not_alias_variables(small):
+@pytest.mark.parametrize("level", [0, 2], ids=["interpreted", "compiled"])
+def test_fetched_values_do_not_alias_variables(small, level):
     g, x, k, w, y, s = small
     with g.as_default():
         step = dj.assign(w, w + 1.0)
-    sess = dj.Session(g)
+    sess = dj.Session(g, optimize=level)
     held, _ = sess.run([w, step])
-    np.testing.assert_array_equal(held, [0, 1, 2])
+    assert list(held) == [0, 1, 2], "Program contract (runtime/program.py): a fetched value " \
+        "must not alias a Variable's storage; this one changed when the run's assign committed"
     np.testing.assert_array_equal(w.numpy(), [1, 2, 3])
 
 
