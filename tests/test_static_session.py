@@ -97,26 +97,31 @@ def test_same_kind_values_are_converted_like_tf1(small):
     assert sess.run(y, {x: np.ones((1, 3), np.int32)}).dtype == np.float32
 
 
-def test_reads_see_values_from_before_the_run_and_assigns_commit_together():
+LEVELS = pytest.mark.parametrize("level", [0, 2], ids=["interpreted", "compiled"])
+
+
+@LEVELS
+def test_reads_see_values_from_before_the_run_and_assigns_commit_together(level):
     with dj.Graph() as g:
         a = dj.Variable(1.0, name="a")
         b = dj.Variable(2.0, name="b")
         swap = dj.group(dj.assign(a, b), dj.assign(b, a))
         read = a * 10.0
-    sess = dj.Session(g)
+    sess = dj.Session(g, optimize=level)
     version = a._version[0]
     assert sess.run([swap, read]) == [None, 10.0]  # the read sees a's old value
     assert (a.item(), b.item()) == (2.0, 1.0)  # a swap: both old values committed
     assert a._version[0] == version + 1
 
 
-def test_a_failing_run_changes_no_variable():
+@LEVELS
+def test_a_failing_run_changes_no_variable(level):
     with dj.Graph() as g:
         v = dj.Variable(np.zeros(3), name="v")
         idx = dj.placeholder((), dj.int64, name="idx")
         step = dj.assign(v, v + 1.0)
         bad = dj.Variable(np.zeros(3))[idx]  # fails at run time for an index out of range
-    sess = dj.Session(g)
+    sess = dj.Session(g, optimize=level)
     with pytest.raises(IndexError):
         sess.run([step, bad], {idx: 7})
     np.testing.assert_array_equal(v.numpy(), [0, 0, 0])
