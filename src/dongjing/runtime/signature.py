@@ -19,8 +19,11 @@ def signature(args: tuple, kwargs: dict, watched: tuple = (), arrays: list | Non
         _leaf(f"arg {i}", value, entries, arrays)
     for key in sorted(kwargs):
         _leaf(f"kwarg {key!r}", kwargs[key], entries, arrays)
-    for i, obj in enumerate(watched):
-        _leaf(f"{type(obj).__name__} {i} (read by the function)", obj, entries, arrays)
+    labels: dict = {}
+    for obj in watched:
+        label = f"{'module' if _is_module(obj) else 'optimizer'} {type(obj).__name__}"
+        labels[label] = labels.get(label, -1) + 1
+        _leaf(label + (f" #{labels[label]}" if labels[label] else ""), obj, entries, arrays)
     return tuple(entries)
 
 
@@ -165,6 +168,8 @@ def _show(kind: str, detail) -> str:
         return f"tensor {detail[0]} {np.dtype(detail[1])}"
     if kind == "value":
         return repr(detail[1])
+    if kind == "variable":
+        return f"Variable {detail[1]} {np.dtype(detail[2])}"
     if kind in ("tuple", "list"):
         return f"{kind} of {detail}"
     return kind

@@ -95,6 +95,8 @@ def describe_guard_change(guards: list[tuple]) -> list[str]:
             name = getattr(t, "var_name", None) or type(t).__name__
             before, after = ("None", "a tensor") if was_none else ("a tensor", "None")
             reasons.append(f".grad of {name} {_shape(t.shape)}: {before} -> {after}")
+    if len(reasons) > 2:
+        reasons[2:] = [f"and {len(reasons) - 2} more"]
     return reasons
 
 

@@ -7,7 +7,7 @@ import inspect
 import time
 import warnings
 
-from ..errors import DongjingError
+from ..errors import DongjingError, GraphError
 from ..tensor import Tensor
 from .signature import map_tensors
 from .trace_grads import TraceGrads, guards_hold
@@ -35,7 +35,10 @@ class Trace:
                 try:
                     out = fn(*sym_args, **sym_kwargs)
                 except DongjingError as exc:
-                    note = f" [raised while dj.jit traced {name}()]"
+                    note = f" [raised while dj.jit traced {name}()"
+                    if isinstance(exc, GraphError) and "dj.cond" not in str(exc):
+                        note += ": values are unknown while tracing; return a tensor to get it"
+                    note += "]"
                     if exc.args and isinstance(exc.args[0], str) and note not in exc.args[0]:
                         exc.args = (exc.args[0] + note,) + exc.args[1:]
                     raise
