@@ -11,17 +11,17 @@ C = "control"
 
 
 # --- the ops ---------------------------------------------------------------------------------
-def _run(sub, arrays):
-    from ..runtime.interpreter import run_subgraph
+def _program(sub):
+    from ..runtime.interpreter import subgraph_program
 
-    return run_subgraph(sub, arrays)
+    return subgraph_program(sub)
 
 
 def _cond_forward(pred, *captures, true_graph, false_graph, out_specs):
     n_true = len(true_graph.captures)
     if bool(pred):
-        return tuple(_run(true_graph, list(captures[:n_true])))
-    return tuple(_run(false_graph, list(captures[n_true:])))
+        return tuple(_program(true_graph)(list(captures[:n_true])))
+    return tuple(_program(false_graph)(list(captures[n_true:])))
 
 
 def _cond_infer(pred: Spec, *captures: Spec, true_graph, false_graph, out_specs):
@@ -36,11 +36,12 @@ def _while_forward(*arrays, cond_graph, body_graph, n_vars, maximum_iterations, 
     n_cond = len(cond_graph.captures)
     cond_caps = list(arrays[n_vars:n_vars + n_cond])
     body_caps = list(arrays[n_vars + n_cond:])
+    test, step = _program(cond_graph), _program(body_graph)
     steps = 0
     while maximum_iterations is None or steps < maximum_iterations:
-        if not bool(_run(cond_graph, values + cond_caps)[0]):
+        if not test(values + cond_caps)[0]:
             break
-        values = _run(body_graph, values + body_caps)
+        values = step(values + body_caps)
         steps += 1
     return tuple(values)
 

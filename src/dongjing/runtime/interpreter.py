@@ -99,10 +99,15 @@ def build_program(graph, fetch_nodes, feed_nodes) -> Interpreter:
     return Interpreter(graph, fetch_nodes, feed_nodes)
 
 
-def run_subgraph(sub, arrays: list) -> list:
-    """Run a control-flow sub-graph on its argument values; returns its output values."""
-    program = sub.__dict__.get("_program")
+def subgraph_program(sub) -> Interpreter:
+    """The (cached) program running a control-flow sub-graph: args in, outputs out."""
+    program = getattr(sub, "_program", None)
     if program is None or program[0] != sub.version:
         program = (sub.version, Interpreter(sub, sub.outputs, sub.args))
         sub._program = program
-    return program[1](arrays)
+    return program[1]
+
+
+def run_subgraph(sub, arrays: list) -> list:
+    """Run a control-flow sub-graph on its argument values; returns its output values."""
+    return subgraph_program(sub)(arrays)
