@@ -43,7 +43,8 @@ def _identifier(name: str, taken: set) -> str:
     ident = re.sub(r"\W", "_", name)
     if not ident or ident[0].isdigit() or ident[0] == "_":
         ident = "v" + ident
-    if keyword.iskeyword(ident) or hasattr(builtins, ident) or ident in ("feeds",):
+    if keyword.iskeyword(ident) or hasattr(builtins, ident) or ident in ("feeds", "outputs",
+                                                                            "pending"):
         ident += "_"
     base, i = ident, 1
     while ident in taken:
@@ -166,10 +167,11 @@ class Generator:
                 outs.append(f"_np.asarray({self.name(node)})")
             else:
                 outs.append(f"_np.array({self.name(node)})")  # a copy the user may keep
+        lines.append(f"    outputs = [{', '.join(outs)}]  # taken before any Variable changes")
         if self.commits:
             lines.append("    # every value is computed: commit the assignments")
             lines.extend(self.commits)
-        lines.append(f"    return [{', '.join(outs)}], pending")
+        lines.append("    return outputs, pending")
         return "\n".join(lines) + "\n"
 
     def statement(self, node) -> str:
@@ -197,7 +199,7 @@ class Generator:
         plain = value.shape == target.shape and value.dtype == target.dtype
         rhs = self.name(value) if plain else self.call(node)
         if value in self.plan.in_place:
-            return f"{var} = {rhs}; {ref}._version[0] += 1  # written in place"
+            return f"{var} = {rhs}; {ref}._version[0] += 1  # (written in place)"
         sources = [r for r in self.plan.roots.get(value, {value}) if r.op.kind == "source"]
         if plain and not sources and id(ref_obj) in self.assigned_once and self.plan.roots:
             self.commits.append(f"    _np.copyto({ref}.data, {var}); {ref}._version[0] += 1")
