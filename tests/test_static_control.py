@@ -158,3 +158,22 @@ def test_badly_formed_control_flow_errors_name_the_problem():
         with pytest.raises(dj.GraphError, match="dj.cond"):
             if dj.sum(x) > 0:
                 pass
+
+
+def test_while_loop_inside_cond_and_second_order_gradients():
+    with dj.Graph() as g:
+        x = dj.placeholder((), dj.float64, name="x")
+
+        def cube():
+            one = dj.constant(1.0, dj.float64)
+            _, v = dj.while_loop(lambda i, v: i < 3, lambda i, v: (i + 1, v * x),
+                                 [dj.constant(0), one], maximum_iterations=3)
+            return v
+
+        y = dj.cond(x > 0, cube, lambda: x * 2.0)
+        (gx,) = dj.gradients(y, [x])
+        (ggx,) = dj.gradients(gx, [x])
+    g.verify()
+    sess = dj.Session(g, optimize=0)
+    np.testing.assert_allclose(sess.run([y, gx, ggx], {x: 1.5}), [1.5**3, 3 * 1.5**2, 6 * 1.5])
+    np.testing.assert_allclose(sess.run([y, gx, ggx], {x: -1.5}), [-3.0, 2.0, 0.0])

@@ -88,6 +88,10 @@ def gradients(ys, xs, grad_ys=None) -> list:
         if len(grad_ys) != len(ys):
             raise GraphError(f"dj.gradients: {len(grad_ys)} grad_ys for {len(ys)} ys")
     y_nodes = [_node_in(graph, y, "ys") for y in ys]
+    for y, node in zip(ys, y_nodes):
+        if node is None and y._node is not None:
+            raise GraphError(f"dj.gradients: ys {ys[0].name!r} and {y.name!r} belong to "
+                             "different graphs")
     x_nodes = [_node_in(graph, x, "xs") for x in xs]
     targets = {n for n in x_nodes if n is not None}
     with graph.as_default():
