@@ -70,7 +70,8 @@ def to_node(graph, t):
             f"tensor {node.name!r} belongs to another graph ({node.graph.name!r}) than the one "
             f"being built ({graph.name!r})"
         )
-    if graph.parent is not None:  # eager tensors live in the root graph, captured from there
+    if graph.parent is not None and hasattr(graph, "resolve_outer"):
+        # a sub-graph: eager tensors live in the root graph, and are captured from there
         return graph.resolve_outer(to_node(graph.parent, t))
     key = id(t)
     entry = graph._captured.get(key)  # (tensor, node): holding the tensor keeps its id unique

@@ -132,7 +132,7 @@ def cond(pred, true_fn, false_fn):
     pred_t = as_tensor(pred)
     pred_node = builder.to_node(parent, pred_t)
     _cond_infer(Spec(pred_node.shape, pred_node.dtype), true_graph=None, false_graph=None,
-                out_specs=None)
+                out_specs=None)  # a bad predicate fails before the branches are traced
     true_graph, structure = trace(lambda: true_fn(), [], parent, "true_branch")
     false_graph, _ = trace(lambda: false_fn(), [], parent, "false_branch")
     specs = _merge_specs("dj.cond", true_graph.outputs, false_graph.outputs)
