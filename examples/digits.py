@@ -1,5 +1,6 @@
 """Train on scikit-learn's 8x8 digits with dongjing, both ways: eagerly (define-by-run) and as a
-static graph (placeholders + optimizer.minimize + Session), from the same seed.
+static graph (placeholders + optimizer.minimize + Session), from the same seed; and the eager
+step traced by dj.jit.
 
     python examples/digits.py            # MLP and CNN, both modes; writes examples/out/
     python examples/digits.py --epochs 5 --models mlp
@@ -8,6 +9,7 @@ static graph (placeholders + optimizer.minimize + Session), from the same seed.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import time
 from dataclasses import dataclass, field
@@ -66,85 +68,84 @@ class Run:
         return 1000.0 * self.train_seconds / max(self.steps, 1)
 
 
-def _batches(train, epochs: int, seed: int, batch_size: int):
-    """The same shuffled batches for every mode: a loader with its own seeded generator."""
+def _train(run: Run, train, epochs: int, seed: int, batch_size: int, step) -> None:
+    """The loop all modes share: the same shuffled batches (a loader with its own seeded
+    generator), `step(x, y) -> (loss, correct)`, a tqdm bar per epoch with loss and accuracy."""
     loader = dj.data.DataLoader(train, batch_size=batch_size, shuffle=True,
                                 generator=np.random.default_rng(seed))
     for epoch in range(epochs):
-        yield epoch, len(loader), loader
-
-
-def _progress(loader, total, desc):
-    if tqdm is None:
-        return loader
-    return tqdm(loader, total=total, desc=desc, leave=False, unit="step", dynamic_ncols=True)
-
-
-def _show(bar, loss_sum, correct, seen):
-    if tqdm is not None:
-        bar.set_postfix(loss=f"{loss_sum / max(seen, 1):.4f}", acc=f"{correct / max(seen, 1):.3f}")
-
-
-def train_eager(model_name, train, test, epochs, seed=0, batch_size=64, lr=0.05) -> Run:
-    """Define-by-run: every step computes now and records the tape; backward(); step()."""
-    run = Run(model_name, "eager")
-    model = run.model = build(model_name, seed)
-    opt = run.optimizer = dj.optim.SGD(model.parameters(), lr=lr, momentum=0.9)
-    for epoch, total, loader in _batches(train, epochs, seed, batch_size):
-        bar = _progress(loader, total, f"{model_name} eager  epoch {epoch + 1}/{epochs}")
+        batches = loader
+        if tqdm is not None:
+            batches = tqdm(loader, total=len(loader), leave=False, unit="step",
+                           desc=f"{run.model_name} {run.mode:<6} epoch {epoch + 1}/{epochs}")
         loss_sum = correct = seen = 0
         start = time.perf_counter()
-        for x, y in bar:
-            logits = model(x)
-            loss = F.cross_entropy(logits, y)
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-            run.losses.append(loss.item())
+        for x, y in batches:
+            loss, hits = step(x, y)
+            run.losses.append(float(loss))
             n = len(y)
-            loss_sum, seen = loss_sum + run.losses[-1] * n, seen + n
-            correct += int((logits.numpy().argmax(1) == y.numpy()).sum())
-            _show(bar, loss_sum, correct, seen)
+            loss_sum, correct, seen = loss_sum + run.losses[-1] * n, correct + int(hits), seen + n
+            if tqdm is not None:
+                batches.set_postfix(loss=f"{loss_sum / seen:.4f}", acc=f"{correct / seen:.3f}")
         run.train_seconds += time.perf_counter() - start
-        run.steps += total
+        run.steps += len(loader)
+
+
+def _accuracy(logits: np.ndarray, y) -> float:
+    return float((logits.argmax(1) == np.asarray(y)).mean())
+
+
+def _start(model_name: str, mode: str, seed: int, lr: float) -> Run:
+    run = Run(model_name, mode, model=build(model_name, seed))
+    run.optimizer = dj.optim.SGD(run.model.parameters(), lr=lr, momentum=0.9)
+    return run
+
+
+def _eager_step(model, opt):
+    def step(x, y):
+        logits = model(x)
+        loss = F.cross_entropy(logits, y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        return loss, dj.sum(dj.eq(dj.argmax(logits, dim=1), y))
+
+    return step
+
+
+def train_eager(model_name, train, test, epochs, seed=0, batch_size=64, lr=0.05,
+                jit=False) -> Run:
+    """Define-by-run: every step computes now, records the tape, backward(), step().
+    With `jit=True` the same step function is traced once per batch shape by `dj.jit`."""
+    run = _start(model_name, "jit" if jit else "eager", seed, lr)
+    step = _eager_step(run.model, run.optimizer)
+    _train(run, train, epochs, seed, batch_size, dj.jit(step) if jit else step)
     x_test, y_test = test.tensors
     with dj.no_grad():
-        model.eval()
-        run.test_accuracy = float((model(x_test).numpy().argmax(1) == y_test.numpy()).mean())
-        model.train()
+        run.test_accuracy = _accuracy(run.model.eval()(x_test).numpy(), y_test)
+    run.model.train()
     return run
 
 
 def train_static(model_name, train, test, epochs, seed=0, batch_size=64, lr=0.05) -> Run:
     """Define-and-run: build the graph once (placeholders with a None batch dim, minimize),
     then feed batches to Session.run. The model's Parameters are the graph's Variables."""
-    run = Run(model_name, "static")
-    model = run.model = build(model_name, seed)
-    opt = run.optimizer = dj.optim.SGD(model.parameters(), lr=lr, momentum=0.9)
+    run = _start(model_name, "static", seed, lr)
     with dj.Graph() as g:
         x = dj.placeholder((None, 64), name="x")
         y = dj.placeholder((None,), dj.int64, name="y")
-        logits = model(x)
+        logits = run.model(x)
         loss = F.cross_entropy(logits, y)
-        correct_op = dj.sum(dj.eq(dj.argmax(logits, dim=1), y))
-        train_op = opt.minimize(loss)
+        correct = dj.sum(dj.eq(dj.argmax(logits, dim=1), y))
+        train_op = run.optimizer.minimize(loss)
     sess = dj.Session(g)
-    for epoch, total, loader in _batches(train, epochs, seed, batch_size):
-        bar = _progress(loader, total, f"{model_name} static epoch {epoch + 1}/{epochs}")
-        loss_sum = correct = seen = 0
-        start = time.perf_counter()
-        for xb, yb in bar:
-            loss_value, hits, _ = sess.run([loss, correct_op, train_op],
-                                           {x: xb.numpy(), y: yb.numpy()})
-            run.losses.append(float(loss_value))
-            n = len(yb)
-            loss_sum, seen, correct = loss_sum + run.losses[-1] * n, seen + n, correct + int(hits)
-            _show(bar, loss_sum, correct, seen)
-        run.train_seconds += time.perf_counter() - start
-        run.steps += total
+
+    def step(xb, yb):
+        return sess.run([loss, correct, train_op], {x: xb.numpy(), y: yb.numpy()})[:2]
+
+    _train(run, train, epochs, seed, batch_size, step)
     x_test, y_test = test.tensors
-    predictions = sess.run(logits, {x: x_test.numpy()}).argmax(1)
-    run.test_accuracy = float((predictions == y_test.numpy()).mean())
+    run.test_accuracy = _accuracy(sess.run(logits, {x: x_test.numpy()}), y_test)
     return run
 
 
@@ -185,19 +186,38 @@ def check_checkpoint(path: str, run: Run, test) -> float:
         return float((model.eval()(x_test).numpy().argmax(1) == y_test.numpy()).mean())
 
 
+def blas_threads(n: int):
+    """Limit BLAS to `n` threads when threadpoolctl is installed: these matrices are tiny, and
+    on a small or busy machine BLAS threads cost far more than they save (10x here)."""
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:
+        return contextlib.nullcontext()
+    return threadpool_limits(n, user_api="blas")
+
+
 def main(argv=None) -> list[Run]:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--epochs", type=int, default=20)
     parser.add_argument("--models", default="mlp,cnn")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", default=OUT)
+    parser.add_argument("--blas-threads", type=int, default=1)
     args = parser.parse_args(argv)
+    with blas_threads(args.blas_threads):
+        return _main(args)
+
+
+def _main(args) -> list[Run]:
     train, test = dj.data.datasets.digits()
     print(f"digits: {len(train)} training and {len(test)} test examples; "
           f"{args.epochs} epochs, batch 64, SGD lr 0.05 momentum 0.9, seed {args.seed}")
+    trainers = [train_eager, train_static]
+    if hasattr(dj, "jit"):
+        trainers.append(lambda *a: train_eager(*a, jit=True))
     runs = []
     for name in args.models.split(","):
-        for trainer in (train_eager, train_static):
+        for trainer in trainers:
             runs.append(trainer(name, train, test, args.epochs, args.seed))
             r = runs[-1]
             print(f"  {name:<4} {r.mode:<7} test accuracy {r.test_accuracy:.4f}, final loss "

@@ -23,7 +23,8 @@ _spec.loader.exec_module(digits)
 
 @pytest.fixture(scope="module")
 def data():
-    return dj.data.datasets.digits()
+    with digits.blas_threads(1):
+        yield dj.data.datasets.digits()
 
 
 def test_mlp_eager_and_static_agree_and_learn(data):
@@ -51,3 +52,12 @@ def test_outputs_and_checkpoint_reload(data, tmp_path):
     ckpt, png = digits.save_outputs([run], str(tmp_path))
     assert os.path.getsize(ckpt) > 0 and (png is None or os.path.getsize(png) > 0)
     assert digits.check_checkpoint(ckpt, run, test) == run.test_accuracy
+
+
+def test_jit_traced_step_agrees(data):
+    if not hasattr(dj, "jit"):
+        pytest.skip("dj.jit is not available")
+    train, test = data
+    eager = digits.train_eager("mlp", train, test, epochs=1)
+    traced = digits.train_eager("mlp", train, test, epochs=1, jit=True)
+    np.testing.assert_allclose(traced.losses, eager.losses, rtol=1e-4, atol=1e-6)
