@@ -7,6 +7,8 @@ import importlib
 from ..errors import FeedError, GraphError
 from . import feeds, interpreter
 
+_CACHE_LIMIT = 256  # cached run plans per session before the cache starts over
+
 
 def _flatten(fetches, out: list):
     """Append the leaves of `fetches` to `out`; return a function that rebuilds the structure."""
@@ -97,6 +99,9 @@ class Session:
                 raise FeedError(feeds.missing_message(missing))
             unused = [n for n in fed if n not in feed_nodes]
             entry = (feed_nodes, unused, self._program(fetch_nodes, feed_nodes))
+            if len(self._runs) >= _CACHE_LIMIT:  # a graph that keeps growing between runs
+                self._runs.clear()
+                self._programs.clear()
             self._runs[run_key] = entry
         feed_nodes, unused, program = entry
         arrays = [feeds.convert(node, fed[node]) for node in feed_nodes]
