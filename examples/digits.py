@@ -56,6 +56,7 @@ def build(model_name: str, seed: int) -> nn.Module:
 class Run:
     model_name: str
     mode: str
+    epochs: int = 0
     losses: list = field(default_factory=list)
     train_seconds: float = 0.0
     steps: int = 0
@@ -89,6 +90,7 @@ def _train(run: Run, train, epochs: int, seed: int, batch_size: int, step) -> No
                 batches.set_postfix(loss=f"{loss_sum / seen:.4f}", acc=f"{correct / seen:.3f}")
         run.train_seconds += time.perf_counter() - start
         run.steps += len(loader)
+        run.epochs += 1
 
 
 def _accuracy(logits: np.ndarray, y) -> float:
@@ -163,13 +165,20 @@ def save_outputs(runs: list[Run], out_dir: str) -> tuple[str, str | None]:
         import matplotlib.pyplot as plt
     except ImportError:
         return ckpt, None
-    fig, ax = plt.subplots(figsize=(7, 4))
-    for r in runs:
-        style = "-" if r.mode == "eager" else "--"
-        ax.plot(r.losses, style, linewidth=1, label=f"{r.model_name} {r.mode}")
-    ax.set(xlabel="step", ylabel="training loss (cross-entropy)", yscale="log",
-           title="dongjing on digits: eager and static, same seed")
-    ax.legend()
+    names = list(dict.fromkeys(r.model_name for r in runs))
+    fig, axes = plt.subplots(1, len(names), figsize=(5 * len(names), 3.8), squeeze=False)
+    styles = {"eager": dict(linestyle="-", linewidth=3, alpha=0.5),
+              "static": dict(linestyle="--", marker="o", markersize=3),
+              "jit": dict(linestyle=":", marker="x", markersize=4)}
+    for ax, name in zip(axes[0], names):
+        for r in (r for r in runs if r.model_name == name):
+            steps_per_epoch = len(r.losses) // max(r.epochs, 1)
+            per_epoch = np.asarray(r.losses[:steps_per_epoch * r.epochs]).reshape(r.epochs, -1)
+            ax.plot(np.arange(1, r.epochs + 1), per_epoch.mean(1), label=r.mode,
+                    **styles.get(r.mode, {}))
+        ax.set(xlabel="epoch", ylabel="mean training loss", yscale="log", title=name)
+        ax.legend()
+    fig.suptitle("dongjing on digits: the same seed eagerly, as a static graph, and by dj.jit")
     png = os.path.join(out_dir, "loss_curve.png")
     fig.tight_layout()
     fig.savefig(png, dpi=120)
