@@ -146,3 +146,48 @@ def test_unhashable_argument_is_a_clear_error():
     jitted = dj.jit(lambda x, opts: x)
     with pytest.raises(TypeError, match="arg 1.*unhashable set"):
         jitted(dj.ones(2), {1, 2})
+
+
+def test_nested_and_keyword_tensor_arguments_are_fed():
+    from collections import namedtuple
+
+    Pair = namedtuple("Pair", "a b")
+    jitted = dj.jit(lambda pair, scale=None: pair.a * pair.b + scale["c"])
+    for k in (1.0, 2.0):
+        out = jitted(Pair(dj.ones(2), dj.full((2,), k)), scale={"c": dj.full((2,), 3 * k)})
+        assert out.tolist() == [4 * k, 4 * k]
+    assert jitted.cache_size == 1
+    assert [n.name for n in jitted.graph(Pair(dj.ones(2), dj.ones(2)), scale={"c": dj.ones(2)})
+            .placeholders()] == ["pair_0", "pair_1", "scale_c"]
+
+
+def test_jit_on_a_method_binds_self():
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(3, 2)
+            self.drop = nn.Dropout(0.5)
+
+        @dj.jit
+        def forward(self, x):
+            return self.drop(self.fc(x))
+
+    dj.manual_seed(0)
+    net = Net()
+    x = dj.ones(200, 3)
+    first, second = net(x).numpy(), net(x).numpy()
+    assert (first == 0).any() and not np.array_equal(first == 0, second == 0)  # fresh masks
+    net.eval()
+    np.testing.assert_allclose(net(x).numpy(), net.fc(x).numpy(), rtol=1e-6)
+    assert Net.forward.cache_size == 2
+    assert Net.forward.retrace_reasons == ["arg 0: training flags (True, True, True) -> "
+                                           "(False, False, False)"]
+
+
+def test_variables_are_captured_by_reference():
+    w = dj.Variable(np.ones(3, np.float32))
+    jitted = dj.jit(lambda x, v: x * v)
+    assert jitted(dj.ones(3), w).tolist() == [1.0, 1.0, 1.0]
+    dj.assign(w, [2.0, 2.0, 2.0])
+    assert jitted(dj.ones(3), w).tolist() == [2.0, 2.0, 2.0]
+    assert jitted.cache_size == 1

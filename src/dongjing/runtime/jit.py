@@ -4,6 +4,7 @@ it, and cache the result per call signature; a new signature retraces and says w
 from __future__ import annotations
 
 import functools
+import types
 
 from ..graph import builder
 from ..tensor import grad_scope
@@ -43,6 +44,10 @@ class JitFunction:
         arrays: list = []
         trace = self._trace_for(args, kwargs, arrays)
         return trace.run(arrays)
+
+    def __get__(self, obj, objtype=None):
+        """As a method: `self` is the first argument (a module: its training flags count)."""
+        return self if obj is None else types.MethodType(self, obj)
 
     def graph(self, *args, **kwargs):
         """The traced graph (before optimization) for these arguments (tracing if new)."""

@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..graph.variable import Variable
+from ..nn.module import Module
+from ..optim.optimizer import Optimizer
 from ..tensor import Tensor
 
 
@@ -38,8 +41,9 @@ def map_tensors(args: tuple, kwargs: dict, fn) -> tuple[tuple, dict]:
 def _map(path: str, value, fn):
     if isinstance(value, (Tensor, np.ndarray)) and not _is_variable(value):
         return fn(path, value)
-    if isinstance(value, (tuple, list)) and type(value) in (tuple, list):
-        return type(value)(_map(f"{path}[{i}]", v, fn) for i, v in enumerate(value))
+    if isinstance(value, (tuple, list)):
+        items = [_map(f"{path}[{i}]", v, fn) for i, v in enumerate(value)]
+        return type(value)(*items) if hasattr(value, "_fields") else type(value)(items)
     if isinstance(value, dict):
         return {k: _map(f"{path}[{k!r}]", v, fn) for k, v in value.items()}
     return value
@@ -56,8 +60,8 @@ def _leaf(path: str, value, entries: list, arrays: list) -> None:
     elif isinstance(value, np.ndarray):
         entries.append((path, "tensor", (value.shape, value.dtype.str)))
         arrays.append(value)
-    elif isinstance(value, (tuple, list)) and type(value) in (tuple, list):
-        entries.append((path, type(value).__name__, len(value)))
+    elif isinstance(value, (tuple, list)):
+        entries.append((path, "sequence", (type(value), len(value))))
         for i, item in enumerate(value):
             _leaf(f"{path}[{i}]", item, entries, arrays)
     elif isinstance(value, dict):
@@ -80,8 +84,6 @@ def _leaf(path: str, value, entries: list, arrays: list) -> None:
 
 
 def _is_variable(value) -> bool:
-    from ..graph.variable import Variable
-
     return isinstance(value, Variable)
 
 
@@ -99,14 +101,10 @@ def _hashable(value) -> bool:
 
 
 def _is_module(value) -> bool:
-    from ..nn.module import Module
-
     return isinstance(value, Module)
 
 
 def _is_optimizer(value) -> bool:
-    from ..optim.optimizer import Optimizer
-
     return isinstance(value, Optimizer)
 
 
@@ -125,7 +123,7 @@ def watched_objects(fn) -> tuple:
         scope = getattr(fn, "__globals__", {})
         candidates += [scope.get(name) for name in code.co_names]
     for obj in candidates:
-        if (_is_module(obj) or _is_optimizer(obj)) and not any(obj is f for f in found):
+        if isinstance(obj, (Module, Optimizer)) and not any(obj is f for f in found):
             found.append(obj)
     return tuple(found)
 
@@ -157,7 +155,9 @@ def describe_changes(old: tuple, new: tuple) -> list[str]:
             reasons.append(f"{path}: training flags {old_detail[1]} -> {detail[1]}")
         elif kind == "optimizer":
             reasons.append(f"{path}: hyperparameters {_diff_groups(old_detail[1], detail[1])}")
-        elif kind != "tuple" and kind != "list":  # a length change shows as new/removed items
+        elif kind == "sequence" and old_detail[0] != detail[0]:
+            reasons.append(f"{path}: {old_detail[0].__name__} -> {detail[0].__name__}")
+        elif kind != "sequence":  # a length change shows as new/removed items
             reasons.append(f"{path}: {_show(old_kind, old_detail)} -> {_show(kind, detail)}")
     reasons += [f"{path}: removed" for path in before if path not in after]
     return reasons
@@ -170,8 +170,8 @@ def _show(kind: str, detail) -> str:
         return repr(detail[1])
     if kind == "variable":
         return f"Variable {detail[1]} {np.dtype(detail[2])}"
-    if kind in ("tuple", "list"):
-        return f"{kind} of {detail}"
+    if kind == "sequence":
+        return f"{detail[0].__name__} of {detail[1]}"
     return kind
 
 

@@ -4,6 +4,7 @@ compiled unit that dj.jit caches per signature."""
 from __future__ import annotations
 
 import inspect
+import re
 import time
 import warnings
 
@@ -58,19 +59,28 @@ class Trace:
         self.n_out = len(out_nodes)
         self.fetches = out_nodes + [n for _, n in symbolic] + effects
         self.session = Session(self.graph, optimize=optimize)
-        self.session.optimized_graph(self.fetches)  # compile now, so compile time is measured
+        # compiled now (so compile time is measured) and called directly: the signature already
+        # guarantees each fed array's shape and dtype, so Session.run's feed checks are skipped
+        self.program = self.session._program_for(self.fetches)
+        self._feed_plan = self._plan_feeds()
         self.compile_time = time.perf_counter() - start
+
+    def _plan_feeds(self) -> list:
+        """For each placeholder the program takes: an argument index, or a parameter (fed its
+        eager .grad)."""
+        from .interpreter import needed_nodes
+
+        args = {node: i for i, node in enumerate(self.placeholders)}
+        grads = {node: p for p, node in self.grad_inputs}
+        needed = needed_nodes(self.fetches, set())
+        return [args[n] if n in args else grads[n] for n in needed if n.op.name == "placeholder"]
 
     def _placeholder_maker(self, names: list):
         from ..graph.builder import placeholder
 
         def make(path: str, value):
             data = value.data if isinstance(value, Tensor) else value
-            head = path.split("[")[0].split(" ")
-            base = head[1].strip("'")
-            if head[0] == "arg":
-                base = names[int(base)] if int(base) < len(names) else f"arg{base}"
-            t = placeholder(data.shape, data.dtype, name=base)
+            t = placeholder(data.shape, data.dtype, name=_placeholder_name(path, names))
             self.placeholders.append(t._node)
             return t
 
@@ -82,10 +92,8 @@ class Trace:
 
     def run(self, arrays: list):
         """Run the traced graph on the arrays of the tensor arguments; eager results."""
-        feed = dict(zip(self.placeholders, arrays))
-        for p, node in self.grad_inputs:
-            feed[node] = p._grad.data
-        values = self.session.run(self.fetches, feed)
+        feed = [arrays[src] if type(src) is int else src._grad.data for src in self._feed_plan]
+        values = self.program(feed)
         for p in self.grads_none:
             p._grad = None
         for p, g in self.grads_eager:
@@ -98,6 +106,17 @@ class Trace:
     def source(self) -> str | None:
         """The generated Python source of the traced graph."""
         return self.session.source(self.fetches)
+
+
+def _placeholder_name(path: str, names: list) -> str:
+    """"arg 0[1]" -> "x_1", "kwarg 'scale'['c']" -> "scale_c" (the function's own names)."""
+    kind, _, rest = path.partition(" ")
+    head, *items = rest.replace("]", "").split("[")
+    base = head.strip("'")
+    if kind == "arg":
+        base = names[int(base)] if int(base) < len(names) else f"arg{base}"
+    parts = [base] + [re.sub(r"\W", "", item.strip("'\"")) for item in items]
+    return "_".join(p for p in parts if p) or "arg"
 
 
 def _parameter_names(fn) -> list:
@@ -154,5 +173,5 @@ def _warn_reads_after_assign(graph, name: str) -> None:
             "an update in the same call (e.g. a forward pass after opt.step()); in the traced "
             "graph every read sees the value from before the call",
             UserWarning,
-            stacklevel=4,
+            stacklevel=5,
         )
