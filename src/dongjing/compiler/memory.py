@@ -138,7 +138,7 @@ def _in_place_updates(order, fetched, root_end) -> dict:
         ok = (value.op.kind == "elementwise" and value.op.ufunc is not None
               and value not in fetched and value.shape == var.shape and value.dtype == var.dtype
               and numel(var.shape) is not None and i > last_unsafe
-              and value.op.kind != "source" and assign not in fetched
+              and value.op.kind != "source"
               and all(root_end.get(r, 0) <= i for r in reads.get(key, [])))
         if ok:
             chosen[value] = assign
