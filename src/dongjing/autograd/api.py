@@ -110,6 +110,8 @@ def grad(
         )
         if isinstance(grad_outputs, Tensor):
             grad_outputs = [grad_outputs]
+    if any(t._node is not None for t in outputs):
+        return _symbolic_grad(outputs, inputs, grad_outputs, allow_unused)
     if retain_graph is None:
         retain_graph = create_graph
     for x in inputs:
@@ -131,6 +133,18 @@ def grad(
         if g is not None and not create_graph:
             g = g.detach()
         result.append(g)
+    return tuple(result)
+
+
+def _symbolic_grad(outputs, inputs, grad_outputs, allow_unused: bool) -> tuple:
+    """dj.grad of symbolic outputs (in a graph, e.g. inside dj.jit): `dj.gradients` nodes."""
+    from ..graph.gradients import gradients
+
+    grad_ys = None if all(g is None for g in grad_outputs) else list(grad_outputs)
+    result = gradients(outputs, inputs, grad_ys)
+    if not allow_unused and any(g is None for g in result):
+        raise RuntimeError("dj.grad: one of the inputs was not used to compute the outputs; "
+                           "pass allow_unused=True if that is intended")
     return tuple(result)
 
 
