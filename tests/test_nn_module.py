@@ -129,3 +129,21 @@ def test_module_list_and_errors():
         Bad()
     with pytest.raises(AttributeError, match="no attribute 'nope'"):
         _ = layers.nope
+
+
+def test_to_double_keeps_objects_and_gradchecks():
+    lin = nn.Linear(3, 2)
+    weight = lin.weight
+    lin.double()
+    assert lin.weight is weight and weight.dtype == dj.float64
+    x = dj.tensor(np.random.default_rng(0).standard_normal((4, 3)), dtype=dj.float64,
+                  requires_grad=True)
+    assert dj.autograd.gradcheck(lambda x: dj.tanh(lin(x)), [x])
+
+
+def test_graph_names_parameters_by_their_qualified_names():
+    net = Net()
+    with dj.Graph() as g:
+        net(dj.placeholder((None, 4), name="x"))
+    names = {n.name for n in g.variables()}
+    assert {"body.0.weight", "norm.running_mean", "scale"} <= names

@@ -9,6 +9,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ..errors import StateDictError
+from ..graph import builder as _builder
 from ..graph.variable import Variable
 from ..tensor import Tensor
 from .parameter import Parameter
@@ -118,7 +119,17 @@ class Module:
         raise NotImplementedError(f"{type(self).__name__} has no forward()")
 
     def __call__(self, *args, **kwargs):
+        if _builder.state.graph is not None:
+            self._name_for_graphs()
         return self.forward(*args, **kwargs)
+
+    def _name_for_graphs(self) -> None:
+        """Give unnamed parameters and buffers their qualified names (`0.weight`), so the graph
+        text reads `%0.weight = variable()`. The outermost module called names them first."""
+        for table in (self.named_parameters(), self.named_buffers()):
+            for name, value in table:
+                if value.var_name is None:
+                    value.var_name = name
 
     # --- walking ------------------------------------------------------------------------------
     def named_modules(self, prefix: str = "", memo: set | None = None) -> Iterator:
@@ -178,6 +189,24 @@ class Module:
             child.apply(fn)
         fn(self)
         return self
+
+    def to(self, dtype) -> Module:
+        """Cast the floating-point parameters and buffers to `dtype`, keeping the objects."""
+        from .. import dtypes
+
+        dtype = dtypes.as_dtype(dtype)
+        for value in list(self.parameters()) + list(self.buffers()):
+            if value.dtype.kind == "f" and value.dtype != dtype:
+                value.data = value.data.astype(dtype)
+                value.grad = None
+                value._version[0] += 1
+        return self
+
+    def double(self) -> Module:
+        return self.to(np.float64)
+
+    def float(self) -> Module:
+        return self.to(np.float32)
 
     # --- modes and gradients ------------------------------------------------------------------
     def train(self, mode: bool = True) -> Module:
