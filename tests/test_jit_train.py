@@ -121,14 +121,26 @@ def test_no_symbolic_grad_is_left_on_parameters():
     assert model[0].weight.grad is None  # the grad scope is gone: reads are eager again
 
 
-def test_changing_the_learning_rate_retraces():
+def test_changing_the_learning_rate_takes_effect():
+    eager_model, jit_model = _model(), _model()
+    eager_opt, jit_opt = SGD(eager_model.parameters(), lr=0.1), SGD(jit_model.parameters(), lr=0.1)
+    eager_step, jit_step = _train_step(eager_model, eager_opt), dj.jit(_train_step(jit_model,
+                                                                                 jit_opt))
+    for lr in (0.1, 0.05, 0.01):  # read at run time (a Variable) or a retrace: either is right
+        eager_opt.param_groups[0]["lr"] = jit_opt.param_groups[0]["lr"] = lr
+        _close(jit_step(X[:8], Y[:8]).item(), eager_step(dj.tensor(X[:8]), dj.tensor(Y[:8])).item())
+    for p, q in zip(jit_model.parameters(), eager_model.parameters()):
+        _close(p.numpy(), q.numpy())
+
+
+def test_changing_a_hyperparameter_retraces():
     model = _model()
-    opt = SGD(model.parameters(), lr=0.1)
+    opt = SGD(model.parameters(), lr=0.1, momentum=0.9)
     step = dj.jit(_train_step(model, opt))
     step(X[:8], Y[:8])
-    opt.param_groups[0]["lr"] = 0.05
+    opt.param_groups[0]["momentum"] = 0.5
     step(X[:8], Y[:8])
-    assert step.retrace_reasons == ["optimizer SGD: hyperparameters group 0 lr 0.1 -> 0.05"]
+    assert step.retrace_reasons == ["optimizer SGD: hyperparameters group 0 momentum 0.9 -> 0.5"]
 
 
 def test_backward_of_a_symbolic_tensor_outside_jit_points_to_it():

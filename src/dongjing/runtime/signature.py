@@ -88,8 +88,14 @@ def _is_variable(value) -> bool:
 
 
 def _hyperparameters(opt) -> tuple:
-    return tuple(tuple((k, v) for k, v in sorted(g.items()) if k != "params" and _hashable(v))
-                 for g in opt.param_groups)
+    """Each group's hashable settings, but not an `lr` that graphs read from a Variable
+    (`ParamGroup.lr_variable`): a schedule changing it needs no retrace."""
+    groups = []
+    for g in opt.param_groups:
+        read_at_run = hasattr(g, "lr_variable")
+        groups.append(tuple((k, v) for k, v in sorted(g.items())
+                            if k != "params" and not (k == "lr" and read_at_run) and _hashable(v)))
+    return tuple(groups)
 
 
 def _hashable(value) -> bool:
