@@ -160,8 +160,17 @@ def _pow_scalar_infer(x: Spec, exponent):
     return x.shape, x.dtype
 
 
+def _pow_scalar_decompose(x, exponent):
+    if exponent == 2:
+        return mul(x, x)
+    if exponent == 3:
+        return mul(mul(x, x), x)
+    return None  # no cheaper composition
+
+
 _pow_scalar = register("pow_scalar", forward=_pow_scalar_forward, infer=_pow_scalar_infer,
-                       vjp=_pow_scalar_vjp, kind=E, grad_name="PowBackward0")
+                       vjp=_pow_scalar_vjp, kind=E, grad_name="PowBackward0",
+                       decompose=_pow_scalar_decompose)
 
 
 def pow(x, exponent):
@@ -217,7 +226,8 @@ def _tanh_backward_vjp(gg, inputs, out, needs, attrs):
 
 # tanh's gradient g * (1 - y*y) as one op: a single pass in eager backward (W5 runs it per step)
 _tanh_backward = register("tanh_backward", forward=_tanh_backward_forward,
-                          infer=inf.elementwise("tanh_backward"), vjp=_tanh_backward_vjp, kind=E)
+                          infer=inf.elementwise("tanh_backward"), vjp=_tanh_backward_vjp, kind=E,
+                          decompose=lambda g, y: mul(g, sub(1.0, mul(y, y))))
 
 
 def tanh_backward(g, y):

@@ -9,7 +9,8 @@ An op's parts:
   itself differentiable. ``needs[i]`` says whether input i wants a gradient.
 - ``kind``: "elementwise", "reduce", "opaque", "source" (no inputs), "effect" (side effects).
 - optional lowering for the compiler: ``ufunc`` (the NumPy ufunc the forward is, called on the
-  inputs alone) and ``forward_out(*arrays, out, **attrs)`` (the forward writing into ``out``).
+  inputs alone), ``forward_out(*arrays, out, **attrs)`` (the forward writing into ``out``) and
+  ``decompose(*tensors, **attrs)`` (the same value composed of primitives, for fusion).
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ class Op:
         "backward_class",
         "ufunc",
         "forward_out",
+        "decompose",
         "__dict__",
     )
 
@@ -58,6 +60,7 @@ class Op:
         random: bool = False,
         ufunc: np.ufunc | None = None,
         forward_out: Callable | None = None,
+        decompose: Callable | None = None,
     ):
         self.name = name
         self.forward = forward
@@ -71,6 +74,7 @@ class Op:
         self.backward_class = None  # filled in by autograd on first use
         self.ufunc = ufunc
         self.forward_out = forward_out if forward_out is not None else ufunc
+        self.decompose = decompose
 
     def __repr__(self) -> str:
         return f"<op {self.name}>"
@@ -95,11 +99,13 @@ def register(
     random: bool = False,
     ufunc: np.ufunc | None = None,
     forward_out: Callable | None = None,
+    decompose: Callable | None = None,
 ) -> Op:
     """Declare a primitive. Every op is declared exactly once."""
     if name in OPS:
         raise ValueError(f"op {name!r} is already declared")
-    op = Op(name, forward, infer, vjp, kind, grad_name, saves_output, random, ufunc, forward_out)
+    op = Op(name, forward, infer, vjp, kind, grad_name, saves_output, random, ufunc, forward_out,
+            decompose)
     OPS[name] = op
     return op
 
