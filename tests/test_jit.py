@@ -191,3 +191,11 @@ def test_variables_are_captured_by_reference():
     dj.assign(w, [2.0, 2.0, 2.0])
     assert jitted(dj.ones(3), w).tolist() == [2.0, 2.0, 2.0]
     assert jitted.cache_size == 1
+
+
+def test_many_retraces_warn_once():
+    jitted = dj.jit(lambda x, k: x * k)
+    with pytest.warns(UserWarning, match="traced 8 times.*arg 1: 6 -> 7"):
+        for k in range(8):
+            jitted(dj.ones(2), k)
+    assert jitted(dj.ones(2), 8).tolist() == [8.0, 8.0] and jitted.cache_size == 9

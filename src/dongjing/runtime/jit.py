@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import functools
 import types
+import warnings
 
 from ..graph import builder
 from ..tensor import grad_scope
 from .signature import describe_changes, signature, watched_objects
 from .trace_grads import describe_guard_change
 from .tracing import Trace
+
+RETRACE_WARNING = 8  # traces of one function before dj.jit warns (once)
 
 
 class JitFunction:
@@ -76,6 +79,14 @@ class JitFunction:
         self._cache.setdefault(sig, []).append(trace)
         self.compile_times.append(trace.compile_time)
         self._last_signature = sig
+        if len(self.compile_times) == RETRACE_WARNING:
+            warnings.warn(
+                f"dj.jit({self.name}) has traced {RETRACE_WARNING} times (last reason: "
+                f"{self.retrace_reasons[-1]}); every new shape or Python value traces and "
+                "compiles again: pass changing numbers as tensors, keep batch shapes fixed",
+                UserWarning,
+                stacklevel=3,
+            )
         return trace
 
     def _note_retrace(self, sig: tuple, traces: list | None) -> None:
