@@ -71,3 +71,33 @@ def test_minimize_needs_a_symbolic_loss():
     p = nn.Parameter(dj.ones(2))
     with pytest.raises(dj.GraphError, match="symbolic loss"):
         SGD([p], lr=0.1).minimize((p * p).sum())
+
+
+def test_scheduled_learning_rate_reaches_the_built_train_op():
+    def run(static: bool):
+        model = _model()
+        opt = SGD(model.parameters(), lr=0.2, momentum=0.5)
+        sched = dj.optim.lr_scheduler.StepLR(opt, step_size=1, gamma=0.5)
+        if static:
+            with dj.Graph() as g:
+                x = dj.placeholder((None, 4))
+                y = dj.placeholder((None,), dj.int64)
+                loss = F.cross_entropy(model(x), y)
+                train = opt.minimize(loss)
+            sess = dj.Session(g)
+        losses = []
+        for _ in range(3):
+            if static:
+                losses.append(float(sess.run([loss, train], {x: X, y: Y})[0]))
+            else:
+                out = F.cross_entropy(model(dj.tensor(X)), dj.tensor(Y))
+                opt.zero_grad()
+                out.backward()
+                opt.step()
+                losses.append(out.item())
+            sched.step()
+        return losses, model[0].weight.numpy()
+
+    (eager, w_eager), (static, w_static) = run(False), run(True)
+    np.testing.assert_allclose(static, eager, rtol=1e-6)
+    np.testing.assert_allclose(w_static, w_eager, rtol=1e-5, atol=1e-7)

@@ -13,6 +13,25 @@ from ..graph.variable import Variable
 from ..tensor import Tensor
 
 
+class ParamGroup(dict):
+    """A parameter group: a dict of `params` and hyperparameters. Graphs read its `lr` from a
+    Variable that follows every `group["lr"] = ...` (schedulers), so a built train op or a
+    traced step uses the current learning rate."""
+
+    _lr = None
+
+    def lr_variable(self) -> Variable:
+        if self._lr is None:
+            self._lr = Variable(np.float32(self["lr"]), name="lr", trainable=False)
+        return self._lr
+
+    def __setitem__(self, key, value) -> None:
+        super().__setitem__(key, value)
+        if key == "lr" and self._lr is not None:
+            self._lr.data[...] = value
+            self._lr._version[0] += 1
+
+
 class Optimizer:
     """Base class. A subclass defines `defaults`, `init_state(p, group) -> {name: array}` and
     `update(p, g, state, group) -> (new_p, {name: new_value})` with dongjing ops."""
@@ -34,7 +53,7 @@ class Optimizer:
 
     def add_param_group(self, group: dict) -> None:
         """Add a group of parameters with its own hyperparameters (others from `defaults`)."""
-        group = dict(group)
+        group = ParamGroup(group)
         params = group["params"]
         group["params"] = [params] if isinstance(params, Tensor) else list(params)
         seen = {id(p) for g in self.param_groups for p in g["params"]}
@@ -104,6 +123,8 @@ class Optimizer:
 
     def _apply(self, p: Tensor, g: Tensor, group: dict) -> list:
         state = self._state_of(p)
+        if g._node is not None:  # building a graph: the learning rate is read when it runs
+            group = {**group, "lr": group.lr_variable()}
         new_p, new_state = self.update(p, g, state, group)
         writes = [(p, new_p)] + [(state[k], v) for k, v in new_state.items()]
         if not any(v._node is not None for _, v in writes):
@@ -197,7 +218,9 @@ class Optimizer:
                                          f"{array.shape}, expected {want}")
                 staged[p][name] = array
         for saved, group in zip(groups, self.param_groups):
-            group.update({k: v for k, v in saved.items() if k != "params"})
+            for k, v in saved.items():
+                if k != "params":
+                    group[k] = v
         for p, entries in staged.items():
             state = self._state_of(p)
             for name, array in entries.items():
