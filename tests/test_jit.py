@@ -82,6 +82,8 @@ def test_graph_and_source_for_a_signature():
     assert isinstance(graph, dj.Graph)
     assert [n.name for n in graph.placeholders()] == ["x", "w"]
     assert [n.shape for n in graph.placeholders()] == [(2, 4), (4, 3)]
+    optimized = jitted.optimized_graph(x, w, 1.0)
+    assert len(optimized.nodes) <= len(graph.nodes)
     source = jitted.source(x, w, 1.0)
     assert isinstance(source, str) and "def " in source and "tanh" in source
     assert jitted.cache_size == 1

@@ -19,8 +19,8 @@ RETRACE_WARNING = 8  # traces of one function before dj.jit warns (once)
 class JitFunction:
     """A function compiled by tracing; call it like the original (see `dj.jit`).
 
-    Inspect with `.retrace_reasons`, `.cache_size`, `.compile_times`, `.graph(*args)` and
-    `.source(*args)`.
+    Inspect with `.retrace_reasons`, `.cache_size`, `.compile_times`, `.graph(*args)`,
+    `.optimized_graph(*args)` and `.source(*args)`.
     """
 
     def __init__(self, fn, optimize: int = 2, module=None):
@@ -55,6 +55,10 @@ class JitFunction:
     def graph(self, *args, **kwargs):
         """The traced graph (before optimization) for these arguments (tracing if new)."""
         return self._trace_for(args, kwargs, []).graph
+
+    def optimized_graph(self, *args, **kwargs):
+        """The graph that runs for these arguments, after the compiler's passes."""
+        return self._trace_for(args, kwargs, []).program.graph
 
     def source(self, *args, **kwargs) -> str | None:
         """The generated Python source for these arguments (tracing if new)."""
