@@ -185,3 +185,10 @@ def test_gelu_matches_erf_formula():
     approx = F.gelu(dj.tensor(x, dtype=dj.float64), approximate="tanh").numpy()
     np.testing.assert_allclose(approx, exact, atol=1e-3)
     assert nn.GELU()(dj.tensor([0.0])).item() == 0.0
+
+
+def test_embedding_padding_row_gets_no_gradient():
+    emb = nn.Embedding(4, 2, padding_idx=1)
+    np.testing.assert_array_equal(emb.weight.numpy()[1], [0.0, 0.0])
+    emb(dj.tensor([1, 2, 1])).sum().backward()
+    np.testing.assert_array_equal(emb.weight.grad.numpy()[:, 0], [0, 0, 1, 0])

@@ -68,7 +68,12 @@ class Embedding(Module):
             self.weight.data[padding_idx] = 0.0
 
     def forward(self, indices: Tensor) -> Tensor:
-        return F.embedding(indices, self.weight)
+        weight = self.weight
+        if self.padding_idx is not None:  # that row is read but never trained
+            keep = np.ones((self.num_embeddings, 1), bool)
+            keep[self.padding_idx] = False
+            weight = ops.where(Tensor._make(keep), weight, ops.stop_gradient(weight))
+        return F.embedding(indices, weight)
 
     def extra_repr(self) -> str:
         extra = f", padding_idx={self.padding_idx}" if self.padding_idx is not None else ""
