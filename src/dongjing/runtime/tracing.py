@@ -36,12 +36,7 @@ class Trace:
                 try:
                     out = fn(*sym_args, **sym_kwargs)
                 except DongjingError as exc:
-                    note = f" [raised while dj.jit traced {name}()"
-                    if isinstance(exc, GraphError) and "dj.cond" not in str(exc):
-                        note += ": values are unknown while tracing; return a tensor to get it"
-                    note += "]"
-                    if exc.args and isinstance(exc.args[0], str) and note not in exc.args[0]:
-                        exc.args = (exc.args[0] + note,) + exc.args[1:]
+                    _annotate(exc, name)
                     raise
             out_leaves: list = []
             self._rebuild = _flatten(out, out_leaves)
@@ -106,6 +101,17 @@ class Trace:
     def source(self) -> str | None:
         """The generated Python source of the traced graph."""
         return self.session.source(self.fetches)
+
+
+def _annotate(exc: DongjingError, name: str) -> None:
+    """Add to an error raised while tracing that dj.jit was tracing (and, for a value asked of
+    a symbolic tensor, what to do instead)."""
+    note = f" [raised while dj.jit traced {name}()"
+    if isinstance(exc, GraphError) and "dj.cond" not in str(exc):
+        note += ": values are unknown while tracing; return a tensor to get it"
+    note += "]"
+    if exc.args and isinstance(exc.args[0], str) and note not in exc.args[0]:
+        exc.args = (exc.args[0] + note,) + exc.args[1:]
 
 
 def _placeholder_name(path: str, names: list) -> str:
