@@ -191,3 +191,28 @@ def test_dj_grad_inside_a_trace():
 
     assert f(dj.tensor([1.0, 3.0])).tolist() == [2.0, 12.0]
     assert w.grad is None
+
+
+def test_reading_and_setting_grad_inside_the_trace():
+    def clipped_step(model, opt):
+        def step(x, y):
+            opt.zero_grad()
+            loss = F.cross_entropy(model(x), y)
+            loss.backward(retain_graph=True)
+            loss.backward()  # a second backward accumulates, as eagerly
+            for p in model.parameters():
+                p.grad = dj.clip(p.grad, -0.02, 0.02)
+            opt.step()
+            return loss
+        return step
+
+    eager_model, jit_model = _model(), _model()
+    eager_step = clipped_step(eager_model, SGD(eager_model.parameters(), lr=0.5))
+    jit_step = dj.jit(clipped_step(jit_model, SGD(jit_model.parameters(), lr=0.5)))
+    for lo, hi in BATCHES[:2]:
+        eager_loss = eager_step(dj.tensor(X[lo:hi]), dj.tensor(Y[lo:hi]))
+        _close(jit_step(X[lo:hi], Y[lo:hi]).item(), eager_loss.item())
+    for p, q in zip(jit_model.parameters(), eager_model.parameters()):
+        _close(p.numpy(), q.numpy())
+        _close(p.grad.numpy(), q.grad.numpy())
+        assert np.abs(p.grad.numpy()).max() <= 0.02
