@@ -41,32 +41,42 @@ def _describe(node) -> str:
 
 def convert(node, value) -> np.ndarray:
     """`value` as an array of `node`'s dtype, or a FeedError saying what does not fit."""
+    if not isinstance(value, np.ndarray):
+        value = _plain_value(node, value)
+    want = node.dtype
+    try:
+        given = value if isinstance(value, np.ndarray) else np.asarray(value)
+    except (ValueError, TypeError) as exc:
+        raise FeedError(f"feed for {_describe(node)}: expected {_expected(node)}, got a value "
+                        f"NumPy cannot turn into an array ({exc})") from None
+    if given.dtype.kind not in _ACCEPTS.get(want.kind, want.kind):
+        raise FeedError(f"feed for {_describe(node)}: expected {_expected(node)}, got shape "
+                        f"{fmt(given.shape)} {_kind_name(given)}")
+    shape = node.shape
+    if given.ndim != len(shape) or any(
+        d is not None and d != g for d, g in zip(shape, given.shape)
+    ):
+        raise FeedError(f"feed for {_describe(node)}: expected {_expected(node)}, got shape "
+                        f"{fmt(given.shape)} {given.dtype}")
+    if given.dtype != want:
+        given = given.astype(want)
+    return given
+
+
+def _plain_value(node, value):
+    """The data of an eager Tensor feed (a symbolic one is a FeedError); other values as given."""
     from ..tensor import Tensor
 
     if isinstance(value, Tensor):
         if value._node is not None:
             raise FeedError(f"feed for {_describe(node)}: got the symbolic tensor "
                             f"{value._node.name!r}; feed a value (NumPy array, list, number)")
-        value = value.data
-    want = node.dtype
-    expected = f"shape {fmt(node.shape)} {want}"
-    try:
-        given = value if isinstance(value, np.ndarray) else np.asarray(value)
-    except (ValueError, TypeError) as exc:
-        raise FeedError(f"feed for {_describe(node)}: expected {expected}, got a value NumPy "
-                        f"cannot turn into an array ({exc})") from None
-    if given.dtype.kind not in _ACCEPTS.get(want.kind, want.kind):
-        raise FeedError(f"feed for {_describe(node)}: expected {expected}, got shape "
-                        f"{fmt(given.shape)} {_kind_name(given)}")
-    shape = node.shape
-    if given.ndim != len(shape) or any(
-        d is not None and d != g for d, g in zip(shape, given.shape)
-    ):
-        raise FeedError(f"feed for {_describe(node)}: expected {expected}, got shape "
-                        f"{fmt(given.shape)} {given.dtype}")
-    if given.dtype != want:
-        given = given.astype(want)
-    return given
+        return value.data
+    return value
+
+
+def _expected(node) -> str:
+    return f"shape {fmt(node.shape)} {node.dtype}"
 
 
 def _kind_name(array: np.ndarray) -> str:

@@ -6,26 +6,10 @@ import importlib
 
 from ..errors import FeedError, GraphError
 from . import feeds, interpreter
+from .fetch_structure import feed_key, flatten, identified, rebuilder, structure_key
+from .runner import Runner
 
-_CACHE_LIMIT = 256  # cached run plans per session before the cache starts over
-
-
-def _flatten(fetches, out: list):
-    """Append the leaves of `fetches` to `out`; return a function that rebuilds the structure."""
-    if isinstance(fetches, dict):
-        keys = list(fetches)
-        parts = [_flatten(fetches[k], out) for k in keys]
-        kind = type(fetches)
-        return lambda vals: kind((k, p(vals)) for k, p in zip(keys, parts))
-    if isinstance(fetches, (list, tuple)):
-        parts = [_flatten(f, out) for f in fetches]
-        kind = type(fetches)
-        if kind in (list, tuple):
-            return lambda vals: kind(p(vals) for p in parts)
-        return lambda vals: kind(*(p(vals) for p in parts))  # a namedtuple
-    index = len(out)
-    out.append(fetches)
-    return lambda vals: vals[index]
+_CACHE_LIMIT = 256  # cached runners (and programs) per session before the cache starts over
 
 
 def _compiler_builder():
@@ -57,7 +41,7 @@ class Session:
         self.graph = graph
         self.optimize = int(optimize)
         self._programs: dict = {}
-        self._runs: dict = {}  # (version, fetch ids, fed ids) -> (feeds, unused, program)
+        self._runs: dict = {}  # (structure_key(fetches), feed_key(feed_dict)) -> Runner
         self._closed = False
 
     # --- context manager ---------------------------------------------------------------------
@@ -83,31 +67,34 @@ class Session:
         """
         if self._closed:
             raise GraphError("this Session is closed")
+        key = (structure_key(fetches), feed_key(feed_dict))
+        runner = self._runs.get(key)
+        if runner is None or runner.version != self.graph.version:
+            runner = self._prepare(fetches, feed_dict, key)
+        return runner(feed_dict)
+
+    def _prepare(self, fetches, feed_dict, key) -> Runner:
+        """Resolve fetches and feed keys, plan and compile (or find) the program; cache a Runner.
+
+        Raises the fetch / feed-key / missing-placeholder errors; feed values are checked later.
+        """
         leaves: list = []
-        rebuild = _flatten(fetches, leaves)
+        rebuild = rebuilder(fetches, leaves)
         fetch_nodes = [self._fetch_node(f) for f in leaves]
-        fed = {}
-        if feed_dict:
-            for key, value in feed_dict.items():
-                fed[feeds.resolve_key(self.graph, key)] = value
-        run_key = (self.graph.version, tuple(n.id for n in fetch_nodes),
-                   tuple(n.id for n in fed))
-        entry = self._runs.get(run_key)
-        if entry is None:
-            feed_nodes, missing = self._plan(fetch_nodes, fed)
-            if missing:
-                raise FeedError(feeds.missing_message(missing))
-            unused = [n for n in fed if n not in feed_nodes]
-            entry = (feed_nodes, unused, self._program(fetch_nodes, feed_nodes))
-            if len(self._runs) >= _CACHE_LIMIT:  # a graph that keeps growing between runs
-                self._runs.clear()
-                self._programs.clear()
-            self._runs[run_key] = entry
-        feed_nodes, unused, program = entry
-        arrays = [feeds.convert(node, fed[node]) for node in feed_nodes]
-        for node in unused:  # feeds the fetches do not need are still checked
-            feeds.convert(node, fed[node])
-        return rebuild(program(arrays))
+        positions: dict = {}  # fed node -> position of its (last) value in feed_dict
+        for i, k in enumerate(feed_dict or ()):
+            positions[feeds.resolve_key(self.graph, k)] = i
+        feed_nodes, missing = self._plan(fetch_nodes, positions)
+        if missing:
+            raise FeedError(feeds.missing_message(missing))
+        unused = [n for n in positions if n not in feed_nodes]
+        program = self._program(fetch_nodes, feed_nodes)
+        if len(self._runs) >= _CACHE_LIMIT:  # fetch structures that keep changing
+            self._runs.clear()
+        keep = identified(fetches, list(feed_dict or ()))
+        runner = Runner(self.graph.version, program, feed_nodes, unused, positions, rebuild, keep)
+        self._runs[key] = runner
+        return runner
 
     def _fetch_node(self, fetch):
         from ..graph import builder
@@ -145,13 +132,15 @@ class Session:
                 program = interpreter.build_program(self.graph, fetch_nodes, feed_nodes)
             else:
                 program = builder(self.graph, fetch_nodes, feed_nodes, self.optimize)
+            if len(self._programs) >= _CACHE_LIMIT:  # a graph that keeps growing between runs
+                self._programs.clear()
             self._programs[key] = program
         return program
 
     # --- inspecting ----------------------------------------------------------------------------
     def _program_for(self, fetches):
         leaves: list = []
-        _flatten(fetches, leaves)
+        flatten(fetches, leaves)
         fetch_nodes = [self._fetch_node(f) for f in leaves]
         needed = interpreter.needed_nodes(fetch_nodes, set())
         placeholders = [n for n in needed if n.op.name == "placeholder"]
