@@ -13,7 +13,9 @@ import re
 
 import numpy as np
 
-from .memory import MemoryPlan
+from .ir import numel
+from .kernels import compile_kernel
+from .memory import MemoryPlan, kernel_output
 
 
 class Namespace:
@@ -86,6 +88,25 @@ def _reshape_source(x, attrs):
 _VIEW_LOWERING = {"permute": _permute_source, "reshape": _reshape_source}
 
 
+def kernel_source(name: str, body, kinds: list) -> tuple[str, dict]:
+    """The scalar loop of a fused group (for numba): each input element loaded once, each
+    output written once; every step is the op's own ufunc applied to scalars."""
+    ufuncs = {}
+    n_in = len(kinds)
+    params = [f"in{k}" for k in range(n_in)] + [f"out{k}" for k in range(len(body.outputs))]
+    lines = [f"def {name}(n, {', '.join(params)}):", "    for i in range(n):"]
+    for k, kind in enumerate(kinds):
+        lines.append(f"        a{k} = in{k}[i]" if kind == "array" else f"        a{k} = in{k}")
+    for j, (ufunc, step_args) in enumerate(body.steps):
+        fn = f"_u_{ufunc.__name__}"
+        ufuncs[fn] = ufunc
+        refs = [f"a{a[1]}" if a[0] == "in" else f"t{a[1]}" for a in step_args]
+        lines.append(f"        t{j} = {fn}({', '.join(refs)})")
+    for k, j in enumerate(body.outputs):
+        lines.append(f"        out{k}[i] = t{j}")
+    return "\n".join(lines) + "\n", ufuncs
+
+
 class Generator:
     """Writes the function for one graph, schedule, memory plan and feed/fetch lists."""
 
@@ -128,6 +149,10 @@ class Generator:
         args = [self.name(i) for i in node.inputs]
         op = node.op
         out = self.out_target(node)
+        if op.kind == "fused":
+            return self.kernel_call(node, args)
+        if kernel_output(node):
+            return f"{args[0]}[{node.attrs['index']}]"
         special = _VIEW_LOWERING.get(op.name)
         if special is not None and out is None:
             return special(args[0], node.attrs)
@@ -189,6 +214,37 @@ class Generator:
             text = f"{var} = {self.call(node)}"
         comment = f"  # {node.source}" if node.source else ""
         return f"    {text}{comment}"
+
+    def kernel_call(self, node, args) -> str:
+        """Allocate (or take planned buffers for) a fused kernel's outputs, then call it."""
+        body = node.attrs["body"]
+        outs = sorted((u for u in self.order if kernel_output(u) and u.inputs[0] is node),
+                      key=lambda u: u.attrs["index"])
+        flat_in, kinds = [], []
+        for inp, arg in zip(node.inputs, args):
+            if numel(inp.shape) == 1 and (numel(inp.shape) != body.size or not inp.shape):
+                flat_in.append(f"{arg}[()]" if not inp.shape else f"{arg}.reshape(-1)[0]")
+                kinds.append("scalar")
+            else:
+                flat_in.append(arg if len(inp.shape) == 1 else f"{arg}.reshape(-1)")
+                kinds.append("array")
+        storage, flat_out = [], []
+        for u in outs:
+            target = self.out_target(u)
+            if target is None:
+                target = f"_np.empty({_literal(tuple(u.shape))}, {_literal(u.dtype)})"
+            storage.append(target)
+        var = self.name(node)
+        for k, u in enumerate(outs):
+            flat_out.append(f"{var}[{k}]" if len(u.shape) == 1 else f"{var}[{k}].reshape(-1)")
+        kernel_name = f"_kernel_{var}"
+        source, ufuncs = kernel_source(kernel_name, body, kinds)
+        kernel = compile_kernel(source, kernel_name, ufuncs)
+        self.ns.values[kernel_name] = kernel
+        self.kernels[kernel_name] = source
+        tuple_text = "(" + ", ".join(storage) + ("," if len(storage) == 1 else "") + ")"
+        call = f"{kernel_name}({body.size}, {', '.join(flat_in + flat_out)})"
+        return f"{tuple_text}; {call}"
 
     def assignment(self, node) -> str:
         """An `assign`: in place already, committed at the end, or left to commit_assignments."""

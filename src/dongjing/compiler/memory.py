@@ -29,14 +29,20 @@ class MemoryPlan:
     bytes_reused: int = 0
 
 
+def kernel_output(node) -> bool:
+    """An output of a fused kernel (written by the kernel into storage we give it)."""
+    return node.op.name == "tuple_get" and node.inputs[0].op.kind == "fused"
+
+
 def allocates_fresh(node) -> bool:
     """The op returns new storage (never a view of an input)."""
-    op = node.op
-    return op.forward_out is not None or getattr(op, "fresh_output", False)
+    return node.op.forward_out is not None or kernel_output(node)
 
 
 def can_write_into(node) -> bool:
     op = node.op
+    if kernel_output(node):
+        return numel(node.shape) is not None and len(node.shape) > 0
     if op.forward_out is None or node.dtype is None:
         return False
     n = numel(node.shape)
@@ -83,24 +89,22 @@ def plan_memory(order: list, fetches: list, keep_to_end=()) -> MemoryPlan:
     plan.in_place = _in_place_updates(order, fetched, root_end)
     free: dict = {}  # (shape, dtype) -> ids of the buffers free now
     release_at: dict = {}  # step -> buffers whose last reader runs at that step
+    outputs_of: dict = {}
+    for node in order:
+        if kernel_output(node):
+            outputs_of.setdefault(node.inputs[0], []).append(node)
     for i, node in enumerate(order):
         if node.op.kind == "elementwise":
             _release(release_at.pop(i, ()), free, plan)  # in place over a dying input is safe
-        if can_write_into(node) and node not in fetched and node not in plan.in_place:
-            key = (tuple(node.shape), np.dtype(node.dtype))
-            pool = free.get(key)
-            if pool:
-                buf = pool.pop()
-                plan.bytes_reused += numel(node.shape) * key[1].itemsize
-            else:
-                buf = len(plan.buffers)
-                plan.buffers.append(key)
-                plan.bytes_planned += numel(node.shape) * key[1].itemsize
-            plan.buffer_of[node] = buf
-            plan.fresh.discard(node)
-            end = root_end.get(node, i)
-            if end < end_of_run:
-                release_at.setdefault(max(end, i), []).append(buf)
+        # a kernel writes all its outputs at its own step: their buffers are taken here
+        targets = outputs_of.get(node, ()) if node.op.kind == "fused" else (node,)
+        for target in targets:
+            if (can_write_into(target) and target not in fetched
+                    and target not in plan.in_place and target not in plan.buffer_of):
+                buf = _take(plan, free, target)
+                end = root_end.get(target, i)
+                if end < end_of_run:
+                    release_at.setdefault(max(end, i), []).append(buf)
         _release(release_at.pop(i, ()), free, plan)
     return plan
 
@@ -143,6 +147,23 @@ def _in_place_updates(order, fetched, root_end) -> dict:
         if ok:
             chosen[value] = assign
     return chosen
+
+
+def _take(plan, free, node) -> int:
+    """A free buffer of `node`'s shape and dtype, or a new one."""
+    key = (tuple(node.shape), np.dtype(node.dtype))
+    size = numel(node.shape) * key[1].itemsize
+    pool = free.get(key)
+    if pool:
+        buf = pool.pop()
+        plan.bytes_reused += size
+    else:
+        buf = len(plan.buffers)
+        plan.buffers.append(key)
+        plan.bytes_planned += size
+    plan.buffer_of[node] = buf
+    plan.fresh.discard(node)
+    return buf
 
 
 def _release(bufs, free, plan) -> None:

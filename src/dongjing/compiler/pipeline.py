@@ -7,6 +7,7 @@ from __future__ import annotations
 import time
 
 from ..graph.builder import placeholder_op
+from . import kernels
 from .codegen import Generator
 from .ir import PassResult, Rebuilder
 from .memory import plan_memory
@@ -63,10 +64,17 @@ def optimize(graph, fetches: list, feeds: list = (), level: int = 2):
             if not changed:
                 break
     if level >= 2:
-        from .passes.fuse_elementwise import fuse_elementwise
+        from .passes import fuse_elementwise as fusion
+        from .passes.expand_compounds import expand_compounds
 
-        result = _record(stats, fuse_elementwise, result.graph,
-                         fuse_elementwise(result.graph, result.fetches))
+        if kernels.available():
+            size_min = fusion.MIN_SIZE
+            result = _record(stats, expand_compounds, result.graph,
+                             expand_compounds(result.graph, result.fetches, size_min))
+            for fn in CLEANUP:  # the parts of a compound may fold, simplify or merge
+                result = _record(stats, fn, result.graph, fn(result.graph, result.fetches))
+        result = _record(stats, fusion.fuse_elementwise, result.graph,
+                         fusion.fuse_elementwise(result.graph, result.fetches))
     return result.graph, result.fetches, stats
 
 

@@ -1,12 +1,217 @@
-"""Elementwise fusion (placeholder until the kernel backend lands): no change."""
+"""Elementwise fusion: maximal convex groups of cheap elementwise ops on one large shape become
+one kernel node that reads each input once and writes each output once.
+
+"Cheap" ops are arithmetic, comparisons and logic; transcendental ufuncs (exp, log, tanh, ...)
+stay NumPy calls, whose SIMD loops beat a kernel library's scalar libm calls (measured, see
+docs/compiler.md). Groups under `MIN_SIZE` elements are left alone: call overhead dominates.
+"""
 
 from __future__ import annotations
 
-from ..ir import PassResult, Rebuilder
+from ...ops.registry import OPS, Op
+from .. import kernels
+from ..ir import PassResult, Rebuilder, numel
+
+MIN_SIZE = 65536  # elements; below this a fused kernel does not pay for its call
+CHEAP = {"add", "subtract", "multiply", "divide", "negative", "maximum", "minimum", "greater",
+         "greater_equal", "less", "less_equal", "equal", "not_equal", "logical_and",
+         "logical_or", "logical_not", "absolute"}
 
 
-def fuse_elementwise(graph, fetches: list) -> PassResult:
-    rb = Rebuilder(graph)
+class FusedBody:
+    """The steps of a fused kernel: `steps[j] = (ufunc, args)`, an arg being ("in", k) (kernel
+    input k) or ("t", j) (step j); `outputs` = the steps written out, in order."""
+
+    def __init__(self, steps: tuple, outputs: tuple, size: int):
+        self.steps, self.outputs, self.size = steps, outputs, size
+
+    def __repr__(self) -> str:
+        def ref(arg):
+            return f"in{arg[1]}" if arg[0] == "in" else f"t{arg[1]}"
+
+        parts = [f"t{j}={u.__name__}({','.join(ref(a) for a in args)})"
+                 for j, (u, args) in enumerate(self.steps)]
+        outs = ",".join(f"t{j}" for j in self.outputs)
+        return f"[{'; '.join(parts)} -> {outs}]"
+
+
+def _no_forward(*args, **attrs):
+    raise RuntimeError("internal: a fused kernel runs from generated code")
+
+
+FUSED = Op("fused_elementwise", forward=_no_forward, infer=lambda *s, **a: ((), None), vjp=None,
+           kind="fused")
+
+
+def fusible(node, size_min: int) -> bool:
+    """One elementwise cheap ufunc on a known shape whose inputs are that shape or size 1."""
+    op = node.op
+    if op.kind != "elementwise" or op.ufunc is None or op.ufunc.__name__ not in CHEAP:
+        return False
+    n = numel(node.shape)
+    if n is None or n < size_min or op.ufunc.nout != 1:
+        return False
+    return all(i.dtype is not None and (i.shape == node.shape or numel(i.shape) == 1)
+               for i in node.inputs)
+
+
+class _Groups:
+    """Union-find over group ids, with the groups each node depends on (for convexity)."""
+
+    def __init__(self):
+        self.parent: dict = {}
+
+    def find(self, g):
+        while self.parent[g] != g:
+            self.parent[g] = self.parent[self.parent[g]]
+            g = self.parent[g]
+        return g
+
+    def new(self, g):
+        self.parent[g] = g
+        return g
+
+
+def _form_groups(graph, size_min: int) -> dict:
+    """node -> group id, for fusible nodes; a group never depends on itself through an outsider."""
+    groups = _Groups()
+    group_of: dict = {}
+    reach: dict = {}  # node -> raw ids of the groups it depends on (its own included)
+    external: dict = {}  # group id -> raw ids of the groups it depends on through outsiders
+
+    def roots(ids):
+        return {groups.find(r) for r in ids}
+
     for node in graph.nodes:
-        rb.map[node] = rb.copy(node)
-    return PassResult(*rb.finish(fetches), [])
+        below = set()
+        for i in node.inputs:
+            below |= reach.get(i, set())
+        if not fusible(node, size_min):
+            reach[node] = below
+            continue
+        candidates = []
+        for i in node.inputs:
+            if i in group_of and i.shape == node.shape:
+                g = groups.find(group_of[i])
+                if g not in candidates:
+                    candidates.append(g)
+        accepted: list = []
+        for g in candidates:
+            trial = set(accepted) | {g}
+            outside = [i for i in node.inputs
+                       if not (i in group_of and groups.find(group_of[i]) in trial)]
+            via_outsider = set()
+            for i in outside:
+                via_outsider |= roots(reach.get(i, ()))
+            for t in trial:
+                via_outsider |= roots(external[t])
+            if not via_outsider & trial:  # merging must not close a cycle through an outsider
+                accepted.append(g)
+        gid = groups.new(node.id)
+        ext = set()
+        for i in node.inputs:
+            if not (i in group_of and groups.find(group_of[i]) in accepted):
+                ext |= reach.get(i, set())
+        for g in accepted:
+            ext |= external.pop(g)
+            groups.parent[g] = gid
+        external[gid] = ext
+        group_of[node] = gid
+        reach[node] = below | {gid}
+    return {n: groups.find(g) for n, g in group_of.items()}
+
+
+def fuse_elementwise(graph, fetches: list, size_min: int | None = None) -> PassResult:
+    """Replace each group of two or more fusible nodes by a kernel node and its outputs."""
+    size_min = MIN_SIZE if size_min is None else size_min
+    if not kernels.available():
+        rb = Rebuilder(graph)
+        for node in graph.nodes:
+            rb.map[node] = rb.copy(node)
+        return PassResult(*rb.finish(fetches), ["no kernel library: elementwise ops stay NumPy"])
+    group_of = _form_groups(graph, size_min)
+    members: dict = {}
+    for node in graph.nodes:
+        if node in group_of:
+            members.setdefault(group_of[node], []).append(node)
+    members = {g: ns for g, ns in members.items() if len(ns) > 1}
+    users: dict = {}
+    for node in graph.nodes:
+        for i in node.inputs:
+            users.setdefault(i, []).append(node)
+    fetched = set(fetches)
+    rb = Rebuilder(graph)
+    changes = []
+    for unit in _schedule(graph, group_of, members):
+        if isinstance(unit, list):
+            _emit_group(rb, unit, users, fetched, changes)
+        else:
+            rb.map[unit] = rb.copy(unit)
+    return PassResult(*rb.finish(fetches), changes)
+
+
+def _schedule(graph, group_of, members) -> list:
+    """Nodes and groups (lists of nodes) in a topological order, close to the original one."""
+    def unit_of(node):
+        g = group_of.get(node)
+        return ("group", g) if g in members else node
+
+    deps: dict = {}
+    order: list = []
+    for node in graph.nodes:
+        unit = unit_of(node)
+        if unit not in deps:
+            deps[unit] = []
+            order.append(unit)
+        for i in node.inputs:
+            d = unit_of(i)
+            if d != unit and d not in deps[unit]:
+                deps[unit].append(d)
+    done: set = set()
+    out: list = []
+    for start in order:
+        stack = [(start, iter(deps[start]))]
+        while stack:
+            unit, pending = stack[-1]
+            if unit in done:
+                stack.pop()
+                continue
+            nxt = next((d for d in pending if d not in done), None)
+            if nxt is None:
+                done.add(unit)
+                out.append(members[unit[1]] if isinstance(unit, tuple) else unit)
+                stack.pop()
+            else:
+                stack.append((nxt, iter(deps[nxt])))
+    return out
+
+
+def _emit_group(rb, nodes, users, fetched, changes) -> None:
+    """Emit the kernel node (at its last member's place) and one output node per escaping value."""
+    inside = set(nodes)
+    inputs: list = []
+    index: dict = {}
+    steps = []
+    for node in nodes:
+        args = []
+        for i in node.inputs:
+            if i in inside:
+                args.append(("t", index[i]))
+            else:
+                if i not in inputs:
+                    inputs.append(i)
+                args.append(("in", inputs.index(i)))
+        index[node] = len(steps)
+        steps.append((node.op.ufunc, tuple(args)))
+    escaping = [n for n in nodes
+                if n in fetched or any(u not in inside for u in users.get(n, ()))]
+    body = FusedBody(tuple(steps), tuple(index[n] for n in escaping), numel(nodes[0].shape))
+    kernel = rb.emit(tuple(rb.map[i] for i in inputs), op=FUSED, attrs={"body": body},
+                     shape=(), dtype=None, name=rb.fresh_name("fused"), source=nodes[-1].source)
+    get = OPS["tuple_get"]
+    for k, n in enumerate(escaping):
+        rb.map[n] = rb.emit((kernel,), op=get, attrs={"index": k, "shape": n.shape,
+                                                       "dtype": n.dtype},
+                            shape=n.shape, dtype=n.dtype, name=n.name, source=n.source)
+    changes.append(f"fused {len(nodes)} nodes ({', '.join('%' + n.name for n in nodes)}) into "
+                   f"%{kernel.name}: {len(inputs)} inputs, {len(escaping)} outputs")
