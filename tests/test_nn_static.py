@@ -4,6 +4,7 @@ per run and is never merged or folded; batch norm eval reads the running statist
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 import dongjing as dj
 import dongjing.nn as nn
@@ -44,3 +45,50 @@ def test_eval_mode_graph_uses_running_statistics_and_matches_eager():
     for level in (0, 2):
         np.testing.assert_allclose(dj.Session(g, optimize=level).run(out, {x: x_np}), eager,
                                    rtol=1e-5, atol=1e-6)
+
+
+def _bn_model():
+    dj.manual_seed(0)
+    return nn.Sequential(nn.Linear(4, 8), nn.BatchNorm1d(8), nn.ReLU(), nn.Linear(8, 3))
+
+
+X = np.random.default_rng(2).standard_normal((10, 4)).astype(np.float32)
+Y = np.random.default_rng(3).integers(0, 3, 10)
+
+
+def test_batchnorm_updates_without_an_optimizer_via_update_ops():
+    eager, static = _bn_model(), _bn_model()
+    eager(dj.tensor(X))
+    with dj.Graph() as g:
+        x = dj.placeholder((None, 4))
+        out = static(x)
+        updates = dj.nn.update_ops(g)
+    assert len(updates) == 3  # running_mean, running_var, num_batches_tracked
+    dj.Session(g).run([out, updates], {x: X})
+    for name in ("running_mean", "running_var", "num_batches_tracked"):
+        np.testing.assert_allclose(getattr(static[1], name).numpy(),
+                                   getattr(eager[1], name).numpy(), rtol=1e-6, err_msg=name)
+
+
+def test_jit_training_step_with_batchnorm_matches_eager():
+    if not hasattr(dj, "jit"):
+        pytest.skip("dj.jit is not available")
+    results = []
+    for use_jit in (False, True):
+        model = _bn_model()
+        opt = dj.optim.Adam(model.parameters(), lr=0.01)
+
+        def step(x, y, model=model, opt=opt):
+            loss = F.cross_entropy(model(x), y)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            return loss
+
+        fn = dj.jit(step) if use_jit else step
+        losses = [float(fn(dj.tensor(X), dj.tensor(Y))) for _ in range(3)]
+        results.append((losses, model[1].running_mean.numpy().copy(), model[3].weight.numpy()))
+    (le, re_, we), (lj, rj, wj) = results
+    np.testing.assert_allclose(lj, le, rtol=1e-6)
+    np.testing.assert_allclose(rj, re_, rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(wj, we, rtol=1e-5, atol=1e-7)
