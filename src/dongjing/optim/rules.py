@@ -85,8 +85,9 @@ class Adam(Optimizer):
         new = {"step": step, "exp_avg": m, "exp_avg_sq": v}
         if group["amsgrad"]:
             v = new["max_exp_avg_sq"] = ops.maximum(state["max_exp_avg_sq"], v)
-        m_hat = m / (1.0 - ops.pow(b1, step))
-        v_hat = v / (1.0 - ops.pow(b2, step))
+        t = ops.cast(step, p.dtype)  # bias corrections in the parameter's precision
+        m_hat = m / (1.0 - ops.pow(b1, t))
+        v_hat = v / (1.0 - ops.pow(b2, t))
         return p - m_hat * lr / (ops.sqrt(v_hat) + group["eps"]), new
 
 
