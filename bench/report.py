@@ -81,6 +81,8 @@ def detail_table(run: dict[str, Any]) -> str:
         spread = f"{fmt_us(e.get('min_us'))}–{fmt_us(e.get('max_us'))}" if med else "–"
         check = e["status"] if e["status"] != "ok" else f"ok ({e.get('max_error', 0):.0e})"
         note = e.get("note") or ""
+        if e.get("cut_repeats"):
+            note = f"{e['cut_repeats']} repeat(s) cut by the time limit; " + note
         if e["status"] != "ok" and e.get("problems"):
             note = (note + " " if note else "") + "; ".join(e["problems"][:2])
         note = note.replace("|", "/").replace("\n", " ")[:160]

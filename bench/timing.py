@@ -16,10 +16,13 @@ class TimingConfig:
     warmup_s: float = 0.3
     repeat_s: float = 0.25
     repeats: int = 7
+    # A repeat stops early past this many seconds: on an oversubscribed machine a threaded
+    # step can become 100x slower than during warm-up, and inner steps would then take minutes.
+    repeat_limit_s: float = 1.0
 
     @classmethod
     def quick(cls) -> TimingConfig:
-        return cls(warmup_steps=3, warmup_s=0.1, repeat_s=0.1, repeats=3)
+        return cls(warmup_steps=3, warmup_s=0.1, repeat_s=0.1, repeats=3, repeat_limit_s=0.5)
 
 
 @dataclass
@@ -28,6 +31,7 @@ class Timing:
 
     inner: int
     per_step_s: list[float] = field(default_factory=list)
+    cut: int = 0  # repeats stopped early by the time limit
 
     @property
     def median_us(self) -> float:
@@ -57,13 +61,22 @@ def warm_up(step: Callable[[], object], cfg: TimingConfig) -> int:
     return max(1, round(cfg.repeat_s / per_step))
 
 
-def time_repeat(step: Callable[[], object], inner: int) -> float:
-    """Seconds per step over ``inner`` back-to-back steps, after a ``gc.collect()``."""
+def time_repeat(step: Callable[[], object], inner: int,
+                limit_s: float = float("inf")) -> tuple[float, int]:
+    """Seconds per step over ``inner`` back-to-back steps, after a ``gc.collect()``, and the
+    steps done: fewer when the repeat ran past ``limit_s`` (checked every eighth of it)."""
     gc.collect()
+    chunk = max(1, inner // 8)
+    done = 0
     t0 = time.perf_counter()
-    for _ in range(inner):
-        step()
-    return (time.perf_counter() - t0) / inner
+    while done < inner:
+        n = min(chunk, inner - done)
+        for _ in range(n):
+            step()
+        done += n
+        if time.perf_counter() - t0 > limit_s:
+            break
+    return (time.perf_counter() - t0) / done, done
 
 
 def measure(steps: dict[str, Callable[[], object]], cfg: TimingConfig | None = None,
@@ -75,7 +88,10 @@ def measure(steps: dict[str, Callable[[], object]], cfg: TimingConfig | None = N
         timings[name] = Timing(warm_up(step, cfg))
     for r in range(cfg.repeats):
         for name, step in steps.items():
-            timings[name].per_step_s.append(time_repeat(step, timings[name].inner))
+            t = timings[name]
+            per_step, done = time_repeat(step, t.inner, cfg.repeat_limit_s)
+            t.per_step_s.append(per_step)
+            t.cut += done < t.inner
         if progress:
             progress(f"repeat {r + 1}/{cfg.repeats}")
     return timings

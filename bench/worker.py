@@ -69,7 +69,8 @@ def run_workload(wl: Workload, systems: list[System], cfg: TimingConfig, tiny: b
     timings = measure(steps, cfg, progress=lambda m: log(f"  {wl.key} timing {m}"))
     for name, t in timings.items():
         entries[name].update(median_us=t.median_us, min_us=t.min_us, max_us=t.max_us,
-                             inner=t.inner, repeats_us=[x * 1e6 for x in t.per_step_s])
+                             inner=t.inner, cut_repeats=t.cut,
+                             repeats_us=[x * 1e6 for x in t.per_step_s])
     return {"workload": wl.key, "name": wl.name, "sizes": wl.tiny if tiny else wl.sizes,
             "load": [load_before, load_average()], "systems": list(entries.values())}
 

@@ -7,6 +7,7 @@ import dataclasses
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -167,6 +168,11 @@ def test_measure_interleaves_and_counts(monkeypatch: pytest.MonkeyPatch) -> None
     assert all(t.inner == 1 and len(t.per_step_s) == 3 for t in timings.values())
     assert order[-6:] == ["a", "b"] * 3
     assert timings["a"].min_us <= timings["a"].median_us <= timings["a"].max_us
+
+
+def test_slow_repeat_is_cut_short() -> None:
+    per_step, done = timing.time_repeat(lambda: time.sleep(0.002), inner=1000, limit_s=0.01)
+    assert done < 1000 and per_step >= 0.002
 
 
 def test_cli_plan_and_no_numpy_before_threads() -> None:
