@@ -65,6 +65,7 @@ CASES: dict[str, list[Case]] = {
     "tanh_backward": [Case(dj.ops.elementwise.tanh_backward, (_r(3, 3), _r(3, 3, seed=1)))],
     "sigmoid": [Case(dj.sigmoid, (_r(6) * 5,))],
     "relu": [Case(dj.relu, (_apart(2, 5),))],
+    "relu_backward": [Case(dj.ops.elementwise.relu_backward, (_r(2, 5), _apart(2, 5)))],
     "sign": [Case(dj.sign, (_apart(4),), grad=False)],
     "maximum": [Case(dj.maximum, (_apart(3, 4), _apart(4, seed=1) + 0.03), "broadcast")],
     "minimum": [Case(dj.minimum, (_apart(3, 4), _apart(3, 1, seed=1) + 0.03), "broadcast")],

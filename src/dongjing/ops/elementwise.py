@@ -208,9 +208,34 @@ _sigmoid = _unary("sigmoid", _sigmoid_forward,
 _abs = _unary("abs", np.abs, lambda g, i, out, n, a: (mul(g, sign(i[0])),), floats_only=False)
 _relu = _unary(
     "relu", lambda x: np.maximum(x, 0),
-    lambda g, i, out, n, a: (mul(g, cast(gt(i[0], 0.0), g.dtype)),), floats_only=False,
+    lambda g, i, out, n, a: (relu_backward(g, i[0]),), floats_only=False,
     forward_out=lambda x, out: np.maximum(x, 0, out=out),
 )
+
+
+def _relu_backward_forward(g, x):
+    return np.multiply(g, x > 0)
+
+
+def _relu_backward_out(g, x, out):
+    return np.multiply(g, x > 0, out=out)
+
+
+def _relu_backward_vjp(gg, inputs, out, needs, attrs):
+    g, x = inputs
+    return (relu_backward(gg, x) if needs[0] else None, None)  # zero almost everywhere in x
+
+
+# relu's gradient g * (x > 0) as one op (PyTorch's threshold_backward): one pass, not three
+_relu_backward = register(
+    "relu_backward", forward=_relu_backward_forward, infer=inf.elementwise("relu_backward"),
+    vjp=_relu_backward_vjp, kind=E, forward_out=_relu_backward_out,
+)
+
+
+def relu_backward(g, x):
+    """g where x > 0, else 0: the gradient of relu at x."""
+    return apply2(_relu_backward, g, x)
 _sign = register("sign", forward=np.sign, infer=lambda x: inf.same(x), kind=E, ufunc=np.sign)
 
 
