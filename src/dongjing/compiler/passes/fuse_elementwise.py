@@ -8,6 +8,7 @@ docs/compiler.md). Groups under `MIN_SIZE` elements are left alone: call overhea
 
 from __future__ import annotations
 
+from ...errors import GraphError
 from ...ops.registry import OPS, Op
 from .. import kernels
 from ..ir import PassResult, Rebuilder, numel
@@ -170,18 +171,22 @@ def _schedule(graph, group_of, members) -> list:
     done: set = set()
     out: list = []
     for start in order:
+        if start in done:
+            continue
         stack = [(start, iter(deps[start]))]
+        on_stack = {start}
         while stack:
             unit, pending = stack[-1]
-            if unit in done:
-                stack.pop()
-                continue
             nxt = next((d for d in pending if d not in done), None)
             if nxt is None:
                 done.add(unit)
                 out.append(members[unit[1]] if isinstance(unit, tuple) else unit)
+                on_stack.discard(unit)
                 stack.pop()
+            elif nxt in on_stack:
+                raise GraphError("internal: fusion groups form a cycle")
             else:
+                on_stack.add(nxt)
                 stack.append((nxt, iter(deps[nxt])))
     return out
 
