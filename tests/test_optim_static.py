@@ -101,3 +101,11 @@ def test_scheduled_learning_rate_reaches_the_built_train_op():
     (eager, w_eager), (static, w_static) = run(False), run(True)
     np.testing.assert_allclose(static, eager, rtol=1e-6)
     np.testing.assert_allclose(w_static, w_eager, rtol=1e-5, atol=1e-7)
+
+
+def test_minimize_with_nothing_to_train_says_so():
+    with dj.Graph():
+        x = dj.placeholder((2,))
+        loss = (x * x).sum()
+        with pytest.raises(dj.GraphError, match="no trainable Variable"):
+            SGD(None, lr=0.1).minimize(loss)

@@ -151,7 +151,10 @@ class Optimizer:
         graph = loss._node.graph
         if var_list is None:
             if not self.param_groups:
-                self.add_param_group({"params": graph.trainable_variables()})
+                found = graph.trainable_variables()
+                if not found:
+                    raise GraphError("minimize: the loss's graph reads no trainable Variable")
+                self.add_param_group({"params": found})
             var_list = [p for group in self.param_groups for p in group["params"]]
         else:
             var_list = list(var_list)
