@@ -94,8 +94,8 @@ def plan_memory(order: list, fetches: list, keep_to_end=()) -> MemoryPlan:
         if kernel_output(node):
             outputs_of.setdefault(node.inputs[0], []).append(node)
     for i, node in enumerate(order):
-        if node.op.kind == "elementwise":
-            _release(release_at.pop(i, ()), free, plan)  # in place over a dying input is safe
+        if node.op.kind == "elementwise" and node.op.ufunc is not None:
+            _release(release_at.pop(i, ()), free, plan)  # a ufunc may write over a dying input
         # a kernel writes all its outputs at its own step: their buffers are taken here
         targets = outputs_of.get(node, ()) if node.op.kind == "fused" else (node,)
         for target in targets:
