@@ -1,12 +1,45 @@
-"""Softmax family, composed of primitives (their gradients come from the primitives' rules)."""
+"""The softmax family: log_softmax is a primitive (one stable pass, a short gradient);
+logsumexp and softmax are composed."""
 
 from __future__ import annotations
 
+import numpy as np
+
+from ..dispatch import apply1
+from ..errors import DTypeError
 from . import infer as inf
 from .convert import as_tensor
-from .elementwise import exp, log, stop_gradient, sub
+from .elementwise import exp, log, mul, stop_gradient, sub
 from .reduce import amax, sum
+from .registry import Spec, register
 from .shape import squeeze
+
+
+def _log_softmax_forward(x, dim):
+    shifted = x - np.max(x, axis=dim, keepdims=True)
+    shifted -= np.log(np.sum(np.exp(shifted), axis=dim, keepdims=True))
+    return shifted
+
+
+def _log_softmax_infer(x: Spec, dim):
+    if x.dtype.kind != "f":
+        raise DTypeError(f"log_softmax: expects a floating point tensor, got {x.dtype}")
+    return x.shape, x.dtype
+
+
+def _log_softmax_vjp(g, inputs, out, needs, attrs):
+    # d/dx of x - logsumexp(x): g - softmax(x) * sum(g)
+    return (sub(g, mul(exp(out), sum(g, attrs["dim"], keepdim=True))),)
+
+
+_log_softmax = register("log_softmax", forward=_log_softmax_forward, infer=_log_softmax_infer,
+                        vjp=_log_softmax_vjp, kind="reduce", saves_output=True)
+
+
+def log_softmax(x, dim: int = -1):
+    """x - logsumexp(x) along `dim`, computed stably in one op."""
+    x = as_tensor(x)
+    return apply1(_log_softmax, x, dim=inf.normalize_dim("log_softmax", dim, x.ndim))
 
 
 def logsumexp(x, dim, keepdim: bool = False):
@@ -16,12 +49,6 @@ def logsumexp(x, dim, keepdim: bool = False):
     shift = stop_gradient(amax(x, dim, keepdim=True))
     out = log(sum(exp(sub(x, shift)), dim, keepdim=True)) + shift
     return out if keepdim else squeeze(out, dim)
-
-
-def log_softmax(x, dim: int = -1):
-    """x - logsumexp(x) along `dim`."""
-    x = as_tensor(x)
-    return sub(x, logsumexp(x, dim, keepdim=True))
 
 
 def softmax(x, dim: int = -1):
