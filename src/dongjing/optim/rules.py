@@ -37,18 +37,23 @@ class SGD(Optimizer):
     def init_state(self, p, group):
         if not group["momentum"]:
             return {}
+        if not group["dampening"]:
+            return {"momentum_buffer": _zeros(p)}
         return {"momentum_buffer": _zeros(p), "step": _step0()}
 
     def update(self, p, g, state, group):
         if group["weight_decay"]:
             g = g + p * group["weight_decay"]
         new = {}
-        mu = group["momentum"]
-        if mu:
+        mu, dampening = group["momentum"], group["dampening"]
+        if mu and not dampening:  # from a zero buffer, the first step gives b = g as it should
+            buf = new["momentum_buffer"] = state["momentum_buffer"] * mu + g
+        elif mu:  # dampening does not apply to the first step: b = g there
             step = state["step"]
-            later = state["momentum_buffer"] * mu + g * (1.0 - group["dampening"])
-            buf = ops.where(ops.eq(step, 0.0), g, later)
-            new = {"momentum_buffer": buf, "step": step + 1.0}
+            later = state["momentum_buffer"] * mu + g * (1.0 - dampening)
+            buf = new["momentum_buffer"] = ops.where(ops.eq(step, 0.0), g, later)
+            new["step"] = step + 1.0
+        if mu:
             g = g + buf * mu if group["nesterov"] else buf
         return p - g * group["lr"], new
 
