@@ -13,7 +13,7 @@ from ...ops.registry import OPS, Op
 from .. import kernels
 from ..ir import PassResult, Rebuilder, numel
 
-MIN_SIZE = 65536  # elements; below this a fused kernel does not pay for its call
+MIN_SIZE = 1 << 17  # elements; smaller groups stay NumPy (see docs/compiler.md)
 CHEAP = {"add", "subtract", "multiply", "divide", "negative", "maximum", "minimum", "greater",
          "greater_equal", "less", "less_equal", "equal", "not_equal", "logical_and",
          "logical_or", "logical_not", "absolute"}
