@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import dongjing as dj
-from dongjing.runtime.fetch_structure import feed_key, identified, structure_key
+from dongjing.runtime.fetch_structure import identified, run_key, structure_key
 
 LEVELS = pytest.mark.parametrize("level", [0, 2], ids=["interpreted", "compiled"])
 XV = np.ones((2, 3), np.float32)
@@ -136,5 +136,5 @@ def test_structure_keys_tell_nests_and_leaves_apart(small):
                                        "sum_0", ["sum_0"])]
     assert len(set(keys)) == len(keys)
     assert structure_key([s, "sum_0"]) == structure_key([s, "".join(["sum", "_0"])])
-    assert feed_key({x: 1, "k": 2}) == (id(x), "k") and feed_key(None) == ()
+    assert run_key(s, {x: 1, "k": 2}) == (id(s), id(x), "k") and run_key(s, None) == (id(s),)
     assert identified({w: [s, "n"], "a": (y,)}, []) == [w, s, y]

@@ -63,11 +63,12 @@ def structure_key(fetches) -> Any:
     return fetches if kind is str else id(fetches)
 
 
-def feed_key(feed_dict) -> tuple:
-    """A hashable key of a feed_dict's keys in order (identity, strings by value)."""
+def run_key(fetches, feed_dict) -> tuple:
+    """`structure_key(fetches)` followed by the feed_dict's keys in order (identity, strings by
+    value): one hashable key per prepared run."""
     if not feed_dict:
-        return ()
-    return tuple([k if type(k) is str else id(k) for k in feed_dict])
+        return (structure_key(fetches),)
+    return (structure_key(fetches), *[k if type(k) is str else id(k) for k in feed_dict])
 
 
 def identified(fetches, out: list) -> list:

@@ -2,8 +2,8 @@
 
 It knows the Program, which feed_dict value goes to which fed node and what that node expects,
 and how to rebuild the fetch structure. A feed that is already an exact ndarray of the right
-dtype and shape passes without conversion; anything else goes through `feeds.convert`, which
-converts it or raises the FeedError naming the placeholder.
+dtype and shape passes as it is; anything else goes through `feeds.convert`, which converts it
+or raises the FeedError naming the placeholder.
 """
 
 from __future__ import annotations
@@ -18,31 +18,14 @@ from . import feeds
 _ndarray = np.ndarray
 
 
-class _Feed:
-    """One fed node: where its value sits in the feed_dict, and a fast check of that value."""
-
-    __slots__ = ("position", "node", "dtype", "shape", "ndim", "known")
-
-    def __init__(self, position: int, node):
-        self.position = position
-        self.node = node
-        self.dtype = node.dtype
-        shape = tuple(node.shape)
-        self.shape = shape if None not in shape else None  # None: some dims are free
-        self.ndim = len(shape)
-        self.known = tuple((i, d) for i, d in enumerate(shape) if d is not None)
-
-    def check(self, value) -> np.ndarray:
-        """`value` itself if it is an exact ndarray that fits, else `feeds.convert(node, value)`."""
-        if value.__class__ is _ndarray and value.dtype is self.dtype:
-            shape = value.shape
-            if shape == self.shape:
-                return value
-            if self.shape is None and len(shape) == self.ndim and all(
-                shape[i] == d for i, d in self.known
-            ):
-                return value
-        return feeds.convert(self.node, value)
+def _fits(value, node) -> bool:
+    """Whether `value` is an exact ndarray of `node`'s dtype and (partly known) shape."""
+    if value.__class__ is not _ndarray or value.dtype is not node.dtype:
+        return False
+    shape = value.shape
+    return len(shape) == len(node.shape) and all(
+        d is None or d == g for d, g in zip(node.shape, shape)
+    )
 
 
 class Runner:
@@ -58,14 +41,34 @@ class Runner:
                  positions: dict, rebuild: Callable[[list], Any], keep: list):
         self.version = version
         self.program = program
-        self.feeds = tuple(_Feed(positions[n], n) for n in feed_nodes)
-        self.unused = tuple(_Feed(positions[n], n) for n in unused)
+        # (position in feed_dict, node, dtype, shape or None where some dims are free)
+        self.feeds = tuple(_feed(positions[n], n) for n in feed_nodes)
+        self.unused = tuple(_feed(positions[n], n) for n in unused)
         self.rebuild = rebuild
         self.keep = keep
 
     def __call__(self, feed_dict) -> Any:
         values = list(feed_dict.values()) if feed_dict else ()
-        arrays = [f.check(values[f.position]) for f in self.feeds]
-        for f in self.unused:  # feeds the fetches do not need are still checked
-            f.check(values[f.position])
+        arrays = _checked(values, self.feeds)
+        if self.unused:  # feeds the fetches do not need are still checked
+            _checked(values, self.unused)
         return self.rebuild(self.program(arrays))
+
+
+def _checked(values: list, specs: tuple) -> list:
+    """The value for each (position, node, dtype, shape) spec: as given when it is an exact
+    ndarray that fits, else `feeds.convert`ed (which raises a FeedError if it cannot fit)."""
+    arrays = []
+    for position, node, dtype, shape in specs:
+        value = values[position]
+        if value.__class__ is not _ndarray or value.dtype is not dtype or (
+            value.shape != shape and not _fits(value, node)
+        ):
+            value = feeds.convert(node, value)
+        arrays.append(value)
+    return arrays
+
+
+def _feed(position: int, node) -> tuple:
+    shape = tuple(node.shape)
+    return position, node, node.dtype, (shape if None not in shape else None)

@@ -6,7 +6,7 @@ import importlib
 
 from ..errors import FeedError, GraphError
 from . import feeds, interpreter
-from .fetch_structure import feed_key, flatten, identified, rebuilder, structure_key
+from .fetch_structure import flatten, identified, rebuilder, run_key
 from .runner import Runner
 
 _CACHE_LIMIT = 256  # cached runners (and programs) per session before the cache starts over
@@ -41,7 +41,7 @@ class Session:
         self.graph = graph
         self.optimize = int(optimize)
         self._programs: dict = {}
-        self._runs: dict = {}  # (structure_key(fetches), feed_key(feed_dict)) -> Runner
+        self._runs: dict = {}  # run_key(fetches, feed_dict) -> Runner
         self._closed = False
 
     # --- context manager ---------------------------------------------------------------------
@@ -67,7 +67,7 @@ class Session:
         """
         if self._closed:
             raise GraphError("this Session is closed")
-        key = (structure_key(fetches), feed_key(feed_dict))
+        key = run_key(fetches, feed_dict)
         runner = self._runs.get(key)
         if runner is None or runner.version != self.graph.version:
             runner = self._prepare(fetches, feed_dict, key)
