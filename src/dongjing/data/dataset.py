@@ -14,7 +14,7 @@ class Dataset:
     def __len__(self) -> int:
         raise NotImplementedError
 
-    def __getitem__(self, index):
+    def __getitem__(self, index: int) -> tuple:
         raise NotImplementedError
 
 
@@ -33,7 +33,7 @@ class TensorDataset(Dataset):
     def __len__(self) -> int:
         return len(self.tensors[0])
 
-    def __getitem__(self, index):
+    def __getitem__(self, index: int) -> tuple:
         return tuple(Tensor._make(t.data[index]) for t in self.tensors)
 
     def batch(self, indices: np.ndarray) -> tuple:

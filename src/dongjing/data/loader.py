@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import numpy as np
 
@@ -11,7 +11,7 @@ from ..tensor import Tensor
 from .dataset import Dataset
 
 
-def default_collate(examples: list):
+def default_collate(examples: list) -> Tensor | tuple:
     """Stack a list of examples (tuples of tensors / arrays / numbers) field by field."""
     first = examples[0]
     if isinstance(first, (tuple, list)):
@@ -29,7 +29,7 @@ class DataLoader:
 
     def __init__(self, dataset: Dataset, batch_size: int = 1, shuffle: bool = False,
                  drop_last: bool = False, generator: np.random.Generator | None = None,
-                 collate_fn=None):
+                 collate_fn: Callable | None = None):
         if batch_size < 1:
             raise ValueError(f"DataLoader: batch_size must be at least 1, got {batch_size}")
         self.dataset, self.batch_size = dataset, int(batch_size)

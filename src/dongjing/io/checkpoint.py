@@ -79,7 +79,7 @@ def _digest(buffers) -> str:
     return h.hexdigest()
 
 
-def save(obj, path) -> None:
+def save(obj: object, path: str | os.PathLike) -> None:
     """Write `obj` (a state dict, an optimizer state dict, or any nesting of dicts, lists,
     tensors and numbers) to `path`, atomically: a temporary file renamed over `path`, so a
     failure never leaves a half-written checkpoint in place of the previous one."""
@@ -106,7 +106,7 @@ def save(obj, path) -> None:
         raise
 
 
-def load(path):
+def load(path: str | os.PathLike) -> object:
     """Read a checkpoint written by `dj.save` (tensors come back as dj.Tensors). A plain
     safetensors file loads as a dict of tensors. Never executes code from the file; a truncated
     or corrupted file raises CheckpointError."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator
 
+from ..tensor import Tensor
 from .module import Module
 
 
@@ -23,7 +24,7 @@ class Sequential(Module):
             for i, m in enumerate(modules):
                 self.add_module(str(i), m)
 
-    def forward(self, x):
+    def forward(self, x: Tensor) -> Tensor:
         for m in self._modules.values():
             x = m(x)
         return x

@@ -7,19 +7,20 @@ import numpy as np
 from ..tensor import Tensor
 from . import functional as F
 from . import init
+from .functional import Size
 from .module import Module
 from .parameter import Parameter
 
 
-def _pair(v) -> tuple[int, int]:
+def _pair(v: Size) -> tuple[int, int]:
     return (int(v[0]), int(v[1])) if isinstance(v, (tuple, list)) else (int(v), int(v))
 
 
 class Conv2d(Module):
     """2-d convolution: weight (out_channels, in_channels, kh, kw), bias (out_channels,)."""
 
-    def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0,
-                 bias: bool = True):
+    def __init__(self, in_channels: int, out_channels: int, kernel_size: Size, stride: Size = 1,
+                 padding: Size = 0, bias: bool = True):
         super().__init__()
         self.in_channels, self.out_channels = int(in_channels), int(out_channels)
         self.kernel_size, self.stride = _pair(kernel_size), _pair(stride)
@@ -46,7 +47,7 @@ class Conv2d(Module):
 
 
 class _Pool2d(Module):
-    def __init__(self, kernel_size, stride=None, padding=0):
+    def __init__(self, kernel_size: Size, stride: Size | None = None, padding: Size = 0):
         super().__init__()
         self.kernel_size = kernel_size
         self.stride = kernel_size if stride is None else stride

@@ -22,6 +22,8 @@ from .losses import (
     nll_loss,
 )
 
+Size = int | tuple[int, int]  # a kernel size, stride or padding: one int, or (height, width)
+
 __all__ = [
     "relu", "tanh", "sigmoid", "gelu", "softmax", "log_softmax", "linear", "conv2d",
     "max_pool2d", "avg_pool2d", "dropout", "embedding", "layer_norm", "batch_norm", "one_hot",
@@ -68,8 +70,8 @@ def _check_4d(name: str, x: Tensor) -> None:
         raise ShapeError(f"{name}: expects an (N, C, H, W) input, got shape {x.shape}")
 
 
-def conv2d(x: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1,
-           padding=0) -> Tensor:
+def conv2d(x: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Size = 1,
+           padding: Size = 0) -> Tensor:
     """2-d cross-correlation of (N, C, H, W) `x` with (O, C, kh, kw) `weight` (im2col + matmul).
 
     Its gradients (input, weight, bias) come from unfold2d's, matmul's and reshape's rules.
@@ -92,7 +94,8 @@ def conv2d(x: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1,
     return out
 
 
-def max_pool2d(x: Tensor, kernel_size, stride=None, padding=0) -> Tensor:
+def max_pool2d(x: Tensor, kernel_size: Size, stride: Size | None = None,
+               padding: Size = 0) -> Tensor:
     """Largest value of each window (stride defaults to the kernel size)."""
     x = as_tensor(x)
     _check_4d("max_pool2d", x)
@@ -101,7 +104,8 @@ def max_pool2d(x: Tensor, kernel_size, stride=None, padding=0) -> Tensor:
     return ops.amax(windows, dim=(2, 3))
 
 
-def avg_pool2d(x: Tensor, kernel_size, stride=None, padding=0) -> Tensor:
+def avg_pool2d(x: Tensor, kernel_size: Size, stride: Size | None = None,
+               padding: Size = 0) -> Tensor:
     """Mean of each window, zero padding included (stride defaults to the kernel size)."""
     x = as_tensor(x)
     _check_4d("avg_pool2d", x)
@@ -122,7 +126,7 @@ def dropout(x: Tensor, p: float = 0.5, training: bool = True) -> Tensor:
     return x * dropout_mask(x, p)
 
 
-def layer_norm(x: Tensor, normalized_shape, weight: Tensor | None = None,
+def layer_norm(x: Tensor, normalized_shape: tuple[int, ...], weight: Tensor | None = None,
                bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
     """Normalize over the last `len(normalized_shape)` dims, then scale and shift."""
     normalized_shape = tuple(normalized_shape)

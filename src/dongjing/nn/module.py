@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -98,7 +98,8 @@ class Module:
         self._forget(name)
         self._parameters[name] = param
 
-    def register_buffer(self, name: str, tensor, persistent: bool = True) -> None:
+    def register_buffer(self, name: str, tensor: Tensor | np.ndarray | None,
+                        persistent: bool = True) -> None:
         """Add saved, untrained state (running statistics...), kept as a non-trainable Variable."""
         self._forget(name)
         if tensor is not None and not isinstance(tensor, Variable):
@@ -183,14 +184,14 @@ class Module:
         for _, b in self.named_buffers(recurse=recurse):
             yield b
 
-    def apply(self, fn) -> Module:
+    def apply(self, fn: Callable[[Module], None]) -> Module:
         """Call `fn(module)` on every submodule, then on this one."""
         for child in self.children():
             child.apply(fn)
         fn(self)
         return self
 
-    def to(self, dtype) -> Module:
+    def to(self, dtype: np.dtype | type | str) -> Module:
         """Cast the floating-point parameters and buffers to `dtype`, keeping the objects."""
         from .. import dtypes
 
@@ -258,7 +259,7 @@ class Module:
                     targets[head + name] = b
         return targets
 
-    def load_state_dict(self, state_dict, strict: bool = True) -> IncompatibleKeys:
+    def load_state_dict(self, state_dict: dict, strict: bool = True) -> IncompatibleKeys:
         """Copy values (Tensors or arrays) into the parameters and buffers, in place.
 
         Shapes must match; with `strict`, the keys must match exactly. Nothing is copied when

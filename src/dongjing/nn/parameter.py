@@ -17,7 +17,7 @@ class Parameter(Variable):
 
     __slots__ = ()
 
-    def __init__(self, data=None, requires_grad: bool = True):
+    def __init__(self, data: object = None, requires_grad: bool = True):
         if data is None:
             data = np.zeros(0, dtype=np.float32)
         super().__init__(data, trainable=requires_grad)
@@ -28,6 +28,6 @@ class Parameter(Variable):
         return "Parameter containing:\n" + Tensor.__repr__(self)
 
 
-def buffer(value, dtype=None) -> Variable:
+def buffer(value: object, dtype: object = None) -> Variable:
     """A module buffer: state that is saved but not trained (a non-trainable Variable)."""
     return Variable(value, trainable=False, dtype=dtype)
