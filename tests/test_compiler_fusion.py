@@ -43,8 +43,9 @@ def test_a_gelu_chain_forward_and_backward_fuses_around_tanh(small_groups):
     xv = np.random.default_rng(3).standard_normal(1000).astype(np.float32)
     for a, b in zip(fused([xv]), plain([xv])):
         np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-6)
-    assert "def _kernel" not in fused.source  # kernels are compiled separately, called by name
-    assert "_kernel_fused" in fused.source
+    main, kernels_text = fused.source.split("# fused kernels")
+    assert "_kernel_fused" in main and "def _kernel_fused" not in main
+    assert kernels_text.count("def _kernel_fused") == 2 and "_u_multiply(" in kernels_text
 
 
 def test_small_groups_stay_numpy_by_default():

@@ -96,8 +96,12 @@ def build_program(graph, fetch_nodes, feed_nodes, level: int = 2) -> CompiledPro
                                   f"{plan.bytes_reused} bytes of writes reuse a buffer)"]})
     gen = Generator(opt, order, fetches, feeds, plan)
     source = gen.generate()
+    if gen.kernels:  # shown after the function; the names stay bound to the compiled kernels
+        source += "\n\n# fused kernels (numba-compiled loops; each step is the op's own ufunc)\n"
+        source += "\n\n".join(gen.kernels.values())
     gen.buffers()
-    program = CompiledProgram(opt, source, gen.ns.values, stats, fetches, feeds)
+    compiled = {name: gen.ns.values[name] for name in gen.kernels}
+    program = CompiledProgram(opt, source, gen.ns.values, stats, fetches, feeds, compiled)
     stats.append({"pass": "codegen", "nodes_before": len(order), "nodes_after": len(order),
                   "changes": [f"{len(source.splitlines())} lines of Python in "
                               f"{time.perf_counter() - start:.4f} s"]})

@@ -20,7 +20,7 @@ class CompiledProgram:
     """Callable `program(feed_arrays) -> fetched values`; `.graph`, `.source`, `.stats`."""
 
     def __init__(self, graph, source: str, namespace: dict, stats: list, fetch_nodes,
-                 feed_nodes):
+                 feed_nodes, kernels: dict | None = None):
         self.graph = graph
         self.source = source
         self.stats = stats
@@ -32,6 +32,7 @@ class CompiledProgram:
         namespace["_SourceError"] = _SourceError
         code = compile(source, self.filename, "exec")
         exec(code, namespace)  # defines `program` from our own generated source
+        namespace.update(kernels or {})  # the compiled kernels, not their Python text
         self._run = namespace["program"]
 
     def __call__(self, feed_arrays: list) -> list:
