@@ -147,3 +147,12 @@ def test_graph_names_parameters_by_their_qualified_names():
         net(dj.placeholder((None, 4), name="x"))
     names = {n.name for n in g.variables()}
     assert {"body.0.weight", "norm.running_mean", "scale"} <= names
+
+
+def test_module_dict():
+    heads = nn.ModuleDict({"a": nn.Linear(2, 3), "b": nn.Linear(2, 1)})
+    heads["c"] = nn.ReLU()
+    assert list(heads) == ["a", "b", "c"] and "b" in heads and len(heads) == 3
+    assert [k for k, _ in heads.named_parameters()] == ["a.weight", "a.bias", "b.weight",
+                                                        "b.bias"]
+    assert heads["b"](dj.ones(4, 2)).shape == (4, 1)

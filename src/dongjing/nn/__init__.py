@@ -2,7 +2,7 @@
 
 from . import functional, init
 from .activation import GELU, Dropout, LogSoftmax, ReLU, Sigmoid, Softmax, Tanh
-from .container import ModuleList, Sequential
+from .container import ModuleDict, ModuleList, Sequential
 from .conv import AvgPool2d, Conv2d, MaxPool2d
 from .linear import Embedding, Flatten, Identity, Linear
 from .losses import (

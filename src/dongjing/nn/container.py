@@ -1,4 +1,4 @@
-"""Containers: Sequential (children named 0, 1, ...) and ModuleList."""
+"""Containers: Sequential (children named 0, 1, ...), ModuleList and ModuleDict."""
 
 from __future__ import annotations
 
@@ -74,3 +74,36 @@ class ModuleList(Module):
         if isinstance(index, slice):
             return ModuleList(mods[index])
         return mods[index]
+
+
+class ModuleDict(Module):
+    """Modules by name, registered so their parameters are found (keys `name.weight`, ...)."""
+
+    def __init__(self, modules: dict | None = None):
+        super().__init__()
+        for name, m in (modules or {}).items():
+            self.add_module(name, m)
+
+    def __getitem__(self, name: str) -> Module:
+        return self._modules[name]
+
+    def __setitem__(self, name: str, module: Module) -> None:
+        self.add_module(name, module)
+
+    def __contains__(self, name: str) -> bool:
+        return name in self._modules
+
+    def __len__(self) -> int:
+        return len(self._modules)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._modules)
+
+    def keys(self):
+        return self._modules.keys()
+
+    def items(self):
+        return self._modules.items()
+
+    def values(self):
+        return self._modules.values()
