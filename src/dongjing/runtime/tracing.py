@@ -56,7 +56,7 @@ class Trace:
         self.session = Session(self.graph, optimize=optimize)
         # compiled now (so compile time is measured) and called directly: the signature already
         # guarantees each fed array's shape and dtype, so Session.run's feed checks are skipped
-        self.program = self.session._program_for(self.fetches)
+        self.program = self.session.program(self.fetches)
         self._feed_plan = self._plan_feeds()
         self.compile_time = time.perf_counter() - start
 
