@@ -40,6 +40,9 @@ def test_a_gelu_chain_forward_and_backward_fuses_around_tanh(small_groups):
     assert ops.count("fused_elementwise") == 2
     assert ops.count("tanh") == 1  # a transcendental stays a NumPy SIMD call
     assert "mul" not in ops and "add" not in ops
+    kernels_nodes = [n for n in fused.graph.nodes if n.op.name == "fused_elementwise"]
+    outputs_of_first = [n for n in fused.graph.nodes if n.inputs[:1] == (kernels_nodes[0],)]
+    assert len(outputs_of_first) == 1  # the cheap 3*C*x**2 is recomputed, not stored
     xv = np.random.default_rng(3).standard_normal(1000).astype(np.float32)
     for a, b in zip(fused([xv]), plain([xv])):
         np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-6)
@@ -130,3 +133,21 @@ def test_random_elementwise_graphs_agree_when_fused(steps, seed):
             np.testing.assert_allclose(a, e, rtol=1e-5, atol=1e-6)
     finally:
         fusion.MIN_SIZE = old
+
+
+def test_large_kernels_and_ufuncs_split_over_two_threads_give_the_same_values(monkeypatch):
+    from dongjing.compiler import parallel
+
+    monkeypatch.setattr(parallel, "MIN_SIZE", 64)
+    monkeypatch.setattr(fusion, "MIN_SIZE", 64)
+    g, x, loss, gx = _gelu_graph(n=1001)
+    xv = np.random.default_rng(1).standard_normal(1001).astype(np.float32)
+    monkeypatch.setattr(parallel, "ENABLED", True)
+    monkeypatch.setenv("OMP_NUM_THREADS", "2")
+    split = build_program(g, [loss.node, gx.node], [x.node], 2)
+    assert "_split_kernel(" in split.source and "_split_ufunc(_np.tanh" in split.source
+    monkeypatch.setattr(parallel, "ENABLED", False)
+    serial = build_program(g, [loss.node, gx.node], [x.node], 2)
+    assert "_split_" not in serial.source
+    for a, b in zip(split([xv]), serial([xv])):
+        np.testing.assert_array_equal(a, b)

@@ -13,6 +13,7 @@ import re
 
 import numpy as np
 
+from . import parallel
 from .ir import numel
 from .kernels import compile_kernel
 from .memory import MemoryPlan, kernel_output
@@ -159,6 +160,9 @@ class Generator:
         if op.name == "sum" and out is not None and node.dtype == node.inputs[0].dtype:
             dim, keep = node.attrs.get("dim"), node.attrs.get("keepdim", False)
             return f"_np.add.reduce({args[0]}, {_literal(dim)}, None, {out}, {keep})"
+        if out is not None and self.splits(node):
+            fn = self.ns.bind("_split_ufunc", parallel.split_ufunc)
+            return f"{fn}({_ufunc_source(op.ufunc)}, {out}, {', '.join(args)})"
         if out is not None:
             if op.ufunc is not None and not node.attrs and _ufunc_source(op.ufunc):
                 return f"{_ufunc_source(op.ufunc)}({', '.join(args)}, out={out})"
@@ -215,6 +219,16 @@ class Generator:
         comment = f"  # {node.source}" if node.source else ""
         return f"    {text}{comment}"
 
+    def splits(self, node) -> bool:
+        """A large same-shape ufunc call that runs as two halves on two threads."""
+        op = node.op
+        n = numel(node.shape)
+        if op.ufunc is None or node.attrs or not _ufunc_source(op.ufunc) or n is None:
+            return False
+        if n < parallel.MIN_SIZE or parallel.threads() < 2 or op.ufunc.nout != 1:
+            return False
+        return all(i.shape == node.shape or numel(i.shape) == 1 for i in node.inputs)
+
     def kernel_call(self, node, args) -> str:
         """Allocate (or take planned buffers for) a fused kernel's outputs, then call it."""
         body = node.attrs["body"]
@@ -244,6 +258,11 @@ class Generator:
         self.kernels[kernel_name] = source
         tuple_text = "(" + ", ".join(storage) + ("," if len(storage) == 1 else "") + ")"
         call = f"{kernel_name}({body.size}, {', '.join(flat_in + flat_out)})"
+        if body.size >= parallel.MIN_SIZE and parallel.threads() > 1:
+            fn = self.ns.bind("_split_kernel", parallel.split_kernel)
+            flags = tuple(k == "array" for k in kinds) + (True,) * len(flat_out)
+            all_args = ", ".join(flat_in + flat_out)
+            call = (f"{fn}({kernel_name}, {body.size}, ({all_args},), {_literal(flags)})")
         return f"{tuple_text}; {call}"
 
     def assignment(self, node) -> str:

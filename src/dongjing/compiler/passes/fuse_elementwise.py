@@ -14,6 +14,7 @@ from .. import kernels
 from ..ir import PassResult, Rebuilder, numel
 
 MIN_SIZE = 1 << 17  # elements; smaller groups stay NumPy (see docs/compiler.md)
+MAX_RECOMPUTE = 4  # ops; a cheaper value read by another kernel is recomputed there
 CHEAP = {"add", "subtract", "multiply", "divide", "negative", "maximum", "minimum", "greater",
          "greater_equal", "less", "less_equal", "equal", "not_equal", "logical_and",
          "logical_or", "logical_not", "absolute"}
@@ -141,14 +142,58 @@ def fuse_elementwise(graph, fetches: list, size_min: int | None = None) -> PassR
         for i in node.inputs:
             users.setdefault(i, []).append(node)
     fetched = set(fetches)
+    dups = _recomputed(members, group_of, users, fetched)
+    position = {n: i for i, n in enumerate(graph.nodes)}
     rb = Rebuilder(graph)
     changes = []
     for unit in _schedule(graph, group_of, members):
         if isinstance(unit, list):
-            _emit_group(rb, unit, users, fetched, changes)
+            g = group_of[unit[0]]
+            nodes = sorted(set(unit) | dups[g], key=position.__getitem__)
+
+            def served(n, u):  # u reads n inside its own kernel
+                return group_of.get(u) in dups and n in dups[group_of[u]]
+
+            _emit_group(rb, nodes, set(unit), users, fetched, served, changes)
         else:
             rb.map[unit] = rb.copy(unit)
     return PassResult(*rb.finish(fetches), changes)
+
+
+def _cone(value, inside: set) -> set:
+    """`value` and the nodes of its group it is computed from."""
+    cone, stack = set(), [value]
+    while stack:
+        n = stack.pop()
+        if n in cone:
+            continue
+        cone.add(n)
+        stack.extend(i for i in n.inputs if i in inside)
+    return cone
+
+
+def _recomputed(members, group_of, users, fetched) -> dict:
+    """group -> nodes of other groups it recomputes instead of reading their stored value.
+
+    A value of at most `MAX_RECOMPUTE` ops whose readers outside its group are all kernels is
+    cheaper to compute again (its inputs are available there: they precede its own group) than
+    to write out and read back.
+    """
+    dups = {g: set() for g in members}
+    for nodes in members.values():
+        inside = set(nodes)
+        for value in nodes:
+            outside = [u for u in users.get(value, ()) if u not in inside]
+            if value in fetched or not outside:
+                continue
+            targets = {group_of.get(u) for u in outside}
+            if not targets <= members.keys() or any(u.op.kind != "elementwise" for u in outside):
+                continue
+            cone = _cone(value, inside)
+            if len(cone) <= MAX_RECOMPUTE:
+                for t in targets:
+                    dups[t] |= cone
+    return dups
 
 
 def _schedule(graph, group_of, members) -> list:
@@ -191,9 +236,20 @@ def _schedule(graph, group_of, members) -> list:
     return out
 
 
-def _emit_group(rb, nodes, users, fetched, changes) -> None:
-    """Emit the kernel node (at its last member's place) and one output node per escaping value."""
+def _emit_group(rb, nodes, own, users, fetched, served, changes) -> None:
+    """Emit the kernel node and one output node per value of `own` read outside the kernel.
+
+    `nodes` = the group's own nodes and those it recomputes, in topological order.
+    """
     inside = set(nodes)
+    escaping = [n for n in nodes if n in own and (n in fetched or any(
+        u not in inside and not served(n, u) for u in users.get(n, ())))]
+    needed = set()
+    for n in escaping:
+        needed |= _cone(n, inside)
+    nodes = [n for n in nodes if n in needed]
+    if not nodes:
+        return  # every value of this group is recomputed where it is read
     inputs: list = []
     index: dict = {}
     steps = []
@@ -208,8 +264,6 @@ def _emit_group(rb, nodes, users, fetched, changes) -> None:
                 args.append(("in", inputs.index(i)))
         index[node] = len(steps)
         steps.append((node.op.ufunc, tuple(args)))
-    escaping = [n for n in nodes
-                if n in fetched or any(u not in inside for u in users.get(n, ()))]
     body = FusedBody(tuple(steps), tuple(index[n] for n in escaping), numel(nodes[0].shape))
     kernel = rb.emit(tuple(rb.map[i] for i in inputs), op=FUSED, attrs={"body": body},
                      shape=(), dtype=None, name=rb.fresh_name("fused"), source=nodes[-1].source)
@@ -218,5 +272,6 @@ def _emit_group(rb, nodes, users, fetched, changes) -> None:
         rb.map[n] = rb.emit((kernel,), op=get, attrs={"index": k, "shape": n.shape,
                                                        "dtype": n.dtype},
                             shape=n.shape, dtype=n.dtype, name=n.name, source=n.source)
-    changes.append(f"fused {len(nodes)} nodes ({', '.join('%' + n.name for n in nodes)}) into "
-                   f"%{kernel.name}: {len(inputs)} inputs, {len(escaping)} outputs")
+    names = ", ".join("%" + n.name for n in nodes)
+    changes.append(f"fused {len(nodes)} nodes ({names}) into %{kernel.name}: "
+                   f"{len(inputs)} inputs, {len(escaping)} outputs")
