@@ -54,6 +54,15 @@ def load_average() -> float | None:
         return None
 
 
+def rss_mb() -> float:
+    """This process's resident memory in MiB (Linux; 0 elsewhere)."""
+    try:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+    except (OSError, ValueError, IndexError):
+        return 0.0
+
+
 def describe() -> dict[str, Any]:
     """A JSON-ready description of this process's machine and environment."""
     return {

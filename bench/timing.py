@@ -9,6 +9,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from bench.machine import rss_mb
+
 
 @dataclass
 class TimingConfig:
@@ -19,6 +21,9 @@ class TimingConfig:
     # A repeat stops early past this many seconds: on an oversubscribed machine a threaded
     # step can become 100x slower than during warm-up, and inner steps would then take minutes.
     repeat_limit_s: float = 1.0
+    # A system whose memory grows past this while timed is dropped (a leak would otherwise
+    # take the whole machine, shared with others, into the out-of-memory killer).
+    memory_growth_mb: float = 2048.0
 
     @classmethod
     def quick(cls) -> TimingConfig:
@@ -32,6 +37,8 @@ class Timing:
     inner: int
     per_step_s: list[float] = field(default_factory=list)
     cut: int = 0  # repeats stopped early by the time limit
+    dropped: str = ""  # why timing stopped before all repeats, if it did
+    rss_mb: float = 0.0  # resident memory when timing began
 
     @property
     def median_us(self) -> float:
@@ -85,13 +92,20 @@ def measure(steps: dict[str, Callable[[], object]], cfg: TimingConfig | None = N
     cfg = cfg or TimingConfig()
     timings = {}
     for name, step in steps.items():
-        timings[name] = Timing(warm_up(step, cfg))
+        rss = rss_mb()
+        timings[name] = Timing(warm_up(step, cfg), rss_mb=rss)
     for r in range(cfg.repeats):
         for name, step in steps.items():
             t = timings[name]
+            if t.dropped:
+                continue
             per_step, done = time_repeat(step, t.inner, cfg.repeat_limit_s)
             t.per_step_s.append(per_step)
             t.cut += done < t.inner
+            grown = rss_mb() - t.rss_mb
+            if grown > cfg.memory_growth_mb:
+                t.dropped = f"memory grew by {grown:,.0f} MB while timed (a leak?)"
+                gc.collect()
         if progress:
             progress(f"repeat {r + 1}/{cfg.repeats}")
     return timings

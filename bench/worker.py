@@ -68,6 +68,9 @@ def run_workload(wl: Workload, systems: list[System], cfg: TimingConfig, tiny: b
             entries[s.name].update(status="error", problems=[describe_error(e)])
     timings = measure(steps, cfg, progress=lambda m: log(f"  {wl.key} timing {m}"))
     for name, t in timings.items():
+        if t.dropped:
+            entries[name].update(status="error", problems=[t.dropped])
+            continue
         entries[name].update(median_us=t.median_us, min_us=t.min_us, max_us=t.max_us,
                              inner=t.inner, cut_repeats=t.cut,
                              repeats_us=[x * 1e6 for x in t.per_step_s])

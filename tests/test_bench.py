@@ -170,6 +170,15 @@ def test_measure_interleaves_and_counts(monkeypatch: pytest.MonkeyPatch) -> None
     assert timings["a"].min_us <= timings["a"].median_us <= timings["a"].max_us
 
 
+def test_leaking_system_is_dropped(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(timing, "gc", SimpleNamespace(collect=lambda: 0))
+    hoard: list[bytes] = []
+    cfg = TimingConfig(warmup_steps=1, warmup_s=0.0, repeat_s=1e-9, repeats=3,
+                       memory_growth_mb=5)
+    t = measure({"leaky": lambda: hoard.append(b"x" * (8 << 20))}, cfg)["leaky"]
+    assert "memory grew" in t.dropped and len(t.per_step_s) < 3
+
+
 def test_slow_repeat_is_cut_short() -> None:
     per_step, done = timing.time_repeat(lambda: time.sleep(0.002), inner=100, limit_s=0.005)
     assert done < 100 and per_step >= 0.002
