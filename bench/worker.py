@@ -85,9 +85,14 @@ def main(workloads: list[str], threads: int, out: str, quick: bool,
     machine = describe()  # before any system loads another BLAS
     chosen = select_systems(systems)
     runs = []
+    start = time.perf_counter()
+
+    def log(message: str) -> None:
+        print(f"{time.perf_counter() - start:6.1f}s {message}", flush=True)
+
     for key in workloads:
-        print(f"[{threads} thread(s)] {key} {WORKLOADS[key].name}", flush=True)
-        run = run_workload(WORKLOADS[key], chosen, cfg, log=lambda m: print(m, flush=True))
+        log(f"[{threads} thread(s)] {key} {WORKLOADS[key].name}")
+        run = run_workload(WORKLOADS[key], chosen, cfg, log=log)
         run["threads"] = threads
         runs.append(run)
     record = {"machine": machine, "timing": vars(cfg), "runs": runs}
