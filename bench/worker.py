@@ -29,16 +29,22 @@ def select_systems(names: list[str] | None) -> list[System]:
     return [s for s in systems if s.name == REFERENCE or s.name in names]
 
 
-def check_all(wl: Workload, data: Any, systems: list[System],
-              tol: float = TOLERANCE) -> dict[str, CheckResult]:
+def check_all(wl: Workload, data: Any, systems: list[System], tol: float = TOLERANCE,
+              log: Callable[[str], None] | None = None) -> dict[str, CheckResult]:
     """Probe the reference, then check every system against it on the same data."""
     ref = next(s for s in systems if s.name == REFERENCE)
     _, refs = probe_runner(lambda: ref.build(wl.kind, data))
     update = None
     if isinstance(data, MlpData):
         update = Update(dict(zip(data.param_names, data.params)), data.lr, data.momentum)
-    return {s.name: check_system(lambda s=s: s.build(wl.kind, data), refs, tol, update)
-            for s in systems}
+    results = {}
+    for s in systems:
+        t0 = time.perf_counter()
+        c = results[s.name] = check_system(lambda s=s: s.build(wl.kind, data), refs, tol, update)
+        if log:
+            log(f"  {wl.key} {s.name:<13} check: {c.status} ({time.perf_counter() - t0:.1f} s) "
+                f"{c.note} " + "; ".join(c.problems[:3]))
+    return results
 
 
 def run_workload(wl: Workload, systems: list[System], cfg: TimingConfig, tiny: bool = False,
@@ -46,7 +52,7 @@ def run_workload(wl: Workload, systems: list[System], cfg: TimingConfig, tiny: b
     """Check, then time, every system on one workload; a JSON-ready record."""
     load_before = load_average()
     data = wl.data(tiny)
-    checks = check_all(wl, data, systems)
+    checks = check_all(wl, data, systems, log=log)
     entries: dict[str, dict[str, Any]] = {}
     steps = {}
     for s in systems:
@@ -54,8 +60,6 @@ def run_workload(wl: Workload, systems: list[System], cfg: TimingConfig, tiny: b
         entries[s.name] = {"system": s.name, "status": c.status, "note": c.note,
                            "problems": c.problems, "max_error": c.max_error,
                            "compiled": s.compiled}
-        log(f"  {wl.key} {s.name:<13} check: {c.status} {c.note or ''} "
-            + ("; ".join(c.problems[:3]) if c.problems else ""))
         if c.status != "ok":
             continue
         try:  # the timed runner is a fresh one: its build and first step are the first call
