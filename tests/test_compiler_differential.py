@@ -8,6 +8,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import dongjing as dj
+from dongjing.compiler import parallel
+from dongjing.compiler.passes import fuse_elementwise as fusion
 
 UNARY = ["tanh", "sigmoid", "relu", "neg", "abs", "exp_small", "log1", "sqrt1", "square",
          "cube", "times_one", "plus_zero", "double_neg", "double_t", "reshape_back", "cast_back"]
@@ -119,16 +121,35 @@ instruction = st.one_of(
 )
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(
+CASES = dict(
     input_shapes=st.lists(shapes, min_size=1, max_size=3),
     program=st.lists(instruction, min_size=1, max_size=8),
     dtype=st.sampled_from([np.float32, np.float64]),
     with_cond=st.booleans(),
     seed=st.integers(0, 2**16),
 )
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(**CASES)
 def test_random_graphs_agree_eager_and_at_every_level(input_shapes, program, dtype, with_cond,
                                                       seed):
+    _check(input_shapes, program, dtype, with_cond, seed)
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(**CASES)
+def test_random_graphs_agree_with_fusion_and_threads_forced(input_shapes, program, dtype,
+                                                            with_cond, seed):
+    old = fusion.MIN_SIZE, parallel.MIN_SIZE
+    fusion.MIN_SIZE, parallel.MIN_SIZE = 1, 4  # every group fuses, every large call splits
+    try:
+        _check(input_shapes, program, dtype, with_cond, seed)
+    finally:
+        fusion.MIN_SIZE, parallel.MIN_SIZE = old
+
+
+def _check(input_shapes, program, dtype, with_cond, seed):
     rng = np.random.default_rng(seed)
     arrays = [rng.uniform(-2, 2, s).astype(dtype) for s in input_shapes]
     eager_inputs = [dj.tensor(a, requires_grad=True) for a in arrays]

@@ -223,7 +223,9 @@ class Generator:
         """A large same-shape ufunc call that runs as two halves on two threads."""
         op = node.op
         n = numel(node.shape)
-        if op.ufunc is None or node.attrs or not _ufunc_source(op.ufunc) or n is None:
+        if op.kind != "elementwise" or op.ufunc is None or node.attrs or n is None:
+            return False
+        if not _ufunc_source(op.ufunc):
             return False
         if n < parallel.MIN_SIZE or parallel.threads() < 2 or op.ufunc.nout != 1:
             return False

@@ -180,19 +180,26 @@ def _recomputed(members, group_of, users, fetched) -> dict:
     to write out and read back.
     """
     dups = {g: set() for g in members}
-    for nodes in members.values():
-        inside = set(nodes)
-        for value in nodes:
-            outside = [u for u in users.get(value, ()) if u not in inside]
-            if value in fetched or not outside:
-                continue
-            targets = {group_of.get(u) for u in outside}
-            if not targets <= members.keys() or any(u.op.kind != "elementwise" for u in outside):
-                continue
-            cone = _cone(value, inside)
-            if len(cone) <= MAX_RECOMPUTE:
-                for t in targets:
-                    dups[t] |= cone
+    changed = True
+    while changed:  # a recomputed value may itself read values recomputed into its group
+        changed = False
+        for g, nodes in members.items():
+            inside = set(nodes) | dups[g]
+            for value in nodes:
+                outside = [u for u in users.get(value, ()) if u not in inside]
+                if value in fetched or not outside:
+                    continue
+                targets = {group_of.get(u) for u in outside}
+                if not targets <= members.keys():
+                    continue
+                if any(u.op.kind != "elementwise" for u in outside):
+                    continue
+                cone = _cone(value, inside)
+                if len(cone) <= MAX_RECOMPUTE:
+                    for t in targets:
+                        if not cone <= dups[t]:
+                            dups[t] |= cone
+                            changed = True
     return dups
 
 
@@ -264,7 +271,8 @@ def _emit_group(rb, nodes, own, users, fetched, served, changes) -> None:
                 args.append(("in", inputs.index(i)))
         index[node] = len(steps)
         steps.append((node.op.ufunc, tuple(args)))
-    body = FusedBody(tuple(steps), tuple(index[n] for n in escaping), numel(nodes[0].shape))
+    size = numel(next(iter(own)).shape)  # recomputed values may be smaller (broadcast)
+    body = FusedBody(tuple(steps), tuple(index[n] for n in escaping), size)
     kernel = rb.emit(tuple(rb.map[i] for i in inputs), op=FUSED, attrs={"body": body},
                      shape=(), dtype=None, name=rb.fresh_name("fused"), source=nodes[-1].source)
     get = OPS["tuple_get"]
