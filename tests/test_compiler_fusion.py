@@ -12,6 +12,8 @@ import dongjing as dj
 from dongjing.compiler import build_program, kernels
 from dongjing.compiler.passes import fuse_elementwise as fusion
 
+needs_kernels = pytest.mark.skipif(not kernels.available(), reason="numba is not installed")
+
 
 @pytest.fixture
 def small_groups(monkeypatch):
@@ -32,6 +34,7 @@ def _ops(program) -> list[str]:
     return [n.op.name for n in program.graph.nodes]
 
 
+@needs_kernels
 def test_a_gelu_chain_forward_and_backward_fuses_around_tanh(small_groups):
     g, x, loss, gx = _gelu_graph()
     fused = build_program(g, [loss.node, gx.node], [x.node], 2)
@@ -56,6 +59,7 @@ def test_small_groups_stay_numpy_by_default():
     assert "fused_elementwise" not in _ops(build_program(g, [gx.node], [x.node], 2))
 
 
+@needs_kernels
 def test_no_group_closes_a_cycle_through_an_outside_node(small_groups):
     g = dj.Graph()
     with g.as_default():
@@ -71,6 +75,7 @@ def test_no_group_closes_a_cycle_through_an_outside_node(small_groups):
     np.testing.assert_allclose(program([xv])[0], xv * 2 + np.tanh(xv * 2), rtol=1e-6)
 
 
+@needs_kernels
 def test_without_a_kernel_library_the_same_values_come_from_numpy(small_groups, monkeypatch):
     g, x, loss, gx = _gelu_graph()
     xv = np.random.default_rng(0).standard_normal(1000).astype(np.float32)
@@ -81,6 +86,7 @@ def test_without_a_kernel_library_the_same_values_come_from_numpy(small_groups, 
     np.testing.assert_allclose(program([xv])[0], with_kernels, rtol=1e-6, atol=1e-7)
 
 
+@needs_kernels
 def test_fused_outputs_are_fresh_and_kernel_buffers_are_reused(small_groups):
     g, x, loss, gx = _gelu_graph()
     program = build_program(g, [gx.node], [x.node], 2)
@@ -95,6 +101,7 @@ UNARY = ["neg", "tanh", "abs", "relu"]
 BINARY = ["add", "sub", "mul", "maximum", "minimum", "div"]
 
 
+@needs_kernels
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     steps=st.lists(st.tuples(st.sampled_from(UNARY + BINARY), st.integers(0, 5),
@@ -135,6 +142,7 @@ def test_random_elementwise_graphs_agree_when_fused(steps, seed):
         fusion.MIN_SIZE = old
 
 
+@needs_kernels
 def test_large_kernels_and_ufuncs_split_over_two_threads_give_the_same_values(monkeypatch):
     from dongjing.compiler import parallel
 
