@@ -8,8 +8,6 @@ import numpy as np
 
 from ..graph.graph import Graph, Node
 
-SOURCE_OPS = ("placeholder", "constant", "variable")
-
 
 @dataclass
 class PassResult:
@@ -28,10 +26,6 @@ def is_pure(node: Node) -> bool:
 
 def is_constant(node: Node) -> bool:
     return node.op.name == "constant"
-
-
-def constant_value(node: Node) -> np.ndarray:
-    return node.attrs["value"]
 
 
 class Rebuilder:
@@ -94,15 +88,6 @@ def _constant_op():
     from ..graph.builder import constant_op
 
     return constant_op
-
-
-def users(graph: Graph) -> dict:
-    """node -> list of the nodes that read it."""
-    out: dict[Node, list] = {n: [] for n in graph.nodes}
-    for n in graph.nodes:
-        for i in n.inputs:
-            out[i].append(n)
-    return out
 
 
 def numel(shape) -> int | None:
