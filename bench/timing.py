@@ -91,21 +91,35 @@ def measure(steps: dict[str, Callable[[], object]], cfg: TimingConfig | None = N
     """Warm each system up, then time ``cfg.repeats`` rounds, each system once per round."""
     cfg = cfg or TimingConfig()
     timings = {}
-    for name, step in steps.items():
-        rss = rss_mb()
-        timings[name] = Timing(warm_up(step, cfg), rss_mb=rss)
-    for r in range(cfg.repeats):
+    # Objects alive now (libraries, runners) are frozen out of the collector, so that the
+    # gc.collect() before each repeat costs little (with torch loaded, a full one takes ~0.2 s)
+    # while the garbage made by the steps is still collected.
+    gc.collect()
+    gc.freeze()
+    try:
         for name, step in steps.items():
-            t = timings[name]
-            if t.dropped:
-                continue
-            per_step, done = time_repeat(step, t.inner, cfg.repeat_limit_s)
-            t.per_step_s.append(per_step)
-            t.cut += done < t.inner
-            grown = rss_mb() - t.rss_mb
-            if grown > cfg.memory_growth_mb:
-                t.dropped = f"memory grew by {grown:,.0f} MB while timed (a leak?)"
-                gc.collect()
+            rss = rss_mb()
+            timings[name] = Timing(warm_up(step, cfg), rss_mb=rss)
         if progress:
-            progress(f"repeat {r + 1}/{cfg.repeats}")
+            progress("warmed up: inner " + ", ".join(f"{n} {t.inner}" for n, t in timings.items()))
+        for r in range(cfg.repeats):
+            for name, step in steps.items():
+                t = timings[name]
+                if not t.dropped:
+                    _timed_repeat(t, step, cfg)
+            if progress:
+                progress(f"repeat {r + 1}/{cfg.repeats}")
+    finally:
+        gc.unfreeze()
     return timings
+
+
+def _timed_repeat(t: Timing, step: Callable[[], object], cfg: TimingConfig) -> None:
+    """One repeat into ``t``; drop the system if its memory keeps growing."""
+    per_step, done = time_repeat(step, t.inner, cfg.repeat_limit_s)
+    t.per_step_s.append(per_step)
+    t.cut += done < t.inner
+    grown = rss_mb() - t.rss_mb
+    if grown > cfg.memory_growth_mb:
+        t.dropped = f"memory grew by {grown:,.0f} MB while timed (a leak?)"
+        gc.collect()

@@ -24,6 +24,7 @@ from bench.workloads import WORKLOADS, MlpData, OpData, RnnData
 
 ROOT = Path(__file__).resolve().parent.parent
 KEYS = sorted(WORKLOADS)
+NO_GC = SimpleNamespace(collect=lambda: 0, freeze=lambda: None, unfreeze=lambda: None)
 
 
 def named_arrays(data: object) -> dict[str, np.ndarray]:
@@ -160,7 +161,7 @@ def test_wrong_system_is_never_timed() -> None:
 
 
 def test_measure_interleaves_and_counts(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(timing, "gc", SimpleNamespace(collect=lambda: 0))  # slow, not tested
+    monkeypatch.setattr(timing, "gc", NO_GC)  # slow, not what is tested
     order: list[str] = []
     steps = {"a": lambda: order.append("a"), "b": lambda: order.append("b")}
     cfg = TimingConfig(warmup_steps=2, warmup_s=0.0, repeat_s=1e-9, repeats=3)
@@ -171,7 +172,7 @@ def test_measure_interleaves_and_counts(monkeypatch: pytest.MonkeyPatch) -> None
 
 
 def test_leaking_system_is_dropped(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(timing, "gc", SimpleNamespace(collect=lambda: 0))
+    monkeypatch.setattr(timing, "gc", NO_GC)
     hoard: list[bytes] = []
     cfg = TimingConfig(warmup_steps=1, warmup_s=0.0, repeat_s=1e-9, repeats=3,
                        memory_growth_mb=5)
