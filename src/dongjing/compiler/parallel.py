@@ -47,6 +47,8 @@ def split_kernel(kernel, n: int, args: tuple, is_array: tuple) -> None:
 
 def split_ufunc(ufunc, out, *args):
     """`ufunc(*args, out=out)` over two halves of flat arrays of one shape (or scalars)."""
+    if not out.flags.c_contiguous:  # a flat view of `out` is needed to write through
+        return ufunc(*args, out=out)
     flat_out = out.reshape(-1)
     n = flat_out.shape[0]
     half = n // 2

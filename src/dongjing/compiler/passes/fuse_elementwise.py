@@ -14,6 +14,7 @@ from .. import kernels
 from ..ir import PassResult, Rebuilder, numel
 
 MIN_SIZE = 1 << 17  # elements; smaller groups stay NumPy (see docs/compiler.md)
+KERNEL_DTYPES = {"float32", "float64", "int32", "int64", "bool"}  # what the kernels are tested on
 MAX_RECOMPUTE = 4  # ops; a cheaper value read by another kernel is recomputed there
 CHEAP = {"add", "subtract", "multiply", "divide", "negative", "maximum", "minimum", "greater",
          "greater_equal", "less", "less_equal", "equal", "not_equal", "logical_and",
@@ -51,10 +52,10 @@ def fusible(node, size_min: int) -> bool:
     if op.kind != "elementwise" or op.ufunc is None or op.ufunc.__name__ not in CHEAP:
         return False
     n = numel(node.shape)
-    if n is None or n < size_min or op.ufunc.nout != 1:
+    if n is None or n < size_min or op.ufunc.nout != 1 or node.dtype.name not in KERNEL_DTYPES:
         return False
-    return all(i.dtype is not None and (i.shape == node.shape or numel(i.shape) == 1)
-               for i in node.inputs)
+    return all(i.dtype is not None and i.dtype.name in KERNEL_DTYPES
+               and (i.shape == node.shape or numel(i.shape) == 1) for i in node.inputs)
 
 
 class _Groups:
