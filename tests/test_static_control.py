@@ -33,7 +33,7 @@ def _cond_graph():
     return g, x, w, y
 
 
-LEVELS = pytest.mark.parametrize("level", [0, 2], ids=["interpreted", "compiled"])
+LEVELS = pytest.mark.parametrize("level", [0, 1, 2], ids=["interpreted", "cleaned", "compiled"])
 
 
 @LEVELS

@@ -29,7 +29,7 @@ def _close(a, b):
     np.testing.assert_allclose(a, b, rtol=RTOL, atol=1e-6 * np.abs(b).max())
 
 
-LEVELS = pytest.mark.parametrize("level", [0, 2], ids=["interpreted", "compiled"])
+LEVELS = pytest.mark.parametrize("level", [0, 1, 2], ids=["interpreted", "cleaned", "compiled"])
 
 
 @LEVELS

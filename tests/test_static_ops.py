@@ -39,7 +39,7 @@ def test_every_op_has_a_graph_case():
     assert not missing, f"ops without a case in tests/op_cases.py: {missing}"
 
 
-@pytest.mark.parametrize("level", [0, 2], ids=["interpreted", "compiled"])
+@pytest.mark.parametrize("level", [0, 1, 2], ids=["interpreted", "cleaned", "compiled"])
 @pytest.mark.parametrize("op_name,case", list(_cases()))
 def test_graph_matches_eager(op_name, case, level):
     arrays = _arrays(case)
@@ -63,7 +63,7 @@ def test_graph_matches_eager(op_name, case, level):
 
 @pytest.mark.parametrize("op_name,case", [p for p in _cases()
                                           if p.values[1].grad and OPS[p.values[0]].differentiable])
-@pytest.mark.parametrize("level", [0, 2], ids=["interpreted", "compiled"])
+@pytest.mark.parametrize("level", [0, 1, 2], ids=["interpreted", "cleaned", "compiled"])
 def test_graph_gradients_match_eager_backward(op_name, case, level):
     arrays = _arrays(case)
     floats = [i for i, a in enumerate(arrays) if a.dtype.kind == "f"]

@@ -51,7 +51,7 @@ def _static(level):
     return losses, w, b
 
 
-@pytest.mark.parametrize("level", [0, 2], ids=["interpreted", "compiled"])
+@pytest.mark.parametrize("level", [0, 1, 2], ids=["interpreted", "cleaned", "compiled"])
 def test_seed000_static_equals_eager_equals_by_hand(level):
     by_hand = _by_hand()
     static, w, b = _static(level)

@@ -45,7 +45,7 @@ def test_only_what_the_fetches_need_runs(small):
     assert list(dj.Session(g).run([w, w * 2.0])[1]) == [0, 2, 4]  # x is not needed: no feed
 
 
-@pytest.mark.parametrize("level", [0, 2], ids=["interpreted", "compiled"])
+@pytest.mark.parametrize("level", [0, 1, 2], ids=["interpreted", "cleaned", "compiled"])
 def test_fetched_values_do_not_alias_variables(small, level):
     g, x, k, w, y, s = small
     with g.as_default():
@@ -97,7 +97,7 @@ def test_same_kind_values_are_converted_like_tf1(small):
     assert sess.run(y, {x: np.ones((1, 3), np.int32)}).dtype == np.float32
 
 
-LEVELS = pytest.mark.parametrize("level", [0, 2], ids=["interpreted", "compiled"])
+LEVELS = pytest.mark.parametrize("level", [0, 1, 2], ids=["interpreted", "cleaned", "compiled"])
 
 
 @LEVELS
