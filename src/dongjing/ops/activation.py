@@ -15,10 +15,14 @@ from .registry import Spec, register
 from .shape import squeeze
 
 
+def _log_softmax_out(x, dim, out):
+    np.subtract(x, np.max(x, axis=dim, keepdims=True), out=out)
+    out -= np.log(np.sum(np.exp(out), axis=dim, keepdims=True))
+    return out
+
+
 def _log_softmax_forward(x, dim):
-    shifted = x - np.max(x, axis=dim, keepdims=True)
-    shifted -= np.log(np.sum(np.exp(shifted), axis=dim, keepdims=True))
-    return shifted
+    return _log_softmax_out(x, dim, np.empty_like(x))
 
 
 def _log_softmax_infer(x: Spec, dim):
@@ -33,7 +37,8 @@ def _log_softmax_vjp(g, inputs, out, needs, attrs):
 
 
 _log_softmax = register("log_softmax", forward=_log_softmax_forward, infer=_log_softmax_infer,
-                        vjp=_log_softmax_vjp, kind="reduce", saves_output=True)
+                        vjp=_log_softmax_vjp, kind="reduce", saves_output=True,
+                        forward_out=_log_softmax_out)
 
 
 def log_softmax(x, dim: int = -1):

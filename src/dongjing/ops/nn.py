@@ -124,16 +124,28 @@ def _one_hot_infer(y: Spec, num_classes, dtype):
     return tuple(y.shape) + (num_classes,), dtype
 
 
-def _one_hot_forward(y, num_classes, dtype):
+def _check_classes(y, num_classes):
     if y.size and (y.min() < 0 or y.max() >= num_classes):
         raise ShapeError(
             f"one_hot: class indices must lie in [0, {num_classes}); got values from "
             f"{y.min()} to {y.max()}"
         )
+
+
+def _one_hot_forward(y, num_classes, dtype):
+    _check_classes(y, num_classes)
     return np.eye(num_classes, dtype=dtype)[y]
 
 
-_one_hot = register("one_hot", forward=_one_hot_forward, infer=_one_hot_infer)
+def _one_hot_out(y, num_classes, dtype, out):
+    _check_classes(y, num_classes)
+    out[...] = 0
+    np.put_along_axis(out, y[..., None], 1, axis=-1)
+    return out
+
+
+_one_hot = register("one_hot", forward=_one_hot_forward, infer=_one_hot_infer,
+                    forward_out=_one_hot_out)
 
 
 def one_hot(y, num_classes: int, dtype=None):
