@@ -7,9 +7,10 @@ import os
 THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMEXPR_NUM_THREADS")
 # Set on this machine by default; they slow a current NumPy, benchmarks run without them.
 UNSET_VARS = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
-# PyTorch's OpenMP threads spin after each op by default; in one process with NumPy's OpenBLAS
-# threads on 2 cores that spinning made every system's W1 step 10-100x slower and erratic.
-FIXED_VARS = {"OMP_WAIT_POLICY": "PASSIVE"}
+# Left to each library's default on purpose: OMP_WAIT_POLICY=PASSIVE made PyTorch's W5 step 9x
+# slower (36 ms against 3.9 ms, 2 threads) and left every other system unchanged; the 10-100x
+# slowdowns once seen were other processes competing for the 2 cores (see docs/performance.md).
+FIXED_VARS: dict[str, str] = {}
 
 
 def thread_env(threads: int, base: dict[str, str] | None = None) -> dict[str, str]:
