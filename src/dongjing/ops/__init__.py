@@ -1,6 +1,7 @@
 """The op table and the dj.* functions built on it (primitives and compositions)."""
 
 from .activation import log_softmax, logsumexp, softmax
+from .compare import eq, ge, gt, le, logical_and, logical_not, logical_or, lt, ne
 from .elementwise import (
     abs,
     add,
@@ -9,21 +10,12 @@ from .elementwise import (
     clip,
     clone,
     div,
-    eq,
     exp,
     full_like,
-    ge,
-    gt,
-    le,
     log,
-    logical_and,
-    logical_not,
-    logical_or,
-    lt,
     maximum,
     minimum,
     mul,
-    ne,
     neg,
     ones_like,
     pow,
