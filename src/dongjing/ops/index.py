@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..dispatch import apply
+from ..dispatch import apply, apply1
 from ..tensor import Tensor
 from . import infer as inf
 from .convert import as_tensor
@@ -145,6 +145,8 @@ _getitem = register("getitem", forward=_getitem_forward, infer=_getitem_infer,
 def getitem(x, key):
     """`x[key]`: ints, slices, None, Ellipsis, integer arrays and boolean masks."""
     x = as_tensor(x)
+    if type(key) is int:  # x[t], the common case in loops: no parsing
+        return apply1(_getitem, x, key=(key,))
     template, tensors = parse_key(key)
     return apply(_getitem, x, *tensors, key=template)
 
