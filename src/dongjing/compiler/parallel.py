@@ -52,8 +52,17 @@ def split_ufunc(ufunc, out, *args):
     flat_out = out.reshape(-1)
     n = flat_out.shape[0]
     half = n // 2
-    flat = [a.reshape(-1) if getattr(a, "size", 1) == n else a for a in args]
-    sliced = [getattr(a, "size", 1) == n for a in args]
+    flat, sliced = [], []
+    for a in args:
+        shape = getattr(a, "shape", ())
+        if shape == out.shape:
+            flat.append(a.reshape(-1))
+            sliced.append(True)
+        elif getattr(a, "size", 1) == 1:  # a scalar broadcasts against either half
+            flat.append(a.reshape(()) if shape else a)
+            sliced.append(False)
+        else:  # a broadcast operand (e.g. (1, 3) into (2, 3)): flat halves don't line up
+            return ufunc(*args, out=out)
 
     def part(lo, hi):
         ufunc(*[a[lo:hi] if cut else a for a, cut in zip(flat, sliced)], out=flat_out[lo:hi])
