@@ -10,19 +10,25 @@ from typing import Any
 _NESTS = (list, tuple, dict)
 
 
-def flatten(fetches, out: list) -> Callable[[list], Any]:
-    """Append the leaves of `fetches` to `out`; return a function that rebuilds the structure."""
+def flatten(fetches, out: list, is_leaf: Callable[[Any], bool] | None = None
+            ) -> Callable[[list], Any]:
+    """Append the leaves of `fetches` to `out`; return a function that rebuilds the structure.
+
+    With `is_leaf`, values that are neither nests nor leaves (None, numbers) are kept as they
+    are in the rebuilt structure instead of becoming leaves."""
     if isinstance(fetches, dict):
         keys = list(fetches)
-        parts = [flatten(fetches[k], out) for k in keys]
+        parts = [flatten(fetches[k], out, is_leaf) for k in keys]
         kind = type(fetches)
         return lambda vals: kind((k, p(vals)) for k, p in zip(keys, parts))
     if isinstance(fetches, (list, tuple)):
-        parts = [flatten(f, out) for f in fetches]
+        parts = [flatten(f, out, is_leaf) for f in fetches]
         kind = type(fetches)
         if kind in (list, tuple):
             return lambda vals: kind(p(vals) for p in parts)
         return lambda vals: kind(*(p(vals) for p in parts))  # a namedtuple
+    if is_leaf is not None and not is_leaf(fetches):
+        return lambda vals: fetches
     index = len(out)
     out.append(fetches)
     return lambda vals: vals[index]

@@ -10,6 +10,7 @@ import warnings
 
 from ..errors import DongjingError, GraphError
 from ..tensor import Tensor
+from .fetch_structure import flatten
 from .signature import map_tensors
 from .trace_grads import TraceGrads, guards_hold
 
@@ -137,22 +138,9 @@ def _parameter_names(fn) -> list:
 
 
 def _flatten(value, leaves: list):
-    """Collect the Tensor leaves of an output nest; return a function rebuilding the nest."""
-    if isinstance(value, Tensor):
-        index = len(leaves)
-        leaves.append(value)
-        return lambda vals: vals[index]
-    if isinstance(value, dict):
-        parts = {k: _flatten(v, leaves) for k, v in value.items()}
-        kind = type(value)
-        return lambda vals: kind((k, p(vals)) for k, p in parts.items())
-    if isinstance(value, (list, tuple)):
-        parts = [_flatten(v, leaves) for v in value]
-        kind = type(value)
-        if kind in (list, tuple):
-            return lambda vals: kind(p(vals) for p in parts)
-        return lambda vals: kind(*(p(vals) for p in parts))  # a namedtuple
-    return lambda vals: value  # None, numbers, strings: returned as traced
+    """Collect the Tensor leaves of an output nest; return a function rebuilding the nest
+    (None, numbers and strings are returned as traced)."""
+    return flatten(value, leaves, lambda v: isinstance(v, Tensor))
 
 
 def _take_update_ops(graph) -> None:
