@@ -11,7 +11,7 @@ from .autograd.function import record
 from .autograd.grad_mode import state as _grad_state
 from .errors import DongjingError, ShapeError
 from .graph import builder as _builder
-from .ops.registry import Op, Spec
+from .registry import Op, Spec
 from .tensor import Tensor, ndarray
 
 _graph_state = _builder.state

@@ -33,7 +33,7 @@ from .index import getitem
 from .linalg import dot, matmul, mm
 from .nn import dropout_mask, erf, fold2d, one_hot, unfold2d
 from .reduce import amax, amin, argmax, argmin, count, max, mean, min, sum, var
-from .registry import OPS, Op, Spec, all_ops, register
+from ..registry import OPS, Op, Spec, all_ops, register
 from .shape import (
     broadcast_to,
     broadcast_to_like,

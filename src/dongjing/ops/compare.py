@@ -6,9 +6,9 @@ import numpy as np
 
 from .. import dtypes
 from ..dispatch import apply1, apply2
-from . import infer as inf
+from .. import infer as inf
 from .convert import as_tensor, pair
-from .registry import register
+from ..registry import register
 
 E = "elementwise"
 

@@ -7,11 +7,11 @@ import numpy as np
 from .. import dtypes
 from ..dispatch import apply, apply1, apply2
 from ..errors import DTypeError
-from . import infer as inf
+from .. import infer as inf
 from .broadcast import sum_to_shape
 from .compare import eq, ge, gt, le, logical_and, lt
 from .convert import as_tensor, pair
-from .registry import Spec, register
+from ..registry import Spec, register
 
 E = "elementwise"
 

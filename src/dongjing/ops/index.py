@@ -7,9 +7,9 @@ import numpy as np
 
 from ..dispatch import apply, apply1
 from ..tensor import Tensor
-from . import infer as inf
+from .. import infer as inf
 from .convert import as_tensor
-from .registry import Spec, register
+from ..registry import Spec, register
 
 
 class Slot:

@@ -7,10 +7,10 @@ import numpy as np
 from .. import dtypes
 from ..dispatch import apply1, apply2
 from ..errors import ShapeError
-from . import infer as inf
+from .. import infer as inf
 from .broadcast import sum_to_shape
 from .convert import pair
-from .registry import Spec, register
+from ..registry import Spec, register
 from .shape import _permute, squeeze, transpose, unsqueeze
 
 

@@ -8,9 +8,9 @@ import numpy as np
 from .. import dtypes
 from ..dispatch import apply1
 from ..errors import DTypeError, ShapeError
-from . import infer as inf
+from .. import infer as inf
 from .convert import as_tensor
-from .registry import Spec, register
+from ..registry import Spec, register
 
 
 def out_size(size, kernel: int, stride: int, padding: int, op: str = "unfold2d"):

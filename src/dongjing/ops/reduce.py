@@ -8,10 +8,10 @@ import numpy as np
 
 from .. import dtypes
 from ..dispatch import apply1
-from . import infer as inf
+from .. import infer as inf
 from . import shape as _shape
 from .convert import as_tensor
-from .registry import Spec, register
+from ..registry import Spec, register
 
 R = "reduce"
 

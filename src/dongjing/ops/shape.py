@@ -6,10 +6,10 @@ import numpy as np
 
 from ..dispatch import apply, apply1, apply2
 from ..errors import ShapeError
-from . import infer as inf
+from .. import infer as inf
 from .broadcast import sum_to_shape
 from .convert import as_tensor
-from .registry import Spec, register
+from ..registry import Spec, register
 
 S = "opaque"
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import DTypeError, GraphError, ShapeError
-from . import infer as inf
-from .registry import Spec, register
+from .. import infer as inf
+from ..registry import Spec, register
 
 
 def _assign_forward(old, value, ref):

@@ -9,7 +9,7 @@ docs/compiler.md). Groups under `MIN_SIZE` elements are left alone: call overhea
 from __future__ import annotations
 
 from ...errors import GraphError
-from ...ops.registry import OPS, Op
+from ...registry import OPS, Op
 from .. import kernels
 from ..ir import PassResult, Rebuilder, numel
 
