@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dtypes
-from ..dispatch import apply1, apply2
 from .. import infer as inf
-from .convert import as_tensor, pair
+from ..dispatch import apply1, apply2
 from ..registry import register
+from .convert import as_tensor, pair
 
 E = "elementwise"
 

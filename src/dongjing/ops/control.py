@@ -3,8 +3,8 @@ their outputs. Eagerly `dj.cond` / `dj.while_loop` are plain Python."""
 
 from __future__ import annotations
 
-from ..errors import DTypeError, GraphError, ShapeError
 from .. import infer as inf
+from ..errors import DTypeError, GraphError, ShapeError
 from ..registry import Spec, register
 
 C = "control"

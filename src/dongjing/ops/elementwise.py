@@ -5,13 +5,13 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dtypes
+from .. import infer as inf
 from ..dispatch import apply, apply1, apply2
 from ..errors import DTypeError
-from .. import infer as inf
+from ..registry import Spec, register
 from .broadcast import sum_to_shape
 from .compare import eq, ge, gt, le, logical_and, lt
 from .convert import as_tensor, pair
-from ..registry import Spec, register
 
 E = "elementwise"
 

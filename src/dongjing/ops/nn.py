@@ -6,11 +6,11 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dtypes
+from .. import infer as inf
 from ..dispatch import apply1
 from ..errors import DTypeError, ShapeError
-from .. import infer as inf
-from .convert import as_tensor
 from ..registry import Spec, register
+from .convert import as_tensor
 
 
 def out_size(size, kernel: int, stride: int, padding: int, op: str = "unfold2d"):

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import infer as inf
 from ..dispatch import apply, apply1, apply2
 from ..errors import ShapeError
-from .. import infer as inf
+from ..registry import Spec, register
 from .broadcast import sum_to_shape
 from .convert import as_tensor
-from ..registry import Spec, register
 
 S = "opaque"
 

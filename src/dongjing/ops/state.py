@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import DTypeError, GraphError, ShapeError
 from .. import infer as inf
+from ..errors import DTypeError, GraphError, ShapeError
 from ..registry import Spec, register
 
 
