@@ -95,3 +95,14 @@ def known(shape) -> bool:
 
 def numel(shape):
     return int(np.prod(shape)) if known(shape) else None
+
+
+def numeric(op: str):
+    """infer for a unary op on numbers (ints and floats, not bools): same shape and dtype."""
+
+    def infer(x: Spec, **attrs):
+        if x.dtype.kind == "b":
+            raise DTypeError(f"{op}: not defined for bool tensors")
+        return x.shape, x.dtype
+
+    return infer

@@ -17,8 +17,9 @@ One `define(...)` call states all an op's facts:
 - ``kind`` (`Kind`), and for elementwise ops the fusion ``cost`` (`Cost`).
 - ``onnx``: how the op exports (an ONNX op type, or a callable emitting nodes); ``None`` with
   ``onnx_reason`` for ops that cannot export.
-- ``public`` / ``methods``: the names under which ``binding`` (the user-facing function) is
-  published as ``dj.<name>`` and as ``Tensor.<name>``.
+- ``public`` / ``methods``: the names under which the op's user-facing function is published
+  as ``dj.<name>`` and as ``Tensor.<name>``; ``binding`` is the policy that generates that
+  function (`dongjing.ops.bindings`), or `bind` attaches a hand-written one.
 
 This module is a leaf: it imports only the dtype and error modules, so every other layer may
 import it.
@@ -93,6 +94,7 @@ class Op:
     binding: Callable | None = None
     doc: str = ""
     cache: dict = field(default_factory=dict, repr=False)  # derived, per process
+    dtype_rules: dict = field(default_factory=dict, repr=False)  # input dtypes+attrs -> dtype
 
     @property
     def differentiable(self) -> bool:
@@ -189,7 +191,9 @@ def define(
         raise DongjingError(f"op {name!r}: give grads= (per input) or vjp=, not both")
     np_ufunc = None
     if ufunc is not None:
-        np_ufunc = getattr(numpy, ufunc)
+        np_ufunc = getattr(numpy, ufunc, None)
+        if not isinstance(np_ufunc, numpy.ufunc):
+            raise DongjingError(f"op {name!r}: {ufunc!r} is not a universal function")
         bound = np_ufunc
         impl = None
     else:
@@ -209,7 +213,8 @@ def define(
         ufunc=np_ufunc,
         ufunc_name=ufunc,
         impl=impl,
-        forward_out=forward_out if forward_out is not None else np_ufunc,
+        forward_out=(functools.partial(forward_out, numpy) if forward_out is not None
+                     else np_ufunc),
         decompose=decompose,
         grad_name=grad_name or _camel(name) + "Backward0",
         saves_output=saves_output,
@@ -218,10 +223,11 @@ def define(
         onnx_reason=onnx_reason,
         public=(public,) if isinstance(public, str) else tuple(public),
         methods=(methods,) if isinstance(methods, str) else tuple(methods),
-        binding=binding,
         doc=doc,
     )
     OPS[name] = op
+    if binding is not None:
+        binding(op)  # a policy from dongjing.ops.bindings: publishes op.binding
     return op
 
 
@@ -242,6 +248,9 @@ def register(name: str, *, forward: Callable, infer: Callable, vjp: Callable | N
     """
     if ufunc is not None and not isinstance(ufunc, str):
         ufunc = ufunc.__name__
+    numpy_out = facts.pop("forward_out", None)
+    if numpy_out is not None:
+        facts["forward_out"] = lambda xp, *a, **k: numpy_out(*a, **k)
     if ufunc is not None and getattr(numpy, ufunc, None) is forward:
         return define(name, ufunc=ufunc, infer=infer, vjp=vjp, **facts)
     op = define(name, forward=lambda xp, *a, **k: forward(*a, **k), infer=infer, vjp=vjp,
@@ -251,7 +260,7 @@ def register(name: str, *, forward: Callable, infer: Callable, vjp: Callable | N
     if ufunc is not None:
         np_ufunc = getattr(numpy, ufunc)
         object.__setattr__(op, "ufunc", np_ufunc)
-        if facts.get("forward_out") is None:
+        if numpy_out is None:
             object.__setattr__(op, "forward_out", np_ufunc)
     return op
 

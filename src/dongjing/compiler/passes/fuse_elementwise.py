@@ -1,7 +1,8 @@
 """Elementwise fusion: maximal convex groups of cheap elementwise ops on one large shape become
 one kernel node that reads each input once and writes each output once.
 
-"Cheap" ops are arithmetic, comparisons and logic; transcendental ufuncs (exp, log, tanh, ...)
+"Cheap" ops (declared `cost=Cost.CHEAP` in the op table) are arithmetic, comparisons and logic;
+transcendental ufuncs (exp, log, tanh, ...)
 stay NumPy calls, whose SIMD loops beat a kernel library's scalar libm calls (measured, see
 docs/compiler.md). Groups under `MIN_SIZE` elements are left alone: call overhead dominates.
 """
@@ -9,16 +10,13 @@ docs/compiler.md). Groups under `MIN_SIZE` elements are left alone: call overhea
 from __future__ import annotations
 
 from ...errors import GraphError
-from ...registry import OPS, Op
+from ...registry import OPS, Cost, Kind, Op
 from .. import kernels
 from ..ir import PassResult, Rebuilder, numel
 
 MIN_SIZE = 1 << 17  # elements; smaller groups stay NumPy (see docs/compiler.md)
 KERNEL_DTYPES = {"float32", "float64", "int32", "int64", "bool"}  # what the kernels are tested on
 MAX_RECOMPUTE = 4  # ops; a cheaper value read by another kernel is recomputed there
-CHEAP = {"add", "subtract", "multiply", "divide", "negative", "maximum", "minimum", "greater",
-         "greater_equal", "less", "less_equal", "equal", "not_equal", "logical_and",
-         "logical_or", "logical_not", "absolute"}
 
 
 class FusedBody:
@@ -49,7 +47,7 @@ FUSED = Op("fused_elementwise", forward=_no_forward, infer=lambda *s, **a: ((), 
 def fusible(node, size_min: int) -> bool:
     """One elementwise cheap ufunc on a known shape whose inputs are that shape or size 1."""
     op = node.op
-    if op.kind != "elementwise" or op.ufunc is None or op.ufunc.__name__ not in CHEAP:
+    if op.kind is not Kind.ELEMENTWISE or op.ufunc is None or op.cost is not Cost.CHEAP:
         return False
     n = numel(node.shape)
     if n is None or n < size_min or op.ufunc.nout != 1 or node.dtype.name not in KERNEL_DTYPES:
