@@ -239,6 +239,11 @@ def bind(op: Op, function: Callable) -> Callable:
     return function
 
 
+def binds(op: Op) -> Callable:
+    """Decorator form of `bind`: ``@binds(_pow)`` above the hand-written ``def pow(...)``."""
+    return functools.partial(bind, op)
+
+
 def register(name: str, *, forward: Callable, infer: Callable, vjp: Callable | None = None,
              ufunc: Any = None, **facts) -> Op:
     """Declare an op whose forward is already bound to NumPy (``forward(*arrays, **attrs)``).

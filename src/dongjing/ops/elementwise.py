@@ -11,7 +11,7 @@ from .. import dtypes
 from .. import infer as inf
 from ..dispatch import apply, apply1, apply2
 from ..errors import DTypeError
-from ..registry import Cost, Kind, Spec, bind, define
+from ..registry import Cost, Kind, Spec, binds, define
 from .bindings import binary, float_binary, float_unary, unary
 from .compare import eq, ge, gt, le, logical_and, lt
 from .convert import as_tensor, pair
@@ -120,6 +120,7 @@ _pow_scalar = define("pow_scalar", forward=_pow_scalar_forward, infer=_pow_scala
                      decompose=_pow_scalar_decompose, onnx="Pow")
 
 
+@binds(_pow)
 def pow(x, exponent):
     """x ** exponent; a Python-number exponent is an attribute (x**2, x**3 lower to products)."""
     if isinstance(exponent, (int, float)) and not isinstance(exponent, bool):
@@ -130,8 +131,6 @@ def pow(x, exponent):
     a, b = pair(x, exponent)
     return apply2(_pow, a, b)
 
-
-bind(_pow, pow)
 
 
 # --- transcendental -----------------------------------------------------------------------
@@ -230,6 +229,7 @@ _where = define("where", forward=lambda xp, c, a, b: xp.where(c, a, b), infer=_w
                 onnx="Where", public=("where",))
 
 
+@binds(_where)
 def where(condition, a, b):
     """Elementwise `a if condition else b`."""
     condition = as_tensor(condition)
@@ -238,8 +238,6 @@ def where(condition, a, b):
         condition = cast(condition, dtypes.bool_)
     return apply(_where, condition, a, b)
 
-
-bind(_where, where)
 
 
 def _clip_forward(xp, x, min=None, max=None):
@@ -261,12 +259,11 @@ _clip = define("clip", forward=_clip_forward, infer=lambda x, min=None, max=None
                methods=("clip", "clamp"), public=("clip", "clamp"))
 
 
+@binds(_clip)
 def clip(x, min=None, max=None):
     """Clamp every element into [min, max] (either bound may be None)."""
     return apply1(_clip, as_tensor(x), min=min, max=max)
 
-
-bind(_clip, clip)
 clamp = clip
 
 
@@ -281,6 +278,7 @@ _cast = define("cast", forward=lambda xp, x, dtype: x.astype(dtype), infer=_cast
                onnx="Cast", public=("cast",))
 
 
+@binds(_cast)
 def cast(x, dtype):
     """`x` converted to `dtype` (a copy); gradients flow between float dtypes."""
     x = as_tensor(x)
@@ -292,8 +290,6 @@ def cast(x, dtype):
             return apply1(_cast, x, dtype=dtype)
     return apply1(_cast, x, dtype=dtype)
 
-
-bind(_cast, cast)
 
 
 def _no_grad():
@@ -319,6 +315,7 @@ _fill_like = define(
 )
 
 
+@binds(_fill_like)
 def full_like(x, value, dtype=None):
     """A tensor of `x`'s shape filled with `value` (works on symbolic tensors too)."""
     return apply1(_fill_like, as_tensor(x), value=value,
@@ -335,15 +332,12 @@ def ones_like(x, dtype=None):
     return full_like(x, 1, dtype)
 
 
-bind(_fill_like, full_like)
-
 _stop_gradient = define("stop_gradient", forward=lambda xp, x: x, infer=lambda x: inf.same(x),
                         kind=E, onnx="Identity", public=("stop_gradient",))
 
 
+@binds(_stop_gradient)
 def stop_gradient(x):
     """`x`, with no gradient flowing back through it (`detach` of a symbolic tensor)."""
     return apply1(_stop_gradient, as_tensor(x))
 
-
-bind(_stop_gradient, stop_gradient)
