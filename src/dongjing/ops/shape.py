@@ -44,7 +44,8 @@ def _reshape_infer(x: Spec, shape):
 
 _reshape = define("reshape", forward=lambda xp, x, shape: xp.reshape(x, shape),
                   infer=_reshape_infer, grads=(lambda g, x, shape: reshape_like(g, x),), kind=S,
-                  grad_name="ViewBackward0", onnx="Reshape", methods=("reshape", "view"), public="reshape")
+                  grad_name="ViewBackward0", onnx="Reshape", methods=("reshape", "view"),
+                  public="reshape")
 
 
 @binds(_reshape)
