@@ -10,12 +10,14 @@ from .events import COMPUTE_KINDS
 from .profile import profile
 
 
-def compare(fn, *args, optimize: int = 2, warmup: int = 1, **kwargs) -> Comparison:
-    """Run `fn(*args, **kwargs)` eagerly and as `dj.jit(fn, optimize=optimize)`, each after
-    `warmup` unprofiled calls (the first compiled one traces and compiles), under the profiler.
+def compare(fn, *args, optimize: int = 2, warmup: int = 1, runs: int = 1,
+            **kwargs) -> Comparison:
+    """Run `fn(*args, **kwargs)` eagerly and as `dj.jit(fn, optimize=optimize)`: `warmup`
+    calls each (the first compiled one traces and compiles), then `runs` profiled calls each.
 
-    Returns a Comparison; print it for the two tables. `fn` runs `2 * (warmup + 1)` times, so
-    a training step updates its parameters that often.
+    Returns a Comparison; print it for the two tables (times are totals over the `runs`
+    calls). `fn` runs `2 * (warmup + runs)` times, so a training step updates its parameters
+    that often.
     """
     from ..runtime.jit import JitFunction, jit
 
@@ -25,12 +27,14 @@ def compare(fn, *args, optimize: int = 2, warmup: int = 1, **kwargs) -> Comparis
         with profile(with_stack=True):  # also warms the profiler's own paths
             plain(*args, **kwargs)
     with profile(with_stack=True) as eager:
-        plain(*args, **kwargs)
+        for _ in range(runs):
+            plain(*args, **kwargs)
     for _ in range(max(warmup, 1)):
         with profile():  # traces and compiles, then generates the timed variant
             compiled_fn(*args, **kwargs)
     with profile() as compiled:
-        compiled_fn(*args, **kwargs)
+        for _ in range(runs):
+            compiled_fn(*args, **kwargs)
     return Comparison(eager, compiled)
 
 
@@ -89,7 +93,7 @@ class Comparison:
         lines += [head, "-" * len(head)]
         for source in sorted(rows, key=_line_key):
             eo, et, co, ct = rows[source]
-            note = "" if co else "   (removed)"
+            note = "" if co else "   (no compiled node here)"
             lines.append(f"{(source or '?')[:22]:<22} {_ops_text(eo)[:33]:<34}{et:>10.1f}   "
                          f"{_ops_text(co)[:33]:<34}{ct:>12.1f}{note}")
         lines.append("-" * len(head))
