@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import DongjingError
+from ..profiler import hooks as _profiler  # `_profiler.on`: a profiler is recording
 from ..tensor import Tensor
 from .function import AccumulateGrad, BackwardNode
 from .grad_mode import set_grad_enabled
@@ -107,9 +108,16 @@ def run_backward(
                 capture[node] = grad
             if type(node) is AccumulateGrad:
                 if capture is None and grad is not None:
-                    _accumulate(node, grad, id(grad) in shared, create_graph)
+                    if not _profiler.on:
+                        _accumulate(node, grad, id(grad) in shared, create_graph)
+                    else:  # profiler hook: an AccumulateGrad event
+                        _profiler.accumulate(_accumulate, node, grad, id(grad) in shared,
+                                             create_graph)
                 continue
-            results = _apply_node(node, grad, retain_graph)
+            if not _profiler.on:
+                results = _apply_node(node, grad, retain_graph)
+            else:  # profiler hook: one event per backward node
+                results = _profiler.backward_node(_apply_node, node, grad, retain_graph)
             for (fn, _), g in zip(node.next_functions, results):
                 if fn is None:
                     continue

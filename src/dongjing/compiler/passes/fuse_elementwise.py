@@ -21,10 +21,12 @@ MAX_RECOMPUTE = 4  # ops; a cheaper value read by another kernel is recomputed t
 
 class FusedBody:
     """The steps of a fused kernel: `steps[j] = (ufunc, args)`, an arg being ("in", k) (kernel
-    input k) or ("t", j) (step j); `outputs` = the steps written out, in order."""
+    input k) or ("t", j) (step j); `outputs` = the steps written out, in order; `members` =
+    (node name, op name, user source line) of each step's node (for the profiler)."""
 
-    def __init__(self, steps: tuple, outputs: tuple, size: int):
+    def __init__(self, steps: tuple, outputs: tuple, size: int, members: tuple = ()):
         self.steps, self.outputs, self.size = steps, outputs, size
+        self.members = members
 
     def __repr__(self) -> str:
         def ref(arg):
@@ -271,7 +273,8 @@ def _emit_group(rb, nodes, own, users, fetched, served, changes) -> None:
         index[node] = len(steps)
         steps.append((node.op.ufunc, tuple(args)))
     size = numel(next(iter(own)).shape)  # recomputed values may be smaller (broadcast)
-    body = FusedBody(tuple(steps), tuple(index[n] for n in escaping), size)
+    members = tuple((n.name, n.op.name, n.source) for n in nodes)
+    body = FusedBody(tuple(steps), tuple(index[n] for n in escaping), size, members)
     kernel = rb.emit(tuple(rb.map[i] for i in inputs), op=FUSED, attrs={"body": body},
                      shape=(), dtype=None, name=rb.fresh_name("fused"), source=nodes[-1].source)
     get = OPS["tuple_get"]
