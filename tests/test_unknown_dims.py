@@ -78,3 +78,23 @@ def test_every_small_slice_of_a_known_dim_matches_numpy():
         template, _ = parse_key(slice(start, stop, step))
         shape, _ = OPS["getitem"].infer(Spec(data.shape, data.dtype), key=template)
         assert shape == data[start:stop:step].shape
+
+
+@pytest.mark.parametrize("optimize", [0, 2])
+def test_a_gradient_broadcast_against_an_unknown_dim_is_reduced_when_the_graph_runs(optimize):
+    with dj.Graph() as g:
+        a = dj.placeholder((None,), dj.float64, name="a")
+        b = dj.placeholder((3,), dj.float64, name="b")
+        c = dj.placeholder((None,), dj.float64, name="c")
+        (ga,) = dj.gradients((a * b).sum(), [a])
+        gc, gb = dj.gradients((c * b * a).sum(), [c, b])
+    sess = dj.Session(g, optimize=optimize)
+    bv = np.array([1.0, 2.0, 3.0])
+    np.testing.assert_allclose(sess.run(ga, {a: [2.0], b: bv}), [6.0])
+    np.testing.assert_allclose(sess.run(ga, {a: [2.0, 1.0, 0.5], b: bv}), bv)
+    got_c, got_b = sess.run([gc, gb], {a: [2.0], b: bv, c: [1.0, 1.0, 1.0]})
+    np.testing.assert_allclose(got_c, bv * 2.0)
+    np.testing.assert_allclose(got_b, [2.0, 2.0, 2.0])
+    ta, tb = dj.tensor([2.0], requires_grad=True), dj.tensor(bv)
+    (ta * tb).sum().backward()
+    np.testing.assert_allclose(ta.grad.numpy(), [6.0])
