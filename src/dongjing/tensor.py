@@ -192,7 +192,7 @@ class Tensor:
 
     def __bool__(self) -> bool:
         if self._node is not None:
-            from .graph.control import python_control_flow_error
+            from .graph.python_control_flow import python_control_flow_error
 
             raise python_control_flow_error(self)
         data = self.data

@@ -7,7 +7,7 @@ import linecache
 
 from ..errors import GraphError
 from ..profiler import hooks as _profiler  # `_profiler.on`: a profiler is recording
-from ..runtime.program import commit_assignments
+from ..runtime.program import Program, commit_assignments
 
 _counter = itertools.count()
 
@@ -17,7 +17,7 @@ class _SourceError(GraphError):
         super().__init__(f"source node {name!r} needs a value: feed it")
 
 
-class CompiledProgram:
+class CompiledProgram(Program):
     """Callable `program(feed_arrays) -> fetched values`; `.graph`, `.source`, `.stats`."""
 
     def __init__(self, graph, source: str, namespace: dict, stats: list, fetch_nodes,
