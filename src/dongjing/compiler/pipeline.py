@@ -11,6 +11,7 @@ from ..errors import GraphError
 from ..graph.builder import placeholder_op
 from . import kernels
 from .codegen import Generator
+from .compiled_program import CompiledProgram
 from .ir import PassResult, Rebuilder
 from .memory import plan_memory
 from .passes import (
@@ -19,7 +20,6 @@ from .passes import (
     fold_constants,
     simplify_algebra,
 )
-from .compiled_program import CompiledProgram
 
 CLEANUP = (fold_constants, simplify_algebra, eliminate_common_subexpressions, eliminate_dead_code)
 MAX_ROUNDS = 10
