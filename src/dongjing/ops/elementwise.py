@@ -174,7 +174,8 @@ _relu_backward = define(
     infer=inf.elementwise("relu_backward"), kind=E,
     grads=(lambda gg, g, x: relu_backward(gg, x), None),  # zero almost everywhere in x
     forward_out=lambda xp, g, x, out: xp.multiply(g, x > 0, out=out),
-    binding=binary, doc="g where x > 0, else 0: the gradient of relu at x.",
+    binding=binary, public="relu_backward",
+    doc="g where x > 0, else 0: the gradient of relu at x.",
     onnx=None, onnx_reason="a gradient op: export differentiates before export",
 )
 relu_backward = _relu_backward.binding
@@ -189,7 +190,7 @@ _tanh_backward = define(
     "tanh_backward", forward=lambda xp, g, y: g * (1 - y * y),
     infer=inf.elementwise("tanh_backward"), kind=E,
     grads=(lambda gg, g, y: tanh_backward(gg, y), lambda gg, g, y: mul(mul(gg, g), mul(y, -2.0))),
-    decompose=_tanh_backward_decompose, binding=binary,
+    decompose=_tanh_backward_decompose, binding=binary, public="tanh_backward",
     doc="g * (1 - y**2): the gradient of tanh given its output y.",
     onnx=None, onnx_reason="a gradient op: export differentiates before export",
 )

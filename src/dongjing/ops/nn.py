@@ -58,7 +58,7 @@ def _unfold_grad(g, x, kernel, stride, padding, pad_value=0.0):
 
 
 _unfold = define("unfold2d", forward=_unfold_forward, infer=_unfold_infer,
-                 grads=(_unfold_grad,), grad_name="Im2ColBackward0",
+                 grads=(_unfold_grad,), grad_name="Im2ColBackward0", public="unfold2d",
                  onnx=None, onnx_reason="exported through the Conv / MaxPool that use it")
 
 
@@ -90,7 +90,7 @@ def _fold_forward(xp, cols, size, kernel, stride, padding):
 _fold = define("fold2d", forward=_fold_forward, infer=_fold_infer,
                grads=(lambda g, cols, size, kernel, stride, padding: unfold2d(
                    g, kernel, stride, padding),),
-               grad_name="Col2ImBackward0",
+               grad_name="Col2ImBackward0", public="fold2d",
                onnx=None, onnx_reason="exported through the ConvTranspose-free gradients only")
 
 
@@ -149,7 +149,7 @@ def _one_hot_out(xp, y, num_classes, dtype, out):
 
 
 _one_hot = define("one_hot", forward=_one_hot_forward, infer=_one_hot_infer,
-                  forward_out=_one_hot_out, onnx="OneHot")
+                  forward_out=_one_hot_out, onnx="OneHot", public="one_hot")
 
 
 @binds(_one_hot)
@@ -174,7 +174,7 @@ def _dropout_mask_forward(xp, x, p):
 
 
 _dropout_mask = define("dropout_mask", forward=_dropout_mask_forward,
-                       infer=_dropout_mask_infer, random=True,
+                       infer=_dropout_mask_infer, random=True, public="dropout_mask",
                        onnx=None, onnx_reason="training only: Dropout exports as identity")
 
 

@@ -190,6 +190,7 @@ def _count_infer(x: Spec, dim=None, dtype=None):
 
 
 _count = define("count", forward=_count_forward, infer=_count_infer, kind=Kind.SHAPE,
+                public="count",
                 onnx=None, onnx_reason="folded to a constant once shapes are known")
 
 
