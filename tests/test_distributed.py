@@ -114,3 +114,11 @@ def test_ddp_reduces_onto_grad_a_plain_backward_left():
     first = model.weight.grad
     ddp(dj.ones(4, 3)).sum().backward()  # through DDP: reduced (world size 1: same values)
     np.testing.assert_allclose(model.weight.grad.numpy(), 2 * first.numpy())
+
+
+def test_bench_w4_step_runs_in_one_process():
+    from bench.distributed import w4_step
+
+    result = w4_step(batch=4, comm="overlap", steps=1)
+    assert result["ranks"] == 1 and result["ms"] > 0
+
