@@ -37,7 +37,8 @@ def bandwidth() -> list[dict]:
     import dongjing.distributed as dist
 
     dist.init()
-    comm, mpi = dist.world.world.comm, dist.world.world.mpi
+    comm = dist.get_communicator()
+    from mpi4py import MPI as mpi
     rows = []
     for size in SIZES:
         buf = np.ones(size // 4, np.float32)

@@ -122,3 +122,31 @@ def test_bench_w4_step_runs_in_one_process():
     result = w4_step(batch=4, comm="overlap", steps=1)
     assert result["ranks"] == 1 and result["ms"] > 0
 
+
+
+def test_a_collective_that_never_completes_times_out():
+    class Stuck:  # an MPI request whose other ranks never answer
+        def Test(self):
+            return False
+
+    world = dist.world.world
+    old = world.timeout
+    world.timeout = 0.05
+    try:
+        with pytest.raises(dist.DistributedError, match="no answer from the other ranks"):
+            dist.world.wait(Stuck(), "all_reduce")
+    finally:
+        world.timeout = old
+
+
+def test_no_sync_warns_when_a_traced_step_would_still_reduce():
+    ddp = dj.nn.parallel.DistributedDataParallel(dj.nn.Linear(3, 1))
+
+    @dj.jit
+    def step(x):
+        ddp(x).sum().backward()
+
+    step(dj.ones(2, 3))
+    with pytest.warns(UserWarning, match="trace the accumulating step"):
+        with ddp.no_sync():
+            step(dj.ones(2, 3))

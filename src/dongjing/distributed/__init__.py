@@ -12,6 +12,7 @@ from .collectives import all_gather, all_reduce, barrier, broadcast, broadcast_p
 from .gradients import all_reduce_gradients
 from .world import (
     DistributedError,
+    get_communicator,
     get_rank,
     get_world_size,
     init,

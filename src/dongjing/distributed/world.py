@@ -107,6 +107,11 @@ def get_world_size() -> int:
     return ensure_init().size
 
 
+def get_communicator():
+    """mpi4py's world communicator (None without MPI), for code that calls mpi4py itself."""
+    return ensure_init().comm
+
+
 def wait(request, what: str):
     """Complete a non-blocking MPI request, raising a `DistributedError` past the timeout."""
     if world.timeout is None:

@@ -4,6 +4,7 @@ bucketed, non-blocking all-reduces that start while backward is still running.""
 from __future__ import annotations
 
 import contextlib
+import warnings
 
 import numpy as np
 
@@ -90,6 +91,7 @@ class DistributedDataParallel(Module):
             for k, index in enumerate(bucket.indices):
                 where[index] = (b, k)
         self._sync = True
+        self._traced_with_sync = False
         self._expecting = False  # a synchronizing forward ran; its backward reduces
         self._states: list | None = None
         for index, p in enumerate(self._ddp_params):
@@ -101,6 +103,7 @@ class DistributedDataParallel(Module):
         scope = grad_scope.current
         if scope is not None:  # traced by dj.jit: the gradients become graph nodes
             if self._sync:
+                self._traced_with_sync = True
                 queue_callback(lambda: self._reduce_traced(scope))
         elif self._sync and is_grad_enabled() and self.training:
             self._expecting = True
@@ -111,6 +114,10 @@ class DistributedDataParallel(Module):
         """Inside this block backward() only accumulates `.grad` locally; the first backward
         after it all-reduces the accumulated sum. Under dj.jit a traced step keeps the mode
         it was traced in: trace the accumulating and the synchronizing step as two functions."""
+        if self._traced_with_sync:
+            warnings.warn("no_sync(): a step that dj.jit traced outside no_sync() keeps "
+                          "all-reducing when called inside it; trace the accumulating step as "
+                          "a separate function, inside no_sync()", UserWarning, stacklevel=3)
         old = self._sync
         self._sync = False
         try:
