@@ -13,6 +13,7 @@ from . import (
     nn,
     ops,
     optim,
+    profiler,
     tensor_methods,
     utils,
     viz,

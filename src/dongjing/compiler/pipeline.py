@@ -102,6 +102,7 @@ def build_program(graph, fetch_nodes, feed_nodes, level: int = 2) -> CompiledPro
     gen.buffers()
     compiled = {name: gen.ns.values[name] for name in gen.kernels}
     program = CompiledProgram(opt, source, gen.ns.values, stats, fetches, feeds, compiled)
+    program.generator = gen  # the profiler generates a timed variant from it
     stats.append({"pass": "codegen", "nodes_before": len(order), "nodes_after": len(order),
                   "changes": [f"{len(source.splitlines())} lines of Python in "
                               f"{time.perf_counter() - start:.4f} s"]})

@@ -6,6 +6,7 @@ import itertools
 import linecache
 
 from ..errors import GraphError
+from ..profiler import hooks as _profiler  # `_profiler.on`: a profiler is recording
 from ..runtime.program import commit_assignments
 
 _counter = itertools.count()
@@ -34,8 +35,12 @@ class CompiledProgram:
         exec(code, namespace)  # defines `program` from our own generated source
         namespace.update(kernels or {})  # the compiled kernels, not their Python text
         self._run = namespace["program"]
+        self.namespace = namespace
+        self.generator = None  # the code generator (set by build_program): timed variants
 
     def __call__(self, feed_arrays: list) -> list:
+        if _profiler.on:  # profiler hook: run the variant timing each node
+            return _profiler.run_compiled(self, feed_arrays)
         outputs, pending = self._run(feed_arrays)
         commit_assignments(pending)
         return outputs

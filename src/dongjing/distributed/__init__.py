@@ -4,7 +4,6 @@ Start a script with `mpiexec -n 4 python train.py`; without `mpiexec` it runs as
 (world size 1) and every collective returns at once.
 """
 
-from .. import ops  # the op table loads before dispatch (when dongjing imports us early)
 from . import functional
 from .buckets import Bucket, plan_buckets
 from .checkpoint import save

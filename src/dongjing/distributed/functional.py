@@ -3,49 +3,44 @@ eagerly, in static graphs and in dj.jit traces (data parallelism inside a compil
 
 from __future__ import annotations
 
-import numpy as np
-
 from ..dispatch import apply1
 from ..ops.convert import as_tensor
-from ..ops.registry import Spec, register
+from ..registry import Spec, define
 from .collectives import REDUCE_OPS, mpi_op, start_all_reduce
 from .world import DistributedError, ensure_init, wait
 
 
 def _infer(x: Spec, reduce: str):
-    op = reduce
-    if op not in REDUCE_OPS:
-        raise DistributedError(f"all_reduce: op must be one of {REDUCE_OPS}, got {op!r}")
-    mpi_op(op, x.dtype)  # raises a DTypeError naming the op for a dtype it cannot reduce
+    if reduce not in REDUCE_OPS:
+        raise DistributedError(f"all_reduce: op must be one of {REDUCE_OPS}, got {reduce!r}")
+    mpi_op(reduce, x.dtype)  # raises a DTypeError naming the op for a dtype it cannot reduce
     return x.shape, x.dtype
 
 
-def _forward(x: np.ndarray, reduce: str) -> np.ndarray:
-    op = reduce
-    out = np.array(x, order="C", copy=True)  # a fresh result; the input is never written
+def _forward(xp, x, reduce: str):
+    out = xp.array(x, order="C", copy=True)  # a fresh result; the input is never written
     world = ensure_init()
     if world.size > 1:
-        wait(start_all_reduce(out, op), "all_reduce")
-        if op == "mean":
-            np.divide(out, world.size, out=out)
+        wait(start_all_reduce(out, reduce), "all_reduce")
+        if reduce == "mean":
+            xp.divide(out, world.size, out=out)
     return out
 
 
-def _vjp(g, inputs, out, needs, attrs):
-    op = attrs["reduce"]
-    if op in ("sum", "mean"):
+def _grad(g, x, reduce: str, out):
+    if reduce in ("sum", "mean"):
         # d/dx_r of sum_s L_s(y), y = reduce(x): every rank's gradient, reduced the same way
-        return (all_reduce(g, op),)
-    (x,) = inputs
+        return all_reduce(g, reduce)
     # max: the gradient goes to the elements that attained it, split evenly among ties
     hit = (x == out).to(g.dtype)
-    return (g * hit / all_reduce(hit, "sum"),)
+    return g * hit / all_reduce(hit, "sum")
 
 
 # Not pure (random=True keeps constant folding and CSE away): the value depends on the other
 # ranks, and every rank must run each all_reduce of the graph, in the same order.
-_all_reduce = register("all_reduce", forward=_forward, infer=_infer, vjp=_vjp, random=True,
-                       saves_output=True, grad_name="AllReduceBackward0")
+_all_reduce = define("all_reduce", forward=_forward, infer=_infer, grads=(_grad,), random=True,
+                     grad_name="AllReduceBackward0",
+                     onnx_reason="a collective across processes has no ONNX form")
 
 
 def all_reduce(x, op: str = "sum"):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import DongjingError, GraphError
-from ..ops.registry import Spec, register
+from ..registry import Spec, register
 
 
 class _State:

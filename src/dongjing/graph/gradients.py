@@ -145,4 +145,13 @@ def _propagate(node, grads: dict, relevant: set) -> None:
         if need and r is not None:
             if not isinstance(r, Tensor):
                 r = Tensor._make(np.asarray(r, dtype=inp.dtype))
+            if tuple(r.shape) != tuple(inp.shape):
+                r = _fit_shape(r, inp)
             grads.setdefault(inp, []).append(r)
+
+
+def _fit_shape(g, inp):
+    """Reduce a broadcast gradient to its input's shape (the rules never do)."""
+    from ..ops.broadcast import sum_to_shape  # deferred: ops sit above the graph layer
+
+    return sum_to_shape(g, tuple(inp.shape))

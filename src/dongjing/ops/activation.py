@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import infer as inf
 from ..dispatch import apply1
 from ..errors import DTypeError
-from . import infer as inf
+from ..registry import Spec, register
 from .convert import as_tensor
 from .elementwise import exp, log, mul, stop_gradient, sub
 from .reduce import amax, sum
-from .registry import Spec, register
 from .shape import squeeze
 
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import infer as inf
 from ..dispatch import apply, apply1
+from ..registry import Spec, register
 from ..tensor import Tensor
-from . import infer as inf
 from .convert import as_tensor
-from .registry import Spec, register
 
 
 class Slot:

@@ -5,12 +5,12 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dtypes
+from .. import infer as inf
 from ..dispatch import apply1, apply2
 from ..errors import ShapeError
-from . import infer as inf
+from ..registry import Spec, register
 from .broadcast import sum_to_shape
 from .convert import pair
-from .registry import Spec, register
 from .shape import _permute, squeeze, transpose, unsqueeze
 
 

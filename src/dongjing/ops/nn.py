@@ -3,14 +3,16 @@ convolution and pooling), one_hot, and dropout's random mask."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .. import dtypes
+from .. import infer as inf
 from ..dispatch import apply1
 from ..errors import DTypeError, ShapeError
-from . import infer as inf
+from ..registry import Spec, register
 from .convert import as_tensor
-from .registry import Spec, register
 
 
 def out_size(size, kernel: int, stride: int, padding: int, op: str = "unfold2d"):
@@ -34,6 +36,9 @@ def _unfold_infer(x: Spec, kernel, stride, padding, pad_value=0.0):
         raise ShapeError(f"unfold2d: the spatial dims of {inf.fmt(x.shape)} must be known")
     oh = out_size(h, kernel[0], stride[0], padding[0])
     ow = out_size(w, kernel[1], stride[1], padding[1])
+    if any(padding) and x.dtype.kind != "f" and not math.isfinite(pad_value):
+        raise DTypeError(f"unfold2d: padding a {x.dtype} tensor with {pad_value} "
+                         "(max-pooling with padding needs a floating tensor)")
     return (n, c, kernel[0], kernel[1], oh, ow), x.dtype
 
 

@@ -7,11 +7,11 @@ from collections import namedtuple
 import numpy as np
 
 from .. import dtypes
+from .. import infer as inf
 from ..dispatch import apply1
-from . import infer as inf
+from ..registry import Spec, register
 from . import shape as _shape
 from .convert import as_tensor
-from .registry import Spec, register
 
 R = "reduce"
 

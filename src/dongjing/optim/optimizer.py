@@ -10,6 +10,7 @@ import numpy as np
 from ..autograd.grad_mode import no_grad
 from ..errors import GraphError, StateDictError
 from ..graph.variable import Variable
+from ..profiler import hooks as _profiler  # `_profiler.on`: a profiler is recording
 from ..tensor import Tensor
 
 
@@ -103,6 +104,11 @@ class Optimizer:
 
         Inside a graph being traced, the updates become `dj.assign` ops; their group is returned.
         """
+        if _profiler.on:  # profiler hook: one event per step
+            return _profiler.optimizer_step(self, self._step, closure)
+        return self._step(closure)
+
+    def _step(self, closure=None):
         loss = None
         if closure is not None:
             from ..autograd.grad_mode import enable_grad

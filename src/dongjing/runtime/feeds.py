@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import FeedError
-from ..ops.infer import fmt
+from ..infer import fmt
 
 # which kinds of given values a placeholder of each kind accepts (bool < int < float)
 _ACCEPTS = {"f": "fiu", "i": "iu", "u": "iu", "b": "b"}

@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import GraphError
+from ..profiler import hooks as _profiler  # `_profiler.on`: a profiler is recording
 from .program import commit_assignments, storage
 
 
@@ -70,7 +71,8 @@ class Interpreter:
         for i, s in zip(self.feed_index, self.feed_slots):
             values[s] = feed_arrays[i]
         pending = []
-        for out, kind, payload, inputs, attrs in self.steps:
+        steps = self.steps if not _profiler.on else _profiler.interpreted_steps(self)
+        for out, kind, payload, inputs, attrs in steps:
             if kind == "call":
                 values[out] = payload(*[values[i] for i in inputs], **attrs)
             elif kind == "var":
