@@ -105,7 +105,7 @@ class DistributedDataParallel(Module):
             if self._sync:
                 self._traced_with_sync = True
                 queue_callback(lambda: self._reduce_traced(scope))
-        elif self._sync and is_grad_enabled() and self.training:
+        elif self._sync and is_grad_enabled():
             self._expecting = True
         return out
 
