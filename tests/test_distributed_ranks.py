@@ -163,6 +163,37 @@ def check_sync_batchnorm():
                                rtol=1e-5)
 
 
+def check_sync_batchnorm_jit():
+    """Three SGD steps of a dj.jit-traced step through DDP + SyncBatchNorm: the parameters and
+    running statistics of BatchNorm trained on the whole batch."""
+    dj.manual_seed(5)
+    ref = nn.Sequential(nn.Linear(3, 5), nn.BatchNorm1d(5), nn.Linear(5, 2))
+    dj.manual_seed(5)
+    model = SyncBatchNorm.convert_sync_batchnorm(
+        nn.Sequential(nn.Linear(3, 5), nn.BatchNorm1d(5), nn.Linear(5, 2)))
+    ddp = DistributedDataParallel(model)
+    opt, ref_opt = dj.optim.SGD(ddp.parameters(), lr=0.1), dj.optim.SGD(ref.parameters(), lr=0.1)
+
+    @dj.jit
+    def step(xb):
+        opt.zero_grad()
+        out = ddp(xb)
+        (out * out).mean().backward()
+        opt.step()
+
+    x = np.random.default_rng(7).standard_normal((8, 3)).astype(np.float32)
+    for _ in range(3):
+        step(dj.tensor(_shard(x)))
+        ref_opt.zero_grad()
+        out = ref(dj.tensor(x))
+        (out * out).mean().backward()
+        ref_opt.step()
+    for p, q in zip(model.parameters(), ref.parameters()):
+        np.testing.assert_allclose(p.numpy(), q.numpy(), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(model[1].running_mean.numpy(), ref[1].running_mean.numpy(),
+                               rtol=1e-5, atol=1e-6)
+
+
 def check_sampler():
     size, rank = dist.get_world_size(), dist.get_rank()
     for n, drop_last in ((23, False), (23, True), (24, False)):
@@ -234,7 +265,7 @@ def check_checkpoint():
 
 
 CHECKS = [check_collectives, check_ddp_eager, check_ddp_jit, check_static_graph, check_no_sync,
-          check_sync_batchnorm, check_sampler, check_checkpoint]
+          check_sync_batchnorm, check_sync_batchnorm_jit, check_sampler, check_checkpoint]
 
 
 # pytest: every check in one process (world size 1)
@@ -260,6 +291,10 @@ def test_no_sync():
 
 def test_sync_batchnorm():
     check_sync_batchnorm()
+
+
+def test_sync_batchnorm_jit():
+    check_sync_batchnorm_jit()
 
 
 def test_sampler():
