@@ -138,3 +138,10 @@ CASES: dict[str, list[Case]] = {
 from op_cases_nn import NN_CASES  # noqa: E402
 
 CASES.update(NN_CASES)
+
+# dj.distributed's op: at world size 1 (pytest) an identity whose rules still go through the op
+CASES["all_reduce"] = [
+    Case(lambda x: dj.distributed.functional.all_reduce(x, "sum"), (_r(3, 4),), "sum"),
+    Case(lambda x: dj.distributed.functional.all_reduce(x * x, "mean"), (_r(5),), "mean"),
+    Case(lambda x: dj.distributed.functional.all_reduce(x, "max"), (_apart(2, 3),), "max"),
+]

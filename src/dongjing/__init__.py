@@ -3,7 +3,21 @@
 The public API, re-exported; nothing is defined here.
 """
 
-from . import autograd, backend, data, dtypes, io, nn, ops, optim, profiler, tensor_methods, viz
+from . import (
+    autograd,
+    backend,
+    data,
+    distributed,
+    dtypes,
+    io,
+    nn,
+    ops,
+    optim,
+    profiler,
+    tensor_methods,
+    utils,
+    viz,
+)
 from .autograd import enable_grad, grad, is_grad_enabled, no_grad, set_grad_enabled
 from .creation import (
     arange,

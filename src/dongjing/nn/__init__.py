@@ -1,6 +1,6 @@
 """`dj.nn`: Module, Parameter and the layers; `dj.nn.functional` as F; `dj.nn.init`."""
 
-from . import functional, init
+from . import functional, init, parallel
 from .activation import GELU, Dropout, LogSoftmax, ReLU, Sigmoid, Softmax, Tanh
 from .container import ModuleDict, ModuleList, Sequential
 from .conv import AvgPool2d, Conv2d, MaxPool2d
@@ -15,5 +15,6 @@ from .losses import (
 from .module import IncompatibleKeys, Module
 from .modules_loss import BCEWithLogitsLoss, CrossEntropyLoss, MSELoss, NLLLoss
 from .normalization import BatchNorm1d, BatchNorm2d, LayerNorm
+from .parallel import SyncBatchNorm
 from .parameter import Parameter
 from .updates import update_ops

@@ -143,10 +143,12 @@ class Optimizer:
         return [dongjing.assign(target, value) for target, value in writes]
 
     # --- static ---------------------------------------------------------------------------------
-    def minimize(self, loss: Tensor, var_list: Iterable | None = None):
+    def minimize(self, loss: Tensor, var_list: Iterable | None = None,
+                 distributed: bool = False, bucket_cap_mb: float = 25.0):
         """A train op for the graph of symbolic `loss`: one `dj.group` of `dj.assign`s updating
         each parameter (default: this optimizer's) and its state; also runs the batch-norm
-        updates the graph collected (`dj.nn.update_ops`)."""
+        updates the graph collected (`dj.nn.update_ops`). With `distributed=True` the gradients
+        are averaged over all ranks (bucketed `all_reduce` ops) before the updates."""
         import dongjing
 
         from ..nn.updates import take_update_ops
@@ -170,6 +172,10 @@ class Optimizer:
                 self.add_param_group({"params": extra})
         with graph.as_default():
             grads = dongjing.gradients(loss, var_list)
+            if distributed:  # data parallel: reduce in the order backward produces them
+                from ..distributed import all_reduce_gradients
+
+                grads = all_reduce_gradients(grads[::-1], bucket_cap_mb)[::-1]
             effects = []
             for p, g in zip(var_list, grads):
                 if g is not None:

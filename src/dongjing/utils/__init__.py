@@ -1,0 +1,3 @@
+"""`dj.utils`: PyTorch's import paths (`dj.utils.data`)."""
+
+from . import data
