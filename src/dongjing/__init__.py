@@ -3,7 +3,7 @@
 The public API, re-exported; nothing is defined here.
 """
 
-from . import autograd, backend, data, dtypes, io, nn, ops, optim, tensor_methods, viz
+from . import autograd, backend, cuda, data, dtypes, io, nn, ops, optim, tensor_methods, viz
 from .autograd import enable_grad, grad, is_grad_enabled, no_grad, set_grad_enabled
 from .creation import (
     arange,
@@ -23,6 +23,7 @@ from .creation import (
     zeros,
     zeros_like,
 )
+from .device import device
 from .dtypes import bool_ as bool
 from .dtypes import float16, float32, float64, int32, int64
 from .errors import DongjingError, DTypeError, FeedError, GraphError, ShapeError
