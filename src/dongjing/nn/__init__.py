@@ -16,5 +16,5 @@ from .module import IncompatibleKeys, Module
 from .modules_loss import BCEWithLogitsLoss, CrossEntropyLoss, MSELoss, NLLLoss
 from .normalization import BatchNorm1d, BatchNorm2d, LayerNorm
 from .parameter import Parameter
-from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNCell, RNNBase, RNNCellBase
+from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
 from .updates import update_ops

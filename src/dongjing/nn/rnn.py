@@ -26,6 +26,11 @@ def _gate(x: Tensor, k: int, hidden: int) -> Tensor:
     return x[..., k * hidden:(k + 1) * hidden]
 
 
+def _fits(size, want) -> bool:
+    """A dim matches unless both are known and differ."""
+    return size is None or want is None or size == want
+
+
 def _project(x: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:
     out = ops.matmul(x, ops.transpose(weight, 0, 1))
     return out if bias is None else out + bias
@@ -132,13 +137,15 @@ class RNNBase(Module):
         if self.mode == "LSTM" and (not isinstance(hx, (tuple, list)) or len(hx) != 2):
             raise TypeError("nn.LSTM: hx must be a tuple (h_0, c_0)")
         parts = [as_tensor(p) for p in parts]
+        batch = x_proj.shape[1]
         for p in parts:
             want_dims = 3 if batched else 2
-            if p.ndim != want_dims or (p.shape[0] is not None and p.shape[0] != count) or \
-                    (p.shape[-1] is not None and p.shape[-1] != self.hidden_size):
+            if p.ndim != want_dims or not _fits(p.shape[0], count) or \
+                    not _fits(p.shape[-1], self.hidden_size) or \
+                    (batched and not _fits(p.shape[1], batch)):
                 raise ShapeError(
                     f"nn.{name}: initial state of shape {p.shape} does not fit; expected "
-                    f"({count}, {'batch, ' if batched else ''}{self.hidden_size})"
+                    f"({count}, {str(batch) + ', ' if batched else ''}{self.hidden_size})"
                 )
         if not batched:
             parts = [ops.unsqueeze(p, 1) for p in parts]
