@@ -227,19 +227,29 @@ def dropout(x: Tensor, p: float = 0.5, training: bool = True, inplace: bool = Fa
 
 
 def dropout2d(x: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
-    """Zero whole channels of an (N, C, H, W) (or unbatched (C, H, W)) input with probability
-    `p`, scaling the rest by 1/(1-p) (training only)."""
+    """Zero whole channels of an (N, C, H, W) input with probability `p`, scaling the rest by
+    1/(1-p) (training only). As PyTorch 2.x, with a warning: a 3-d input is read as (N, C, L)
+    and a 2-d one is dropped element by element."""
     if not 0.0 <= p <= 1.0:
         raise ValueError(f"dropout2d: p must be in [0, 1], got {p}")
     _no_inplace("dropout2d", inplace)
     x = as_tensor(x)
-    if x.ndim not in (3, 4):
-        raise ShapeError(f"dropout2d: expects a 3-d or 4-d input, got shape {x.shape}")
+    if x.ndim not in (2, 3, 4):
+        raise ShapeError(f"dropout2d: expects a 2-d to 4-d input, got shape {x.shape}")
+    if x.ndim < 4:
+        import warnings
+
+        warnings.warn(f"dropout2d: a {x.ndim}-d input is treated as PyTorch 2.x does: "
+                      + ("channel-wise over (N, C, L)" if x.ndim == 3 else "element-wise"),
+                      UserWarning, stacklevel=2)
     if not training or p == 0.0:
         return x
     if p == 1.0:
         return x * 0.0
-    return x * dropout_mask(x[..., :1, :1], p)  # one draw per channel, broadcast over H, W
+    if x.ndim == 2:
+        return x * dropout_mask(x, p)
+    # one draw per (sample, channel), broadcast over the remaining dims
+    return x * dropout_mask(x[..., :1, :1] if x.ndim == 4 else x[..., :1], p)
 
 
 def layer_norm(x: Tensor, normalized_shape: tuple[int, ...], weight: Tensor | None = None,
