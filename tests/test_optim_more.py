@@ -247,3 +247,19 @@ def test_reduce_lr_on_plateau_equals_pytorch():
         s1.step(metric)
         s2.step(metric)
         assert s1.get_last_lr() == pytest.approx(s2.get_last_lr())
+
+
+def test_a_custom_in_place_step_refuses_a_jit_trace():
+    model = _model()
+    opt = ClippedSGD(model.parameters())
+
+    @dj.jit
+    def step(xb, yb):
+        opt.zero_grad()
+        loss = F.cross_entropy(model(xb), yb)
+        loss.backward()
+        opt.step()
+        return loss
+
+    with pytest.raises(dj.GraphError, match="ClippedSGD.step"):
+        step(dj.tensor(X[:8]), dj.tensor(Y[:8]))

@@ -80,9 +80,33 @@ class ParamGroup(dict):
                 var._version[0] += 1
 
 
+def _eager_only(step, name: str):
+    """Wrap a custom `step()`: its in-place updates run eagerly; a dj.jit trace refuses it."""
+    import functools
+
+    @functools.wraps(step)
+    def wrapper(self, *args, **kwargs):
+        from ..tensor import grad_scope
+
+        if grad_scope.current is not None:
+            raise GraphError(
+                f"{name}.step() updates tensors in place, which a dj.jit trace cannot record; "
+                "call it outside the jitted function, or write the optimizer with "
+                "init_state()/update() (see dj.optim.SGD) so its step traces"
+            )
+        return step(self, *args, **kwargs)
+
+    return wrapper
+
+
 class Optimizer:
     """Base class. A subclass defines `defaults`, `init_state(p, group) -> {name: array}` and
     `update(p, g, state, group) -> (new_p, {name: new_value})` with dongjing ops."""
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if "step" in cls.__dict__:  # a PyTorch-style optimizer with its own in-place step()
+            cls.step = _eager_only(cls.step, cls.__name__)
 
     def __init__(self, params, defaults: dict):
         self.defaults = dict(defaults)
