@@ -282,3 +282,23 @@ def test_clip_grad_norm_equals_pytorch():
         np.testing.assert_allclose(n1.item(), n2.item(), rtol=1e-5)
         for p, q in zip(ours, theirs):
             np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy(), rtol=1e-5)
+
+
+def test_attention_and_recurrent_dropout_in_graphs_and_jit_equal_eager():
+    dj.manual_seed(0)
+    layer = nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0, batch_first=True).eval()
+    x_np = _x(3, 5, 8)
+    eager = layer(dj.tensor(x_np)).numpy()
+    with dj.Graph() as g:
+        x = dj.placeholder((None, 5, 8))
+        out = layer(x)
+    np.testing.assert_allclose(dj.Session(g).run(out, {x: x_np}), eager, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(dj.jit(layer)(dj.tensor(x_np)).numpy(), eager, rtol=1e-5,
+                               atol=1e-6)
+    gru = nn.GRU(8, 4, num_layers=2, dropout=0.5)  # training mode: a fresh mask per run
+    with dj.Graph() as g:
+        x = dj.placeholder((5, None, 8))
+        out, _ = gru(x)
+    sess = dj.Session(g)
+    a, b = (sess.run(out, {x: x_np.transpose(1, 0, 2)}) for _ in range(2))
+    assert a.shape == (5, 3, 4) and not np.allclose(a, b)
