@@ -3,8 +3,7 @@
 The public API, re-exported; nothing is defined here.
 """
 
-from . import autograd, backend, data, dtypes, io, nn, ops, optim, tensor_methods, viz
-from . import cuda, utils  # PyTorch's namespaces: dj.cuda, dongjing.utils.data
+from . import autograd, backend, cuda, data, dtypes, io, nn, ops, optim, tensor_methods, utils, viz
 from .autograd import enable_grad, grad, is_grad_enabled, no_grad, set_grad_enabled
 from .creation import (
     arange,
