@@ -6,6 +6,7 @@ The public API, re-exported; nothing is defined here.
 from . import (
     autograd,
     backend,
+    cuda,
     data,
     distributed,
     dtypes,
@@ -37,6 +38,7 @@ from .creation import (
     zeros,
     zeros_like,
 )
+from .device import device
 from .dtypes import bool_ as bool
 from .dtypes import float16, float32, float64, int32, int64
 from .errors import DongjingError, DTypeError, FeedError, GraphError, ShapeError

@@ -5,15 +5,18 @@ from __future__ import annotations
 import numpy as np
 
 from . import dtypes
+from .device import check_device
 from .random import generator
 from .tensor import Tensor, to_array
 
 
-def tensor(data, dtype=None, requires_grad: bool = False) -> Tensor:
+def tensor(data, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """A new tensor from a scalar, a (nested) list or an array (copied).
 
-    Python floats give float32, Python ints int64, bools bool; `dtype=` overrides.
+    Python floats give float32, Python ints int64, bools bool; `dtype=` overrides. `device`
+    must be None or "cpu".
     """
+    check_device(device, "dj.tensor")
     return Tensor(data, dtype=dtype, requires_grad=requires_grad)
 
 
@@ -42,25 +45,30 @@ def _float(dtype):
     return dtypes.as_dtype(dtype) if dtype is not None else dtypes.default_float
 
 
-def zeros(*size, dtype=None, requires_grad: bool = False) -> Tensor:
+def zeros(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    check_device(device, "dj.zeros")
     return _make(np.zeros(_shape(size), _float(dtype)), requires_grad)
 
 
-def ones(*size, dtype=None, requires_grad: bool = False) -> Tensor:
+def ones(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    check_device(device, "dj.ones")
     return _make(np.ones(_shape(size), _float(dtype)), requires_grad)
 
 
-def empty(*size, dtype=None, requires_grad: bool = False) -> Tensor:
+def empty(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    check_device(device, "dj.empty")
     return _make(np.empty(_shape(size), _float(dtype)), requires_grad)
 
 
-def full(size, fill_value, dtype=None, requires_grad: bool = False) -> Tensor:
+def full(size, fill_value, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    check_device(device, "dj.full")
     if dtype is None:
         dtype = dtypes.scalar_dtype(fill_value, None)
     return _make(np.full(_shape((size,)), fill_value, dtypes.as_dtype(dtype)), requires_grad)
 
 
-def zeros_like(x, dtype=None, requires_grad: bool = False) -> Tensor:
+def zeros_like(x, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    check_device(device, "dj.zeros_like")
     from . import ops
 
     if isinstance(x, Tensor) and x._node is not None:
@@ -68,7 +76,8 @@ def zeros_like(x, dtype=None, requires_grad: bool = False) -> Tensor:
     return zeros(np.shape(x), dtype=dtype or x.dtype, requires_grad=requires_grad)
 
 
-def ones_like(x, dtype=None, requires_grad: bool = False) -> Tensor:
+def ones_like(x, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    check_device(device, "dj.ones_like")
     from . import ops
 
     if isinstance(x, Tensor) and x._node is not None:
@@ -76,14 +85,17 @@ def ones_like(x, dtype=None, requires_grad: bool = False) -> Tensor:
     return ones(np.shape(x), dtype=dtype or x.dtype, requires_grad=requires_grad)
 
 
-def full_like(x, fill_value, dtype=None) -> Tensor:
+def full_like(x, fill_value, dtype=None, device=None) -> Tensor:
+    check_device(device, "dj.full_like")
     from . import ops
 
     return ops.full_like(x, fill_value, dtype)
 
 
-def arange(start, end=None, step=1, dtype=None, requires_grad: bool = False) -> Tensor:
+def arange(start, end=None, step=1, dtype=None, device=None,
+           requires_grad: bool = False) -> Tensor:
     """Values from `start` to `end` (exclusive); int64 unless a bound or `dtype` is float."""
+    check_device(device, "dj.arange")
     if end is None:
         start, end = 0, start
     if dtype is None:
@@ -92,29 +104,36 @@ def arange(start, end=None, step=1, dtype=None, requires_grad: bool = False) -> 
     return _make(np.arange(start, end, step, dtype=dtypes.as_dtype(dtype)), requires_grad)
 
 
-def linspace(start, end, steps: int, dtype=None) -> Tensor:
+def linspace(start, end, steps: int, dtype=None, device=None) -> Tensor:
+    check_device(device, "dj.linspace")
     return _make(np.linspace(start, end, steps, dtype=_float(dtype)), False)
 
 
-def eye(n: int, m: int | None = None, dtype=None, requires_grad: bool = False) -> Tensor:
+def eye(n: int, m: int | None = None, dtype=None, device=None,
+        requires_grad: bool = False) -> Tensor:
+    check_device(device, "dj.eye")
     return _make(np.eye(n, m, dtype=_float(dtype)), requires_grad)
 
 
-def rand(*size, dtype=None, requires_grad: bool = False) -> Tensor:
+def rand(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """Uniform samples in [0, 1) from dongjing's seeded generator."""
+    check_device(device, "dj.rand")
     return _make(generator().random(_shape(size)).astype(_float(dtype)), requires_grad)
 
 
-def randn(*size, dtype=None, requires_grad: bool = False) -> Tensor:
+def randn(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """Standard normal samples from dongjing's seeded generator."""
+    check_device(device, "dj.randn")
     return _make(generator().standard_normal(_shape(size)).astype(_float(dtype)), requires_grad)
 
 
-def randint(low, high=None, size=(), dtype=None) -> Tensor:
+def randint(low, high=None, size=(), dtype=None, device=None) -> Tensor:
+    check_device(device, "dj.randint")
     if high is None:
         low, high = 0, low
     return _make(generator().integers(low, high, size=size).astype(dtype or dtypes.int64), False)
 
 
-def randperm(n: int) -> Tensor:
-    return _make(generator().permutation(n).astype(dtypes.int64), False)
+def randperm(n: int, dtype=None, device=None) -> Tensor:
+    check_device(device, "dj.randperm")
+    return _make(generator().permutation(n).astype(dtypes.as_dtype(dtype or dtypes.int64)), False)

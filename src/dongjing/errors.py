@@ -27,3 +27,7 @@ class StateDictError(DongjingError, RuntimeError):
 
 class CheckpointError(DongjingError, ValueError):
     """A checkpoint file that cannot be read: truncated, corrupted, or not a dongjing checkpoint."""
+
+
+class DeviceError(DongjingError, RuntimeError):
+    """A device that this build cannot run on (only "cpu" until a GPU backend exists)."""

@@ -31,7 +31,12 @@ class DataLoader:
 
     def __init__(self, dataset: Dataset, batch_size: int = 1, shuffle: bool = False,
                  drop_last: bool = False, generator: np.random.Generator | None = None,
-                 collate_fn: Callable | None = None, sampler=None):
+                 collate_fn: Callable | None = None, sampler=None, num_workers: int = 0,
+                 pin_memory: bool = False):
+        # num_workers: batches are made in this process whatever the count (same batches, same
+        # order); pin_memory: nothing to pin without a GPU
+        if int(num_workers) < 0:
+            raise ValueError(f"DataLoader: num_workers must be >= 0, got {num_workers}")
         if batch_size < 1:
             raise ValueError(f"DataLoader: batch_size must be at least 1, got {batch_size}")
         if sampler is not None and shuffle:

@@ -18,7 +18,8 @@ from .shape import broadcast_to, broadcast_to_like, flatten, reshape_like, stack
 globals().update(public_functions())
 
 COMPOSITES = ["broadcast_to", "broadcast_to_like", "dot", "flatten", "getitem", "logsumexp",
-              "max", "mean", "min", "mm", "ones_like", "reshape_like", "softmax", "stack",
-              "transpose", "var", "zeros_like"]
+              "max", "mean", "min", "mm", "reshape_like", "softmax", "stack", "transpose",
+              "var"]  # (zeros_like & co. are dj.* from dongjing.creation: they take device=)
 EXTENSION_API = ["Cost", "Kind", "Op", "Spec", "all_ops", "bind", "binds", "define", "register"]
-__all__ = sorted(set(public_functions()) | set(COMPOSITES) | set(EXTENSION_API) | {"OPS"})
+__all__ = sorted((set(public_functions()) - {"full_like"}) | set(COMPOSITES) | set(EXTENSION_API)
+                 | {"OPS"})

@@ -1,3 +1,3 @@
-"""`dj.utils`: PyTorch's import paths (`dj.utils.data`)."""
+"""`dongjing.utils`: PyTorch's import paths (`dongjing.utils.data`)."""
 
 from . import data
