@@ -411,3 +411,29 @@ def test_missing_features_are_named():
         tf.Variable(1.0, collections=["x"])
     with pytest.raises(DTypeError, match="'complex64'"):
         tf.placeholder("complex64")
+
+
+# --- random ----------------------------------------------------------------------------------
+def test_random_ops_draw_every_run_and_reinitialize_variables():
+    tf.set_random_seed(0)
+    r = tf.random_normal([2000], mean=1.0, stddev=2.0)
+    t = tf.truncated_normal([2000], stddev=0.5)
+    u = tf.random_uniform([2000], -1.0, 3.0)
+    k = tf.random_uniform([2000], 0, 5, dtype=tf.int32)
+    w = tf.Variable(tf.random_normal([3]))
+    first = w.numpy().copy()
+    with tf.Session() as sess:
+        a, b = sess.run(r), sess.run(r)
+        assert not np.array_equal(a, b) and a.dtype == np.float32
+        assert abs(a.mean() - 1.0) < 0.2 and abs(a.std() - 2.0) < 0.2
+        tv = sess.run(t)
+        assert np.abs(tv).max() <= 1.0 and abs(tv.std() - 0.44) < 0.05  # cut at 2 sigma
+        uv = sess.run(u)
+        assert uv.min() >= -1.0 and uv.max() < 3.0 and abs(uv.mean() - 1.0) < 0.1
+        kv = sess.run(k)
+        assert kv.dtype == np.int32 and set(kv.tolist()) == {0, 1, 2, 3, 4}
+        sess.run(w.initializer)
+        assert not np.array_equal(sess.run(w), first)  # the initializer draws again
+    s1 = tf.random_normal([4], seed=7)
+    s2 = tf.random_normal([4], seed=7)
+    assert run(s1).tolist() == run(s2).tolist()  # an op seed gives that op's own sequence

@@ -92,6 +92,7 @@ from .math_ops import (
     zeros_like,
 )
 from .math_ops import range_ as range  # noqa: A004
+from .random_ops import random_normal, random_uniform, set_random_seed, truncated_normal
 from .session import InteractiveSession, Operation, Session, TensorShape, get_default_session
 from .session import eval_tensor as _eval_tensor
 from .session import get_shape as _get_shape
