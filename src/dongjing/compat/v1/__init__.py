@@ -16,7 +16,6 @@ from .control import (
     group,
     no_op,
     placeholder,
-    placeholder_with_default,
     while_loop,
 )
 from .dtypes import (

@@ -31,11 +31,6 @@ def placeholder(dtype, shape=None, name: str | None = None):
         return _dj_placeholder(shape, dtype, name=name or "Placeholder")
 
 
-def placeholder_with_default(input, shape, name=None):  # noqa: A002
-    """Not provided: feeds must be given (dongjing has no default-valued placeholders)."""
-    not_provided("tf.placeholder_with_default")
-
-
 def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations=10,
                back_prop=True, swap_memory=False, name=None, maximum_iterations=None,
                return_same_structure=False):
