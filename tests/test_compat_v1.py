@@ -296,6 +296,37 @@ def test_softmax_cross_entropy_v2():
     assert run(sparse) == pytest.approx([-np.log(0.75)] * 2, rel=1e-6)
 
 
+def test_nn_losses_and_helpers():
+    x = tf.constant([[-1.0, 0.0, 2.0]])
+    z = tf.constant([[0.0, 1.0, 1.0]])
+    got = run(tf.nn.sigmoid_cross_entropy_with_logits(labels=z, logits=x))
+    sig = 1 / (1 + np.exp(-np.array([-1.0, 0.0, 2.0])))
+    expect = -(np.array([0, 1, 1]) * np.log(sig) + np.array([1, 0, 0]) * np.log(1 - sig))
+    assert got.ravel() == pytest.approx(expect, rel=1e-6)
+    assert run(tf.nn.l2_loss(tf.constant([3.0, 4.0]))) == 12.5
+    assert run(tf.nn.bias_add(tf.zeros([2, 2]), [1.0, 2.0])).tolist() == [[1, 2], [1, 2]]
+    ones = tf.ones([400])
+    dropped = run(tf.nn.dropout(ones, keep_prob=0.5))
+    assert set(np.unique(dropped).tolist()) == {0.0, 2.0}  # kept ones are scaled by 1/keep_prob
+    assert run(tf.nn.dropout(ones, rate=0.0)).tolist() == [1.0] * 400
+    with pytest.raises(DongjingError, match="tensor keep_prob"):
+        tf.nn.dropout(ones, tf.placeholder(tf.float32, []))
+
+
+def test_identity_and_stop_gradient():
+    v = tf.Variable(2.0)
+    g_id, g_stop = tf.gradients(tf.identity(v) * v, v), tf.gradients(tf.stop_gradient(v) * v, v)
+    with tf.Session() as sess:
+        assert sess.run(g_id) == [4.0] and sess.run(g_stop) == [2.0]
+
+
+def test_eval_of_unknown_rank_values():
+    x = tf.placeholder(tf.float32)
+    with tf.Session():
+        assert (x * 2).eval({x: [1.0, 2.0]}).tolist() == [2.0, 4.0]
+        assert tf.reduce_sum(x).eval({x: 3.0}) == 3.0
+
+
 # --- control flow and gradients ------------------------------------------------------------------
 def test_while_loop_unwraps_a_single_variable():
     i = tf.while_loop(lambda i: i < 10, lambda i: i + 3, [0])
