@@ -110,3 +110,17 @@ def test_logistic_regression_matches_numpy_and_learns():
     assert costs == pytest.approx(reference, rel=1e-3)
     assert costs[-1] < costs[0]
     assert numbers_after("Accuracy:", out)[0] > 0.85
+
+
+def test_multilayer_perceptron_trains():
+    pytest.importorskip("sklearn")
+    import dongjing as dj
+
+    dj.manual_seed(0)  # tf.random_normal draws from dongjing's generator
+    out = run_program("tf1_multilayer_perceptron.py",
+                      {"training_epochs = 15": "training_epochs = 3",
+                       "n_hidden_1 = 256": "n_hidden_1 = 64",
+                       "n_hidden_2 = 256": "n_hidden_2 = 64"})
+    costs = [float(c) for c in re.findall(r"Epoch: \d+ cost= ([-0-9.e]+)", out)]
+    assert len(costs) == 3 and all(a > b for a, b in zip(costs, costs[1:]))
+    assert numbers_after("Accuracy:", out)[0] > 0.3  # ten classes: chance is 0.1
