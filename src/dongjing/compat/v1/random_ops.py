@@ -9,8 +9,8 @@ import numpy as np
 from ...dispatch import apply1
 from ...errors import DTypeError
 from ...graph.builder import constant as _dj_constant
-from ...ops.registry import Spec, register
 from ...random import generator, manual_seed
+from ...registry import Spec, register
 from .dtypes import as_dtype
 from .graphs import building
 from .math_ops import _static_shape
