@@ -468,3 +468,17 @@ def test_random_ops_draw_every_run_and_reinitialize_variables():
     s1 = tf.random_normal([4], seed=7)
     s2 = tf.random_normal([4], seed=7)
     assert run(s1).tolist() == run(s2).tolist()  # an op seed gives that op's own sequence
+
+
+def test_reset_graphs_are_freed():
+    import gc
+    import weakref
+
+    x = tf.placeholder("float")
+    v = tf.Variable(1.0)
+    run(v * x, {x: [1.0]})
+    old = weakref.ref(tf.get_default_graph())
+    del x, v
+    tf.reset_default_graph()
+    gc.collect()
+    assert old() is None

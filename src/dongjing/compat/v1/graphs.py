@@ -5,7 +5,6 @@ decorator that builds every tf.* call inside a graph."""
 from __future__ import annotations
 
 import functools
-import weakref
 from contextlib import contextmanager
 
 from ...errors import GraphError
@@ -48,13 +47,12 @@ class GraphState:
         self.global_step = None
 
 
-_states: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-
-
 def state_of(graph: Graph) -> GraphState:
-    state = _states.get(graph)
+    """The TF state of `graph`, kept on the graph itself so that both go together (a table
+    keyed by graph would keep every graph alive: the state refers back to it)."""
+    state = graph.__dict__.get("_tf1_state")
     if state is None:
-        state = _states[graph] = GraphState()
+        state = graph._tf1_state = GraphState()
     return state
 
 
