@@ -61,23 +61,28 @@ class Deferred(Tensor):
 
     @property
     def is_placeholder(self) -> bool:
+        """Whether this is the unknown-rank placeholder itself (not a value computed from one)."""
         return self._fn is None
 
     @property
     def dtype(self):
+        """The placeholder's dtype (a computed value's dtype is known only once it is built)."""
         if self._dtype is None:
             _unusable(self)
         return self._dtype
 
     @property
     def name(self) -> str:
+        """The placeholder's name, or the tf function that computes this value."""
         return self._label
 
     @property
     def graph(self):
+        """The graph this value will be built in."""
         return self._graph
 
     def get_shape(self):
+        """Not known before a feed: raises a GraphError saying so."""
         _unusable(self)
 
     def _describe(self) -> str:

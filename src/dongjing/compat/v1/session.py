@@ -27,6 +27,7 @@ class Operation:
 
     @property
     def graph(self):
+        """The graph of this op (None for an empty no-op)."""
         return None if self.tensor is None else self.tensor._node.graph
 
     def run(self, feed_dict: dict | None = None, session=None) -> None:
@@ -100,6 +101,7 @@ class InteractiveSession(Session):
         _sessions.append(self)
 
     def close(self) -> None:
+        """Close the session and stop it being the default."""
         if self in _sessions:
             _sessions.remove(self)
         super().close()
@@ -160,13 +162,16 @@ class TensorShape(tuple):
 
     @property
     def ndims(self) -> int:
+        """The rank."""
         return len(self)
 
     @property
     def dims(self) -> list:
+        """The dims (None where unknown)."""
         return list(self)
 
     def as_list(self) -> list:
+        """The dims as a list (None where unknown)."""
         return list(self)
 
 

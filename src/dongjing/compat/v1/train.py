@@ -114,6 +114,7 @@ class _TFAdamRule(_Adam):
     var <- var - lr_t * m / (sqrt(v) + epsilon) (epsilon outside the bias correction)."""
 
     def update(self, p, g, state, group):
+        """One TF1 Adam step for parameter `p` with gradient `g` (dongjing ops)."""
         lr, (b1, b2), eps = group["lr"], group["betas"], group["eps"]
         step = state["step"] + 1.0
         m = state["exp_avg"] * b1 + g * (1.0 - b1)

@@ -71,6 +71,7 @@ class Variable(_DjVariable):
     # --- reading ------------------------------------------------------------------------------
     @property
     def graph(self):
+        """The graph that was the default when this Variable was created."""
         return self._graph
 
     @property
