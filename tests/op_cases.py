@@ -145,3 +145,10 @@ CASES["all_reduce"] = [
     Case(lambda x: dj.distributed.functional.all_reduce(x * x, "mean"), (_r(5),), "mean"),
     Case(lambda x: dj.distributed.functional.all_reduce(x, "max"), (_apart(2, 3),), "max"),
 ]
+
+from dongjing.compat.v1.random_ops import _random  # noqa: E402  (registered by compat.v1)
+from dongjing.dispatch import apply1  # noqa: E402
+
+CASES["tf_random"] = [Case(lambda x: x + apply1(
+    _random, x, shape=(3, 2), dtype=np.dtype("float64"), dist="normal", a=0.0, b=1.0, rng=None),
+    (_r(3, 2),), grad=False)]
