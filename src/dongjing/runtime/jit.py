@@ -28,9 +28,11 @@ class JitFunction:
     """
 
     def __init__(self, fn, optimize: int = 2, module=None,
-                 cache_size: int = DEFAULT_CACHE_SIZE):
+                 cache_size: int = DEFAULT_CACHE_SIZE, strict: bool = False):
         self.fn = fn
         self.optimize = int(optimize)
+        self.strict = bool(strict)
+        self._last_trace = None
         self.module = module
         self.cache_limit = _cache_limit(cache_size)
         self.name = getattr(fn, "__name__", None) or type(fn).__name__
@@ -87,7 +89,7 @@ class JitFunction:
                     self._cache.move_to_end(sig)
                     return trace
         self._note_retrace(sig, traces)
-        trace = Trace(self.fn, args, kwargs, self.name, self.optimize)
+        trace = self._new_trace(args, kwargs)
         self._cache.setdefault(sig, []).append(trace)
         self._cache.move_to_end(sig)
         self._evict()
@@ -102,6 +104,18 @@ class JitFunction:
                 stacklevel=3,
             )
         return trace
+
+    def _new_trace(self, args: tuple, kwargs: dict) -> Trace:
+        """Trace and compile the function for this call (the one entry to tracing)."""
+        trace = Trace(self.fn, args, kwargs, self.name, self.optimize, strict=self.strict)
+        self._last_trace = trace
+        return trace
+
+    @property
+    def side_effects(self) -> list:
+        """What the last trace did that runs only at trace time (`SideEffect`s: kind, where,
+        text); empty for a pure function or before the first call."""
+        return list(self._last_trace.side_effects) if self._last_trace is not None else []
 
     def _evict(self) -> None:
         """Drop the least recently used traces beyond `cache_limit`."""
@@ -151,7 +165,8 @@ def _tensor_args(args: tuple, kwargs: dict) -> list:
     return found
 
 
-def jit(fn=None, *, optimize: int = 2, cache_size: int = DEFAULT_CACHE_SIZE):
+def jit(fn=None, *, optimize: int = 2, cache_size: int = DEFAULT_CACHE_SIZE,
+        strict: bool = False):
     """Compile `fn` (a function, or an nn.Module: its forward) by tracing it into a static graph.
 
     On each call the arguments' signature (tensor shapes and dtypes; Python values; module
@@ -163,7 +178,9 @@ def jit(fn=None, *, optimize: int = 2, cache_size: int = DEFAULT_CACHE_SIZE):
     A jitted function is a differentiable op: when a tensor argument or a captured Parameter
     requires grad, its results carry a `JitBackward0` node and `loss.backward()` runs a compiled
     gradient program (docs/jit.md). `cache_size` (default 256) bounds the traces kept; the
-    least recently used is dropped first.
+    least recently used is dropped first. `fn.side_effects` lists what the last trace did that
+    runs only at trace time (prints, Python random numbers, reads of global numbers, ...);
+    `strict=True` raises a `SideEffectError` on the first instead.
 
     >>> @dj.jit
     ... def f(x):
@@ -172,13 +189,14 @@ def jit(fn=None, *, optimize: int = 2, cache_size: int = DEFAULT_CACHE_SIZE):
     tensor([1.5231884, 1.5231884, 1.5231884])
     """
     if fn is None:
-        return lambda f: jit(f, optimize=optimize, cache_size=cache_size)
+        return lambda f: jit(f, optimize=optimize, cache_size=cache_size, strict=strict)
     from ..nn.module import Module
 
     if isinstance(fn, JitFunction):
         return fn
     if isinstance(fn, Module):
-        return JitFunction(fn.__call__, optimize, module=fn, cache_size=cache_size)
+        return JitFunction(fn.__call__, optimize, module=fn, cache_size=cache_size,
+                           strict=strict)
     if not callable(fn):
         raise TypeError(f"dj.jit needs a function or an nn.Module, got {type(fn).__name__}")
-    return JitFunction(fn, optimize, cache_size=cache_size)
+    return JitFunction(fn, optimize, cache_size=cache_size, strict=strict)

@@ -8,9 +8,10 @@ import re
 import time
 import warnings
 
-from ..errors import DongjingError, GraphError
+from ..errors import DongjingError, GraphError, SideEffectError
 from ..tensor import Tensor
 from .fetch_structure import flatten
+from .side_effects import SideEffectRecorder
 from .signature import map_tensors
 from .trace_grads import TraceGrads, guards_hold
 
@@ -22,7 +23,8 @@ class Trace:
     eager `.grad`), and every assignment (committed by the Session at the end of the run).
     """
 
-    def __init__(self, fn, args: tuple, kwargs: dict, name: str, optimize: int):
+    def __init__(self, fn, args: tuple, kwargs: dict, name: str, optimize: int,
+                 strict: bool = False):
         from ..graph.builder import to_node
         from ..graph.graph import Graph
         from .session import Session
@@ -33,12 +35,17 @@ class Trace:
         self.placeholders: list = []
         with self.graph.as_default():
             sym_args, sym_kwargs = map_tensors(args, kwargs, self._placeholder_maker(names))
-            with TraceGrads(self.graph) as grads:
+            with TraceGrads(self.graph) as grads, SideEffectRecorder() as effects:
                 try:
                     out = fn(*sym_args, **sym_kwargs)
                 except DongjingError as exc:
                     _annotate(exc, name)
                     raise
+            self.side_effects = effects.log
+            if strict and effects.log:
+                raise SideEffectError(
+                    f"dj.jit({name}, strict=True): {effects.log[0]} (this runs once, while "
+                    f"tracing; the compiled function will not repeat it)")
             out_leaves: list = []
             self._rebuild = _flatten(out, out_leaves)
             out_nodes = [to_node(self.graph, t) for t in out_leaves]
