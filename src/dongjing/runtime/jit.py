@@ -28,8 +28,9 @@ class JitFunction:
     """
 
     def __init__(self, fn, optimize: int = 2, module=None,
-                 cache_size: int = DEFAULT_CACHE_SIZE, strict: bool = False):
+                 cache_size: int = DEFAULT_CACHE_SIZE, strict: bool = False, check=False):
         self.fn = fn
+        self.check_mode, self.checks_left = _check_setting(check)
         self.optimize = int(optimize)
         self.strict = bool(strict)
         self._last_trace = None
@@ -53,9 +54,20 @@ class JitFunction:
     def __call__(self, *args, **kwargs):
         if builder.state.graph is not None or grad_scope.current is not None:
             return self.fn(*args, **kwargs)  # inside a graph or another trace: inline
+        if self.checks_left:
+            self.checks_left -= 1
+            return self.checked_call(args, kwargs, self.check_mode)
         arrays: list = []
         trace = self._trace_for(args, kwargs, arrays)
         return trace.run(arrays, _tensor_args(args, kwargs) if grad_state.grad_enabled else None)
+
+    def checked_call(self, args: tuple, kwargs: dict, mode=True):
+        """One call run eagerly and compiled, compared (check mode; see `dj.check`)."""
+        from .check_mode import check_call
+
+        arrays: list = []
+        trace = self._trace_for(args, kwargs, arrays)
+        return check_call(self, trace, args, kwargs, arrays, _tensor_args(args, kwargs), mode)
 
     def __get__(self, obj, objtype=None):
         """As a method: `self` is the first argument (a module: its training flags count)."""
@@ -146,6 +158,20 @@ class JitFunction:
         return f"<dj.jit {self.name} ({self.cache_size} traced)>"
 
 
+def _check_setting(check) -> tuple:
+    """(mode, number of calls to check) from `check=`: True / N / "warn" / False."""
+    if check is False or check is None or check == 0:
+        return True, 0
+    if check is True:
+        return True, 1
+    if check == "warn":
+        return "warn", 1
+    if isinstance(check, int) and check > 0:
+        return True, check
+    raise JitError(f"dj.jit: check must be True, False, a number of calls or 'warn'; "
+                   f"got {check!r}")
+
+
 def _cache_limit(value) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise JitError(f"dj.jit: cache_size must be a positive int, got {value!r}")
@@ -166,7 +192,7 @@ def _tensor_args(args: tuple, kwargs: dict) -> list:
 
 
 def jit(fn=None, *, optimize: int = 2, cache_size: int = DEFAULT_CACHE_SIZE,
-        strict: bool = False):
+        strict: bool = False, check=False):
     """Compile `fn` (a function, or an nn.Module: its forward) by tracing it into a static graph.
 
     On each call the arguments' signature (tensor shapes and dtypes; Python values; module
@@ -180,7 +206,9 @@ def jit(fn=None, *, optimize: int = 2, cache_size: int = DEFAULT_CACHE_SIZE,
     gradient program (docs/jit.md). `cache_size` (default 256) bounds the traces kept; the
     least recently used is dropped first. `fn.side_effects` lists what the last trace did that
     runs only at trace time (prints, Python random numbers, reads of global numbers, ...);
-    `strict=True` raises a `SideEffectError` on the first instead.
+    `strict=True` raises a `SideEffectError` on the first instead. `check=True` (or N, or
+    "warn") runs the first call (N calls) eagerly too and raises `dj.CheckError` naming the
+    first diverging node when eager and compiled results or gradients differ.
 
     >>> @dj.jit
     ... def f(x):
@@ -189,14 +217,15 @@ def jit(fn=None, *, optimize: int = 2, cache_size: int = DEFAULT_CACHE_SIZE,
     tensor([1.5231884, 1.5231884, 1.5231884])
     """
     if fn is None:
-        return lambda f: jit(f, optimize=optimize, cache_size=cache_size, strict=strict)
+        return lambda f: jit(f, optimize=optimize, cache_size=cache_size, strict=strict,
+                             check=check)
     from ..nn.module import Module
 
     if isinstance(fn, JitFunction):
         return fn
     if isinstance(fn, Module):
         return JitFunction(fn.__call__, optimize, module=fn, cache_size=cache_size,
-                           strict=strict)
+                           strict=strict, check=check)
     if not callable(fn):
         raise TypeError(f"dj.jit needs a function or an nn.Module, got {type(fn).__name__}")
-    return JitFunction(fn, optimize, cache_size=cache_size, strict=strict)
+    return JitFunction(fn, optimize, cache_size=cache_size, strict=strict, check=check)

@@ -82,7 +82,8 @@ class GradPlan:
         self.forward = trace.session._program(forward + saved, fwd_placeholders)
         self.n_forward = len(forward)
         # backward feeds, in graph order: seeds, saved intermediates, forward placeholders
-        seed_nodes = [s._node for s in seeds]
+        seed_nodes = self.seed_nodes = [s._node for s in seeds]
+        self.grad_nodes = grad_nodes
         saved_index = {n: i for i, n in enumerate(saved)}
         seed_index = {n: i for i, n in enumerate(seed_nodes)}
         bwd_feeds = sorted(set(seed_nodes) | set(saved) |
