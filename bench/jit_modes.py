@@ -57,38 +57,44 @@ def _step_fn(mode: str, make):
     return dj.jit(step) if mode == "traced-step" else step
 
 
-def time_mode(mode: str, make, repeats: int, inner: int) -> tuple[float, float]:
-    """(median µs per step, first-call seconds) of one mode."""
+MODES = ("eager", "jit-model", "traced-step")
+
+
+def time_modes(make, repeats: int, inner: int) -> dict:
+    """{mode: (median µs per step, first-call seconds)}; the modes' repeats are interleaved so
+    that a change in the machine's load affects them alike."""
     import dongjing as dj
 
     rng = np.random.default_rng(0)
     x = dj.tensor(rng.standard_normal((64, 64)).astype(np.float32))
     y = dj.tensor(rng.integers(0, 10, 64))
-    step = _step_fn(mode, make)
-    start = time.perf_counter()
-    step(x, y).item()
-    first = time.perf_counter() - start
-    for _ in range(5):
-        step(x, y)
-    times = []
-    for _ in range(repeats):
-        gc.collect()
+    steps, first = {}, {}
+    for mode in MODES:
+        steps[mode] = _step_fn(mode, make)
         start = time.perf_counter()
-        for _ in range(inner):
-            step(x, y)
-        times.append((time.perf_counter() - start) / inner * 1e6)
-    return statistics.median(times), first
+        steps[mode](x, y).item()
+        first[mode] = time.perf_counter() - start
+        for _ in range(5):
+            steps[mode](x, y)
+    times: dict = {mode: [] for mode in MODES}
+    for _ in range(repeats):
+        for mode in MODES:
+            gc.collect()
+            start = time.perf_counter()
+            for _ in range(inner):
+                steps[mode](x, y)
+            times[mode].append((time.perf_counter() - start) / inner * 1e6)
+    return {mode: (statistics.median(times[mode]), first[mode]) for mode in MODES}
 
 
 def main(argv=None) -> None:
     p = argparse.ArgumentParser(prog="python -m bench.jit_modes", description=__doc__)
-    p.add_argument("--repeats", type=int, default=7)
+    p.add_argument("--repeats", type=int, default=9)
     p.add_argument("--inner", type=int, default=20)
     args = p.parse_args(argv)
     print(f"{'model':<11} {'mode':<12} {'us/step':>9} {'first call s':>13}")
     for name, make in _models().items():
-        for mode in ("eager", "jit-model", "traced-step"):
-            us, first = time_mode(mode, make, args.repeats, args.inner)
+        for mode, (us, first) in time_modes(make, args.repeats, args.inner).items():
             print(f"{name:<11} {mode:<12} {us:9.0f} {first:13.3f}", flush=True)
 
 

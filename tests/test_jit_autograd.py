@@ -149,3 +149,29 @@ def test_cache_size_drops_the_least_recently_used():
         with pytest.raises(JitError, match="cache_size"):
             dj.jit(lambda x: x, cache_size=bad)
     assert issubclass(JitError, DongjingError)
+
+
+def test_identity_output_and_jitted_forward_method():
+    x = _t(3)
+    y = dj.jit(lambda a: (a, a * 2.0))(x)
+    (y[0].sum() + y[1].sum()).backward()
+    np.testing.assert_allclose(x.grad.numpy(), np.full(3, 3.0))
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(3, 2)
+
+        @dj.jit
+        def forward(self, v):
+            return dj.tanh(self.fc(v))
+
+    net = Net()
+    v = dj.tensor(RNG.standard_normal((4, 3)).astype(np.float32))
+    out = net(v)
+    assert type(out.grad_fn).__name__ == "JitBackward0"
+    out.sum().backward()
+    got = net.fc.weight.grad.numpy().copy()
+    net.zero_grad()
+    dj.tanh(net.fc(v)).sum().backward()
+    np.testing.assert_allclose(got, net.fc.weight.grad.numpy(), rtol=1e-5)

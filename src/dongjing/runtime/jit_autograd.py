@@ -75,10 +75,10 @@ class GradPlan:
         boundary = [n for n in needed_nodes(grad_nodes, fwd_set) if n in fwd_set]
         fwd_placeholders = [n for n in needed_nodes(forward, set()) if n.op.name == "placeholder"]
         fed_index = {n: i for i, n in enumerate(fwd_placeholders)}
-        saved = [n for n in boundary
-                 if n.op.name not in ("constant", "variable", "placeholder") or n in assigned]
-        self.variables = [n.attrs["ref"] for n in boundary
-                          if n.op.name == "variable" and n not in assigned]
+        saved = [n for n in boundary if not _recomputable(n, assigned)]
+        # what the backward reads of the forward graph besides the saved values
+        reads = needed_nodes(grad_nodes, set(saved))
+        self.variables = [n.attrs["ref"] for n in reads if n.op.name == "variable"]
         self.forward = trace.session._program(forward + saved, fwd_placeholders)
         self.n_forward = len(forward)
         # backward feeds, in graph order: seeds, saved intermediates, forward placeholders
@@ -87,13 +87,31 @@ class GradPlan:
         saved_index = {n: i for i, n in enumerate(saved)}
         seed_index = {n: i for i, n in enumerate(seed_nodes)}
         bwd_feeds = sorted(set(seed_nodes) | set(saved) |
-                           {n for n in boundary if n.op.name == "placeholder"},
+                           {n for n in reads if n.op.name == "placeholder"},
                            key=lambda n: n.id)
         self.bwd_sources = [("seed", seed_index[n]) if n in seed_index else
                             ("saved", saved_index[n]) if n in saved_index else
                             ("fed", fed_index[n]) for n in bwd_feeds]
         self.backward = trace.session._program(grad_nodes, bwd_feeds)
         self.out_dtypes = [out_nodes[i].dtype for i in self.diff_outs]
+
+
+_VIEWS = frozenset({"reshape", "permute", "expand", "unsqueeze", "squeeze"})
+
+
+def _recomputable(node, assigned: set) -> bool:
+    """Cheaper for the backward to recompute than for the forward to return: inputs, unchanged
+    Variables, constants and views of them (a transposed weight would be returned as a copy)."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if n.op.name in ("constant", "placeholder") or (
+                n.op.name == "variable" and n not in assigned):
+            continue
+        if n.op.name not in _VIEWS:
+            return False
+        stack.extend(n.inputs)
+    return True
 
 
 def differentiable_call(trace, tensors: list, arrays: list):
