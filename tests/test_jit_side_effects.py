@@ -57,6 +57,24 @@ def _numpy_random(x):
     return x + float(np.random.rand())
 
 
+class _Holder:
+    count = 0
+
+
+HOLDER = _Holder()
+COUNTS = {"calls": 0}
+
+
+def _attribute_write(x):
+    HOLDER.count += 1
+    return x * 2.0
+
+
+def _item_write(x):
+    COUNTS["calls"] += 1
+    return x * 2.0
+
+
 def _escape(w):
     def f(x):
         return x * w.item()
@@ -71,6 +89,8 @@ CASES = [
     (_closure(), "closure read", "x * k"),
     (_global_number, "global read", "x * SCALE"),
     (_numpy_random, "random", "np.random.rand()"),
+    (_attribute_write, "mutation", "HOLDER.count += 1"),
+    (_item_write, "mutation", 'COUNTS["calls"] += 1'),
 ]
 
 

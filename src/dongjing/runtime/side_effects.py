@@ -207,13 +207,31 @@ def _line_plan(code) -> dict:
                 attrs.append(y.argval)
             plan.setdefault(line, []).append(("load", x, tuple(attrs)))
         elif x.opname in ("STORE_GLOBAL", "DELETE_GLOBAL"):
-            plan.setdefault(line, []).append(("store", x.opname, x.argval))
+            plan.setdefault(line, []).insert(0, ("store", x.opname, x.argval))
         elif x.opname in ("STORE_ATTR", "STORE_SUBSCR", "DELETE_SUBSCR") and i >= 1:
-            target = ins[i - 1] if x.opname == "STORE_ATTR" else (
-                ins[i - 2] if i >= 2 and ins[i - 1].opname.startswith("LOAD_") else None)
+            target = _store_target(ins, i)
             if target is not None and _outside(target, args, free):
-                plan.setdefault(line, []).append(("store", x.opname, x.argval))
+                plan.setdefault(line, []).insert(0, ("store", x.opname, x.argval))
     return plan
+
+
+def _store_target(ins: list, i: int):
+    """The instruction loading the object that `ins[i]` (an attribute or item store) changes:
+    `obj.a = v` / `obj[k] = v` (the load just before, or before the key), or the augmented
+    `obj.a += v` / `obj[k] += v` (the load before the COPY that duplicated it); else None."""
+    store = ins[i]
+    if ins[i - 1].opname != "SWAP":
+        if store.opname == "STORE_ATTR":
+            return ins[i - 1]
+        return ins[i - 2] if i >= 2 and ins[i - 1].opname.startswith("LOAD_") else None
+    for j in range(i - 1, 1, -1):
+        if store.opname == "STORE_ATTR" and ins[j].opname == "LOAD_ATTR" and \
+                ins[j].argval == store.argval and ins[j - 1].opname == "COPY":
+            return ins[j - 2]
+        if store.opname != "STORE_ATTR" and ins[j].opname == "BINARY_SUBSCR" and \
+                ins[j - 1].opname == ins[j - 2].opname == "COPY" and j >= 4:
+            return ins[j - 4]
+    return None
 
 
 def _loaded(frame, load):
