@@ -120,6 +120,19 @@ def test_value_escape_of_a_captured_tensor():
     assert any(e.kind == "value escape" and "w.item()" in e.text for e in f.side_effects)
 
 
+def test_a_closure_tensor_read_as_a_constant():
+    table = dj.tensor([1.0, 2.0])
+    weight = dj.nn.Parameter(dj.ones(2))
+
+    def f(x):
+        return x * table + x * weight
+
+    jf = dj.jit(f)
+    jf(dj.ones(2))
+    reads = [e for e in jf.side_effects if e.kind == "closure read"]
+    assert len(reads) == 1 and "table (tensor (2,)) becomes a constant" in reads[0].text
+
+
 def test_pure_functions_and_modules_log_nothing():
     def pure(x, y):
         h = [x, y]

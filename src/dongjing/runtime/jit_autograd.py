@@ -155,7 +155,7 @@ def _run(trace, plan: GradPlan, tensors: list, arrays: list):
         "name": trace.name,
         "specs": [(np.shape(values[i]), plan.out_dtypes[k]) for k, i in enumerate(plan.diff_outs)],
     }
-    core = _tape_node(JitBackward0, "jit", inputs, attrs, _jit_vjp)
+    core = _tape_node(JitBackward0, _JIT_OP, inputs, attrs)
     outs = [Tensor._make(v) for v in values[:n]]
     if len(plan.diff_outs) == 1:
         out = outs[plan.diff_outs[0]]
@@ -166,9 +166,9 @@ def _run(trace, plan: GradPlan, tensors: list, arrays: list):
     return trace.rebuild(outs)
 
 
-def _tape_node(cls, name: str, inputs: list, attrs: dict, vjp) -> BackwardNode:
+def _tape_node(cls, op: _NodeOp, inputs: list, attrs: dict) -> BackwardNode:
     node = cls.__new__(cls)
-    node.op = _NodeOp(name, vjp)
+    node.op = op
     node.attrs = attrs
     node.inputs = tuple(inputs)
     node.versions = tuple(t._version[0] for t in inputs)
@@ -190,7 +190,7 @@ def _attach_outputs(core: BackwardNode, plan: GradPlan, outs: list, specs: list)
     for slot, i in enumerate(plan.diff_outs):
         attrs = {"span": (int(offsets[slot]), int(offsets[slot + 1])),
                  "total": int(offsets[-1]), "dtype": dtype}
-        node = _tape_node(JitOutputBackward0, "jit_output", [], attrs, _pack_vjp)
+        node = _tape_node(JitOutputBackward0, _OUTPUT_OP, [], attrs)
         node.next_functions = ((core, 0),)
         node.needs = (True,)
         outs[i].requires_grad = True
@@ -256,3 +256,7 @@ def _fit(data, shape, dtype, name: str):
                            f"{name}() has shape {data.shape}, expected {tuple(shape)}")
     data = np.asarray(data, dtype=dtype)
     return data if data.flags.c_contiguous else data.copy()  # (ascontiguousarray makes 0-d 1-d)
+
+
+_JIT_OP = _NodeOp("jit", _jit_vjp)
+_OUTPUT_OP = _NodeOp("jit_output", _pack_vjp)

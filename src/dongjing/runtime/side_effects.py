@@ -176,6 +176,11 @@ class SideEffectRecorder:
                 self._add(scope, _where(code, line),
                           f"{load.argval} ({type(value).__name__}) = {_short(value)} in "
                           f"`{_text(code, line, load.argval)}`")
+            elif _constant_tensor(value):
+                scope = "global read" if load.opname == "LOAD_GLOBAL" else "closure read"
+                self._add(scope, _where(code, line),
+                          f"{load.argval} (tensor {tuple(value.shape)}) becomes a constant of "
+                          f"the trace in `{_text(code, line, load.argval)}`")
             elif _is_random(value) or _is_clock(value):
                 self._add("random" if _is_random(value) else "time", _where(code, line),
                           _text(code, line, load.argval))
@@ -245,6 +250,16 @@ def _is_random(fn) -> bool:
     owner = getattr(fn, "__self__", None)
     return callable(fn) and (module.startswith("numpy.random") or module == "random" or
                              isinstance(owner, _RANDOM_OWNERS))
+
+
+def _constant_tensor(value) -> bool:
+    """An eager tensor the trace copies in as a constant (not a Variable, Parameter or leaf
+    requiring grad, which are read by reference each call)."""
+    from ..graph.variable import Variable
+    from ..tensor import Tensor
+
+    return (isinstance(value, Tensor) and value._node is None and not isinstance(value, Variable)
+            and not (value.requires_grad and value.grad_fn is None))
 
 
 def _is_clock(fn) -> bool:
