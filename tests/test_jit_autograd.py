@@ -78,6 +78,7 @@ def test_hooks_accumulation_and_retain_graph():
     seen = []
     y.register_hook(lambda g: seen.append(g.numpy().copy()) or g * 2.0)
     y.sum().backward(retain_graph=True)
+    assert y.grad_fn.out_data is not None
     first = b.grad.numpy().copy()
     y.sum().backward()  # accumulates
     np.testing.assert_allclose(b.grad.numpy(), 2 * first)
@@ -85,6 +86,7 @@ def test_hooks_accumulation_and_retain_graph():
     b2 = b.detach().requires_grad_()
     (_fn(x.detach(), b2) * 2.0).sum().backward()
     np.testing.assert_allclose(first, b2.grad.numpy(), rtol=1e-12)
+    assert y.grad_fn.out_data is None  # the saved intermediates are released
     with pytest.raises(RuntimeError, match="second time"):
         y.sum().backward()
 

@@ -9,6 +9,8 @@ outputs carry a `JitBackward0` node the eager engine runs like any other op's.
 
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 
 from ..autograd.function import BackwardNode, accumulator_of
@@ -149,13 +151,14 @@ def _run(trace, plan: GradPlan, tensors: list, arrays: list):
         inputs.append(tensors[ref] if kind == "arg" else ref)
     attrs = {
         "plan": plan,
-        "saved": saved,
-        "fed": feed,
         "variables": [(v, v._version[0]) for v in plan.variables],
         "name": trace.name,
         "specs": [(np.shape(values[i]), plan.out_dtypes[k]) for k, i in enumerate(plan.diff_outs)],
     }
     core = _tape_node(JitBackward0, _JIT_OP, inputs, attrs)
+    # kept where the engine drops saved data after a backward without retain_graph
+    core.out_data = {"saved": saved, "fed": feed}
+    attrs["node"] = weakref.ref(core)
     outs = [Tensor._make(v) for v in values[:n]]
     if len(plan.diff_outs) == 1:
         out = outs[plan.diff_outs[0]]
@@ -221,7 +224,8 @@ def _jit_vjp(grad, inputs, out, needs, attrs):
                 f"{name}() is at version {v._version[0]}; expected version {version} instead."
             )
     seeds = _seeds(grad, plan, attrs)
-    sources = {"seed": seeds, "saved": attrs["saved"], "fed": attrs["fed"]}
+    kept = attrs["node"]().out_data
+    sources = {"seed": seeds, "saved": kept["saved"], "fed": kept["fed"]}
     feed = [sources[kind][i] for kind, i in plan.bwd_sources]
     values = iter(plan.backward(feed))
     fed_ids = {id(storage(a)) for a in feed if isinstance(a, np.ndarray)}
