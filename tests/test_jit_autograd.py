@@ -177,3 +177,15 @@ def test_identity_output_and_jitted_forward_method():
     net.zero_grad()
     dj.tanh(net.fc(v)).sum().backward()
     np.testing.assert_allclose(got, net.fc.weight.grad.numpy(), rtol=1e-5)
+
+
+def test_a_gradient_that_cannot_be_built_says_why():
+    def f(x):
+        return dj.while_loop(lambda i, h: i < 3, lambda i, h: (i + 1, dj.tanh(h)),
+                             (dj.tensor(0), x))[1]
+
+    jf = dj.jit(f)
+    with pytest.raises(DongjingError, match="maximum_iterations.*built the gradient of f"):
+        jf(_t(2))
+    with dj.no_grad():
+        assert jf(_t(2)).shape == (2,)

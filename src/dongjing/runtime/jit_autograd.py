@@ -15,7 +15,7 @@ import numpy as np
 
 from ..autograd.function import BackwardNode, accumulator_of
 from ..autograd.grad_mode import state as grad_state
-from ..errors import JitError
+from ..errors import DongjingError, JitError
 from ..tensor import Tensor
 from .program import storage
 
@@ -134,7 +134,15 @@ def differentiable_call(trace, tensors: list, arrays: list):
     wrt = tuple(wanted)
     plan = trace.grad_plans.get(wrt)
     if plan is None:
-        plan = trace.grad_plans[wrt] = GradPlan(trace, wrt)
+        try:
+            plan = GradPlan(trace, wrt)
+        except DongjingError as exc:
+            note = (f" [raised while dj.jit built the gradient of {trace.name}(), because an "
+                    "input requires grad; under dj.no_grad() it runs without one]")
+            if exc.args and isinstance(exc.args[0], str) and note not in exc.args[0]:
+                exc.args = (exc.args[0] + note,) + exc.args[1:]
+            raise
+        trace.grad_plans[wrt] = plan
     if not plan.diff_outs:
         return None
     return _run(trace, plan, tensors, arrays)
