@@ -189,3 +189,10 @@ def test_a_gradient_that_cannot_be_built_says_why():
         jf(_t(2))
     with dj.no_grad():
         assert jf(_t(2)).shape == (2,)
+
+
+def test_jit_of_a_jitted_function_with_new_options():
+    f = dj.jit(_fn)
+    assert dj.jit(f) is f
+    strict = dj.jit(f, strict=True, cache_size=3)
+    assert strict is not f and strict.strict and strict.cache_limit == 3 and strict.fn is _fn

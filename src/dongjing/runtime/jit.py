@@ -222,7 +222,13 @@ def jit(fn=None, *, optimize: int = 2, cache_size: int = DEFAULT_CACHE_SIZE,
     from ..nn.module import Module
 
     if isinstance(fn, JitFunction):
-        return fn
+        same = (optimize, cache_size, strict, check) == (fn.optimize, fn.cache_limit, fn.strict,
+                                                         False)
+        if same:
+            return fn
+        # other options: a new cache over the same function (or module)
+        return JitFunction(fn.fn, optimize, module=fn.module, cache_size=cache_size,
+                           strict=strict, check=check)
     if isinstance(fn, Module):
         return JitFunction(fn.__call__, optimize, module=fn, cache_size=cache_size,
                            strict=strict, check=check)
