@@ -41,7 +41,16 @@ from .creation import (
 from .device import device
 from .dtypes import bool_ as bool
 from .dtypes import float16, float32, float64, int32, int64
-from .errors import DongjingError, DTypeError, FeedError, GraphError, ShapeError
+from .errors import (
+    CheckError,
+    DongjingError,
+    DTypeError,
+    FeedError,
+    GraphError,
+    JitError,
+    ShapeError,
+    SideEffectError,
+)
 from .graph import Graph, Node, Variable
 from .graph.builder import constant, get_default_graph, placeholder
 from .graph.gradients import gradients
@@ -51,6 +60,7 @@ from .ops import Cost, Kind, Op, Spec, bind, binds, define
 from .ops.control import cond, while_loop
 from .ops.state import assign, group
 from .random import manual_seed
+from .runtime.check_mode import check
 from .runtime.jit import jit
 from .runtime.session import Session
 from .tensor import Tensor

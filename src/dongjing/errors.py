@@ -31,3 +31,16 @@ class CheckpointError(DongjingError, ValueError):
 
 class DeviceError(DongjingError, RuntimeError):
     """A device that this build cannot run on (only "cpu" until a GPU backend exists)."""
+
+
+class JitError(DongjingError, RuntimeError):
+    """A dj.jit call that cannot be compiled or differentiated as asked (or a bad argument)."""
+
+
+class CheckError(JitError):
+    """dj.jit check mode: the compiled function disagrees with the eager one (the report names
+    the first diverging node)."""
+
+
+class SideEffectError(JitError):
+    """dj.jit(strict=True): the traced function did something that runs only at trace time."""
