@@ -23,8 +23,10 @@ class JitFunction:
     `.optimized_graph(*args)` and `.source(*args)`.
     """
 
-    def __init__(self, fn, optimize: int = 2, module=None):
+    def __init__(self, fn, optimize: int = 2, module=None, convert: bool = True):
         self.fn = fn
+        self.convert = bool(convert)
+        self._entry = None  # (converted function, converted sources) when convert is on
         self.optimize = int(optimize)
         self.module = module
         self.name = getattr(fn, "__name__", None) or type(fn).__name__
@@ -79,7 +81,7 @@ class JitFunction:
                     self._last_signature = sig
                     return trace
         self._note_retrace(sig, traces)
-        trace = Trace(self.fn, args, kwargs, self.name, self.optimize)
+        trace = Trace(self._traced_fn(), args, kwargs, self.name, self.optimize)
         self._cache.setdefault(sig, []).append(trace)
         self.compile_times.append(trace.compile_time)
         self._last_signature = sig
@@ -92,6 +94,25 @@ class JitFunction:
                 stacklevel=3,
             )
         return trace
+
+    def _traced_fn(self):
+        """What is traced: `fn` with its Python control flow converted (autograph), unless
+        `convert=False`."""
+        if not self.convert:
+            return self.fn
+        if self._entry is None:
+            from .autograph import entry
+
+            self._entry = entry(self.fn, self.module)
+        return self._entry[0]
+
+    def converted_source(self, *args, **kwargs) -> str:
+        """The converted Python source of the function and of each user function it called
+        converted while tracing for these arguments (tracing if new)."""
+        self._trace_for(args, kwargs, [])
+        if not self.convert:
+            return "# dj.jit(..., convert=False): the function is traced as written"
+        return "\n\n".join(source for _, source in self._entry[1])
 
     def _note_retrace(self, sig: tuple, traces: list | None) -> None:
         if traces:
@@ -110,7 +131,7 @@ class JitFunction:
         return f"<dj.jit {self.name} ({self.cache_size} traced)>"
 
 
-def jit(fn=None, *, optimize: int = 2):
+def jit(fn=None, *, optimize: int = 2, convert: bool = True):
     """Compile `fn` (a function, or an nn.Module: its forward) by tracing it into a static graph.
 
     On each call the arguments' signature (tensor shapes and dtypes; Python values; module
@@ -118,6 +139,8 @@ def jit(fn=None, *, optimize: int = 2):
     traces a new one: tensor arguments become placeholders, Parameters/Variables are captured
     by reference, `loss.backward()` / `opt.step()` / `opt.zero_grad()` become graph nodes and
     assignments. Results come back as eager tensors; parameters' `.grad` is set as eagerly.
+    Python `if` / `while` / `for` on tensors become graph control flow (`convert=False`: traced
+    as written; see docs/control-flow.md and `.converted_source(*args)`).
 
     >>> @dj.jit
     ... def f(x):
@@ -126,13 +149,13 @@ def jit(fn=None, *, optimize: int = 2):
     tensor([1.5231884, 1.5231884, 1.5231884])
     """
     if fn is None:
-        return lambda f: jit(f, optimize=optimize)
+        return lambda f: jit(f, optimize=optimize, convert=convert)
     from ..nn.module import Module
 
     if isinstance(fn, JitFunction):
         return fn
     if isinstance(fn, Module):
-        return JitFunction(fn.__call__, optimize, module=fn)
+        return JitFunction(fn.__call__, optimize, module=fn, convert=convert)
     if not callable(fn):
         raise TypeError(f"dj.jit needs a function or an nn.Module, got {type(fn).__name__}")
-    return JitFunction(fn, optimize)
+    return JitFunction(fn, optimize, convert=convert)
