@@ -81,8 +81,8 @@ def graph_if(pred, true_fn, false_fn, state: tuple, names: tuple, where: str) ->
     results = {}
 
     def branch(fn, key):
-        def run():
-            results[key] = tuple(fn(*state))
+        def run():  # fresh handles: an in-place `x += 1` in one branch stays in it
+            results[key] = tuple(fn(*[_fresh(v) for v in state]))
             return as_tensor(False)  # outputs are chosen once both branches are known
         return run
 
@@ -103,7 +103,8 @@ def graph_if(pred, true_fn, false_fn, state: tuple, names: tuple, where: str) ->
                        "in both branches or before the `if`")
                 merged.append(("value", V.Undefined(name, why)))
                 continue
-            a, b = (b, b) if V.is_undefined(a) else (a, a)  # never read: the flag guards it
+            fill = _zeros_like_structure(b if V.is_undefined(a) else a)  # never read: the
+            a, b = (fill, b) if V.is_undefined(a) else (a, fill)  # return flag guards it
         la, lb = [], []
         da, db = V.flatten(a, la), V.flatten(b, lb)
         if not V.same_structure(da, db):
@@ -145,6 +146,16 @@ def graph_if(pred, true_fn, false_fn, state: tuple, names: tuple, where: str) ->
         leaves = [v if kind == "const" else outs[v] for kind, v in entry[2]]
         final.append(V.rebuild(entry[1], leaves))
     return tuple(final)
+
+
+def _fresh(value):
+    from ...tensor import Tensor
+
+    if type(value) is Tensor and value._node is not None:
+        return Tensor._symbolic(value._node)
+    if type(value) in (list, tuple):
+        return type(value)(_fresh(v) for v in value)
+    return value
 
 
 def graph_while(test, body, state: tuple, names: tuple, where: str) -> tuple:
