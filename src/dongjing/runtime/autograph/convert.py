@@ -13,11 +13,11 @@ import textwrap
 import types
 import weakref
 
-from ...errors import GraphError
 from . import runtime
 from .control import AG, ControlFlow
 from .lower import lower_loops, lower_returns
 from .scope import declared_outer, first_yield, has_nested_return
+from .values import ConversionError
 
 _cache: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # function -> converted
 _sources: dict = {}  # code object -> converted source text
@@ -55,7 +55,7 @@ def _convert_def(node, filename: str) -> None:
     """Lower and convert one function definition in place."""
     bad = first_yield(node)
     if bad is not None:
-        raise GraphError(f"dj.jit cannot convert the generator {node.name}() ({filename}:"
+        raise ConversionError(f"dj.jit cannot convert the generator {node.name}() ({filename}:"
                          f"{bad.lineno}: yield); call it outside the jitted function, or use "
                          "dj.jit(fn, convert=False)")
     if has_nested_return(node):
@@ -78,7 +78,7 @@ def convert_code(fn) -> tuple[types.CodeType, str]:
     fn_node = tree.body[0]
     if not isinstance(fn_node, (ast.FunctionDef, ast.AsyncFunctionDef)) or \
             fn_node.name != fn.__name__:
-        raise GraphError(f"cannot find the definition of {fn.__name__}() in its source")
+        raise ConversionError(f"cannot find the definition of {fn.__name__}() in its source")
     fn_node.decorator_list = []
     filename = os.path.basename(fn.__code__.co_filename)
     for node in [n for n in ast.walk(fn_node) if isinstance(n, ast.FunctionDef)]:

@@ -3,9 +3,9 @@ with the state variables named: every mismatch error names the variable and the 
 
 from __future__ import annotations
 
-from ...errors import GraphError
 from ...ops.registry import get
 from . import values as V
+from .values import ConversionError
 
 RETVAL = "_dj_retval"
 
@@ -25,7 +25,7 @@ def as_bool(t, where: str):
 
     t = as_tensor(t)
     if any(d is None for d in t.shape) or _numel(t.shape) != 1:
-        raise GraphError(f"the condition at {where} is a tensor of shape {tuple(t.shape)}; a "
+        raise ConversionError(f"the condition at {where} is a tensor of shape {tuple(t.shape)}; a "
                          "condition needs a single value (use .any() or .all())")
     if t.dtype.kind != "b":
         t = ne(t, 0)
@@ -44,7 +44,7 @@ def _graph():
 
     graph = builder.state.graph
     if graph is None:
-        raise GraphError("internal: tensor control flow outside a graph")
+        raise ConversionError("internal: tensor control flow outside a graph")
     return graph
 
 
@@ -59,11 +59,11 @@ def _outputs(node, specs) -> list:
 
 def _check_pair(name: str, a, b, where: str, what: str) -> None:
     if a.dtype != b.dtype:
-        raise GraphError(f"{_label(name)} is {a.dtype} {what[0]} but {b.dtype} {what[1]} "
+        raise ConversionError(f"{_label(name)} is {a.dtype} {what[0]} but {b.dtype} {what[1]} "
                          f"({where}); a graph value keeps one dtype: cast it")
     if len(a.shape) != len(b.shape) or any(
             x is not None and y is not None and x != y for x, y in zip(a.shape, b.shape)):
-        raise GraphError(f"{_label(name)} has shape {tuple(a.shape)} {what[0]} but "
+        raise ConversionError(f"{_label(name)} has shape {tuple(a.shape)} {what[0]} but "
                          f"{tuple(b.shape)} {what[1]} ({where}); a graph value keeps its shape")
 
 
@@ -108,9 +108,13 @@ def graph_if(pred, true_fn, false_fn, state: tuple, names: tuple, where: str) ->
         la, lb = [], []
         da, db = V.flatten(a, la), V.flatten(b, lb)
         if not V.same_structure(da, db):
-            what = "returns" if name == RETVAL else "is"
-            raise GraphError(f"the branches of the tensor `if` at {where} give different "
-                             f"structures: {_label(name)} {what} {V.describe(a)} in the true "
+            if name == RETVAL:
+                raise ConversionError(f"the function returns different structures depending on a "
+                                 f"tensor condition (at {where}): {V.describe(a)} on one path "
+                                 f"and {V.describe(b)} on the other; a graph returns one "
+                                 "structure: return the same structure from every `return`")
+            raise ConversionError(f"the branches of the tensor `if` at {where} give different "
+                             f"structures: {_label(name)} is {V.describe(a)} in the true "
                              f"branch and {V.describe(b)} in the false branch")
         slots = []
         for x, y in zip(la, lb):
@@ -168,7 +172,7 @@ def graph_while(test, body, state: tuple, names: tuple, where: str) -> tuple:
         if result[0] == "done":
             return result[1]
         casts, carried_retval = result[1], result[2]
-    raise GraphError(f"internal: the tensor `while` at {where} did not settle its loop state")
+    raise ConversionError(f"internal: the tensor `while` at {where} did not settle its loop state")
 
 
 def _try_while(test, body, state, names, where, casts, carry_retval):
@@ -219,7 +223,7 @@ def _try_while(test, body, state, names, where, casts, carry_retval):
             got: list = []
             desc = V.flatten(value, got) if not V.is_undefined(value) else None
             if desc is None or not V.same_structure(descs[i], desc):
-                raise GraphError(
+                raise ConversionError(
                     f"{_label(name)} enters the tensor `while` at {where} as "
                     f"{V.describe(state[i])} but the loop body makes it {V.describe(value)}; "
                     "a graph loop keeps each variable's structure and Python values fixed")
@@ -249,7 +253,7 @@ def _try_while(test, body, state, names, where, casts, carry_retval):
 
     cond_graph, _ = trace(run_test, args, parent, "while_test")
     if not nodes:
-        raise GraphError(f"the tensor `while` at {where} changes no tensor: its condition "
+        raise ConversionError(f"the tensor `while` at {where} changes no tensor: its condition "
                          "could never change (an endless loop)")
     specs = [Spec(n.shape, n.dtype) for n in nodes]
     inputs = [Tensor._symbolic(n) for n in nodes + cond_graph.captures + body_graph.captures]
@@ -282,7 +286,7 @@ def _zeros_like_structure(value):
     for x in leaves:
         t = as_tensor(x)
         if any(d is None for d in t.shape):
-            raise GraphError("a `return` inside a tensor loop gives a value of unknown shape "
+            raise ConversionError("a `return` inside a tensor loop gives a value of unknown shape "
                              f"{tuple(t.shape)}; return after the loop instead")
         zeros.append(Tensor._make(np.zeros(t.shape, t.dtype)))
     return V.rebuild(desc, zeros)

@@ -4,10 +4,9 @@ is never traced) or a symbolic tensor (a `cond` / `while_loop` op, see graph_flo
 
 from __future__ import annotations
 
-from ...errors import GraphError
 from . import graph_flow
 from . import values as V
-from .values import UNDEFINED, UNDEFINED_RETURN  # noqa: F401  (used by converted code)
+from .values import UNDEFINED, UNDEFINED_RETURN, ConversionError  # noqa: F401  (used by converted code)
 
 
 def is_tensor(value) -> bool:
@@ -39,7 +38,7 @@ def _named(state: tuple, names: tuple, where: str) -> tuple:
 
 def _no_context(ctx, construct: str, where: str) -> None:
     if ctx is not None:
-        raise GraphError(f"a tensor-dependent `{construct}` at {where} inside the {ctx}: the "
+        raise ConversionError(f"a tensor-dependent `{construct}` at {where} inside the {ctx}: the "
                          "graph cannot catch exceptions or run context managers per branch or "
                          "iteration; move the `try`/`with` inside the branch or loop body, or "
                          "outside the function")
@@ -119,13 +118,13 @@ def _graph_for(iterable, extra_test, body, state, names, where):
         item = None
     else:
         if not iterable.shape or iterable.shape[0] is None:
-            raise GraphError(f"`for` at {where} iterates a tensor of shape "
+            raise ConversionError(f"`for` at {where} iterates a tensor of shape "
                              f"{tuple(iterable.shape)}; its first dimension must be known")
         start, stop, step, item = 0, iterable.shape[0], 1, iterable
     counter = as_tensor(start) if not isinstance(start, Tensor) else start
     if counter.dtype.kind not in "iu":
-        raise GraphError(f"`for ... in range(...)` at {where}: the bounds must be integers, got "
-                         f"{counter.dtype}")
+        raise ConversionError(f"`for ... in range(...)` at {where}: the bounds must be "
+                              f"integers, got {counter.dtype}")
 
     def test(i, *s):
         if isinstance(step, int):

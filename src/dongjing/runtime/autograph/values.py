@@ -8,6 +8,12 @@ import numpy as np
 from ...errors import GraphError
 
 
+class ConversionError(GraphError):
+    """A limit of dj.jit's source conversion, naming the variable or construct and the line."""
+
+    value_hint = False  # dj.jit adds no "values are unknown while tracing" hint
+
+
 class Undefined:
     """A variable with no value on this path; any use raises GraphError with `why`."""
 
@@ -18,7 +24,7 @@ class Undefined:
         object.__setattr__(self, "why", why)
 
     def _fail(self, *args, **kwargs):
-        raise GraphError(object.__getattribute__(self, "why"))
+        raise ConversionError(object.__getattribute__(self, "why"))
 
     def __getattr__(self, attr):
         if attr.startswith("__") and attr.endswith("__"):
