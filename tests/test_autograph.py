@@ -293,3 +293,35 @@ def test_module_forward_is_converted():
     model = Gate()
     x = dj.tensor(np.array([[-0.5, 0.2, -0.1]], np.float32))
     np.testing.assert_allclose(dj.jit(model)(x).numpy(), model(x).numpy(), rtol=1e-6)
+
+
+class Residual(Gate):
+    """super() inside a converted loop; a nested function with a `return` inside a loop."""
+
+    def forward(self, x, *, reps=2):
+        def grow(v):
+            while v.sum() < 5:
+                v = v + 1
+                if v.max() > 3:
+                    return v * 10
+            return v
+
+        for _ in range(reps):
+            x = super().forward(x) * 0.5
+        if x.sum() > 100:
+            x = x * 0
+        elif x.sum() > 0:
+            x = x + 1
+        else:
+            x = grow(x)
+        return x
+
+
+@pytest.mark.parametrize("sign", [1.0, -1.0])
+def test_subclass_forward_with_super_and_nested_function(sign):
+    model = Residual()
+    with dj.no_grad():
+        model.lin.weight.copy_(np.eye(3, dtype=np.float32))
+        model.lin.bias.zero_()
+    x = dj.tensor(np.array([[1.0, 0.5, 0.2]], np.float32) * sign)
+    np.testing.assert_allclose(dj.jit(model)(x).numpy(), model(x).numpy(), rtol=1e-6)

@@ -64,8 +64,9 @@ def _def(name: str, params: list[str], body: list, returns: list[str] | None) ->
 class ControlFlow(ast.NodeTransformer):
     """Converts one function body (nested user functions are converted by the caller)."""
 
-    def __init__(self, filename: str, skip: set[str]):
+    def __init__(self, filename: str, skip: set[str], self_name: str | None = None):
         self.filename = filename
+        self.self_name = self_name  # a method's first parameter: `super()` names it
         self.skip = skip  # global / nonlocal names: never passed as state
         self.counter = itertools.count(1)
         self.context: list[str] = []  # enclosing `try` / `with` statements
@@ -188,6 +189,11 @@ class ControlFlow(ast.NodeTransformer):
         if isinstance(func, ast.Name):
             if func.id == "range":
                 node.func = locate(_ag("range_"), func)
+                return node
+            if func.id == "super" and not node.args and self.self_name:
+                # zero-argument super() reads the enclosing function's first argument, which
+                # inside a generated branch or loop function would be the wrong one
+                node.args = [_load("__class__"), _load(self.self_name)]
                 return node
             if func.id in _NO_CONVERT or func.id.startswith(HELPER_PREFIX):
                 return node

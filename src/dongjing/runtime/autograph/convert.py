@@ -51,7 +51,7 @@ def _parse(fn) -> tuple[ast.Module, str]:
     return tree, source
 
 
-def _convert_def(node, filename: str) -> None:
+def _convert_def(node, filename: str, method: bool = False) -> None:
     """Lower and convert one function definition in place."""
     bad = first_yield(node)
     if bad is not None:
@@ -61,7 +61,9 @@ def _convert_def(node, filename: str) -> None:
     if has_nested_return(node):
         lower_returns(node)
     lower_loops(node)
-    converter = ControlFlow(filename, declared_outer(node))
+    params = node.args.posonlyargs + node.args.args
+    self_name = params[0].arg if method and params else None
+    converter = ControlFlow(filename, declared_outer(node), self_name)
     node.body = [s for stmt in node.body for s in _as_list(converter.visit(stmt))]
 
 
@@ -81,8 +83,9 @@ def convert_code(fn) -> tuple[types.CodeType, str]:
         raise ConversionError(f"cannot find the definition of {fn.__name__}() in its source")
     fn_node.decorator_list = []
     filename = os.path.basename(fn.__code__.co_filename)
+    method = "__class__" in fn.__code__.co_freevars  # it calls super()
     for node in [n for n in ast.walk(fn_node) if isinstance(n, ast.FunctionDef)]:
-        _convert_def(node, filename)
+        _convert_def(node, filename, method and node is fn_node)
     freevars = list(fn.__code__.co_freevars)
     factory = ast.FunctionDef(
         name="_dj_factory",
