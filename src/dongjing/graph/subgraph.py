@@ -64,6 +64,9 @@ class SubGraph(Graph):
 def compile_subgraphs(graph: Graph, level: int) -> None:
     """Make the control-flow nodes of `graph` (a compiled copy) run their sub-graphs compiled at
     `level` (optimized and code-generated, see runtime/interpreter.py's subgraph_program)."""
+    from .while_grad import merge_recorded_loops
+
+    merge_recorded_loops(graph)  # a loop and its gradient's recording: one run
     for node in graph.nodes:
         if any(isinstance(v, SubGraph) for v in node.attrs.values()):
             node.attrs = {k: _compiled_view(v, level) if isinstance(v, SubGraph) else v

@@ -17,7 +17,8 @@ def _program(sub):
     return subgraph_program(sub)
 
 
-def _record_forward(*arrays, cond_graph, body_graph, n_vars, maximum_iterations, out_specs):
+def _record_forward(*arrays, cond_graph, body_graph, n_vars, maximum_iterations, out_specs,
+                    with_finals: bool = False):
     values = list(arrays[:n_vars])
     n_cond = len(cond_graph.captures)
     cond_caps = list(arrays[n_vars:n_vars + n_cond])
@@ -32,18 +33,22 @@ def _record_forward(*arrays, cond_graph, body_graph, n_vars, maximum_iterations,
             stack.append(value)
         values = step(values + body_caps)
         steps += 1
-    return tuple(np.stack(stack) if stack else np.zeros((0,) + np.shape(v), np.asarray(v).dtype)
-                 for stack, v in zip(history, arrays[:n_vars]))
+    stacks = tuple(np.stack(stack) if stack else np.zeros((0,) + np.shape(v), np.asarray(v).dtype)
+                   for stack, v in zip(history, arrays[:n_vars]))
+    return stacks + tuple(values) if with_finals else stacks
 
 
 def _grad_forward(*arrays, grad_graph, n_vars, n_diff, cap_index, out_specs):
     stacks = arrays[:n_vars]
     grads = list(arrays[n_vars:n_vars + n_diff])
-    captures = list(arrays[n_vars + n_diff:])
+    finals = list(arrays[n_vars + n_diff:2 * n_vars + n_diff])
+    captures = list(arrays[2 * n_vars + n_diff:])
     run = _program(grad_graph)
     acc: list = [None] * len(cap_index)
-    for k in range(stacks[0].shape[0] - 1, -1, -1):
-        outs = run([s[k] for s in stacks] + grads + captures)
+    n_steps = stacks[0].shape[0]
+    for k in range(n_steps - 1, -1, -1):
+        exits = finals if k == n_steps - 1 else [s[k + 1] for s in stacks]
+        outs = run([s[k] for s in stacks] + grads + exits + captures)
         grads = outs[:n_diff]
         for i, part in enumerate(outs[n_diff:]):
             acc[i] = part if acc[i] is None else acc[i] + part
@@ -96,17 +101,23 @@ def while_vjp(g, inputs, out, needs, attrs) -> tuple:
                    maximum_iterations=attrs["maximum_iterations"], out_specs=specs)._node
     stacks = _outputs(record, specs)
 
+    forward_outs: list = []
+
     def body_grad(*params):
-        values, gs = list(params[:n]), list(params[n:])
+        values, gs = list(params[:n]), list(params[n:n + len(diff)])
         caps = [_local(c) for c in body_caps]
         outs = inline(body_graph, values + caps)
+        forward_outs.extend(outs)
         xs = [values[j] for j in diff] + [caps[j] for j in caps_diff]
         grads = gradients([outs[j] for j in diff], xs, grad_ys=gs)
         return [gr if gr is not None else zeros_like(x) for gr, x in zip(grads, xs)]
 
     args = [(t.shape, t.dtype, f"loop_var_{j}") for j, t in enumerate(init)]
     args += [(init[j].shape, init[j].dtype, f"grad_{j}") for j in diff]
+    args += [(t.shape, t.dtype, f"loop_exit_{j}") for j, t in enumerate(init)]
     grad_graph, _ = trace(body_grad, args, parent, "while_body_grad")
+    _read_exits(grad_graph, forward_outs, grad_graph.args[n + len(diff):2 * n + len(diff)])
+    finals = _outputs(out._node, attrs["out_specs"])
     seeds = [g[j] if g[j] is not None else zeros_like(init[j]) for j in diff]
     out_specs = [Spec(tuple(init[j].shape), init[j].dtype) for j in diff]
     out_specs += [Spec(tuple(body_caps[j].shape), body_caps[j].dtype) for j in caps_diff]
@@ -114,7 +125,7 @@ def while_vjp(g, inputs, out, needs, attrs) -> tuple:
 
     captured = [Tensor._symbolic(c) for c in grad_graph.captures]
     cap_index = tuple(grad_graph.captures.index(body_caps[j]._node) for j in caps_diff)
-    node = apply(_grad, *stacks, *seeds, *captured, grad_graph=grad_graph, n_vars=n,
+    node = apply(_grad, *stacks, *seeds, *finals, *captured, grad_graph=grad_graph, n_vars=n,
                  n_diff=len(diff), cap_index=cap_index, out_specs=out_specs)._node
     results = _outputs(node, out_specs)
     grads: list = [None] * len(inputs)
@@ -124,6 +135,60 @@ def while_vjp(g, inputs, out, needs, attrs) -> tuple:
     for k, j in enumerate(caps_diff):
         grads[n + n_cond + j] = results[len(diff) + k]
     return tuple(grads)
+
+
+def merge_recorded_loops(graph) -> None:
+    """In a compiled copy of a graph: a while_loop whose gradient recorded it (a while_record
+    on the same inputs) runs once — the record also gives the final values."""
+    records = {}
+    for node in graph.nodes:
+        if node.op is _record:
+            records.setdefault((node.inputs, id(node.attrs["body_graph"])), node)
+    if not records:
+        return
+    moved = {}
+    for node in graph.nodes:
+        if node.op.name != "while_loop":
+            continue
+        rec = records.get((node.inputs, id(node.attrs["body_graph"])))
+        if rec is None or rec in moved.values() or rec.attrs["cond_graph"] is not \
+                node.attrs["cond_graph"] or rec.attrs["maximum_iterations"] != \
+                node.attrs["maximum_iterations"]:
+            continue
+        rec.attrs = {**rec.attrs, "with_finals": True,
+                     "out_specs": list(rec.attrs["out_specs"]) + list(node.attrs["out_specs"])}
+        moved[node] = rec
+    if not moved:
+        return
+    nodes = []
+    for node in graph.nodes:
+        if node in moved:
+            nodes.append(moved[node])  # the record runs where the loop ran
+            continue
+        if node in moved.values():
+            continue
+        if any(i in moved for i in node.inputs):
+            if node.op.name == "tuple_get":
+                n_vars = moved[node.inputs[0]].attrs["n_vars"]
+                node.attrs = {**node.attrs, "index": node.attrs["index"] + n_vars}
+            node.inputs = tuple(moved.get(i, i) for i in node.inputs)
+        nodes.append(node)
+    graph.nodes[:] = nodes
+    graph.version += 1
+
+
+def _read_exits(grad_graph, forward_outs: list, exit_args: list) -> None:
+    """Let the gradient sub-graph read each iteration's results (recorded: the next iteration's
+    entry values) instead of recomputing them: e.g. tanh's gradient reads tanh's output. What
+    only computed them becomes dead code."""
+    swap = {t._node: a for t, a in zip(forward_outs, exit_args) if t._node.op.name != "arg"}
+    if not swap:
+        return
+    for node in grad_graph.nodes:
+        if any(i in swap for i in node.inputs):
+            node.inputs = tuple(swap.get(i, i) for i in node.inputs)
+    grad_graph.outputs = [swap.get(o, o) for o in grad_graph.outputs]
+    grad_graph.version += 1
 
 
 def _local(t):
