@@ -51,7 +51,10 @@ def _grad_forward(*arrays, grad_graph, n_vars, n_diff, cap_index, out_specs):
         outs = run([s[k] for s in stacks] + grads + exits + captures)
         grads = outs[:n_diff]
         for i, part in enumerate(outs[n_diff:]):
-            acc[i] = part if acc[i] is None else acc[i] + part
+            if acc[i] is None:
+                acc[i] = np.array(part)  # our own storage, summed into in place
+            else:
+                np.add(acc[i], part, out=acc[i], casting="unsafe")
     for i, c in enumerate(cap_index):  # a loop that ran no iteration: zero gradients
         if acc[i] is None:
             acc[i] = np.zeros_like(captures[c])
