@@ -106,10 +106,24 @@ def test_constructs_match_eager(fn, k, xi):
     _both(fn, dj.tensor(VECTORS[xi]), k)
 
 
+def first_negative_row(x, k, w):
+    found = w * 0
+    for row in x:
+        if row.sum() < 0:
+            found = row * w
+            break
+        if k > 1:
+            continue
+        found = found + w
+    return found.sum()
+
+
+@pytest.mark.parametrize("fn", [for_over_tensor, first_negative_row])
 @pytest.mark.parametrize("k", [0, 2])
-def test_for_over_a_tensor_matches_eager(k):
+def test_for_over_a_tensor_matches_eager(fn, k):
     x = RNG.uniform(-2, 2, (5, 3)).astype(np.float32)
-    _both(for_over_tensor, dj.tensor(x), k)
+    _both(fn, dj.tensor(x), k)
+    _both(fn, dj.tensor(np.abs(x)), k)  # no row is negative: the loop runs to its end
 
 
 def _ops(graph) -> list:
