@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import dongjing as dj
-from dongjing.compiler.program import CompiledProgram
+from dongjing.compiler.compiled_program import CompiledProgram
 from dongjing.nn import Parameter
 from dongjing.runtime.interpreter import Interpreter
 
