@@ -206,21 +206,20 @@ def ret(value, where: str = "?"):
     """The value a converted function returns (None when it fell off its end)."""
     if value is UNDEFINED_RETURN:
         return None
-    leaves: list = []
-    V.flatten(value, leaves)
-    _check_defined(value, where)
+    _check_defined(value)
     return value
 
 
-def _check_defined(value, where: str) -> None:
+def _check_defined(value) -> None:
+    """Raise the recorded error of an undefined value anywhere in a returned structure."""
     if V.is_undefined(value):
         value._fail()
     if type(value) in (list, tuple):
         for v in value:
-            _check_defined(v, where)
+            _check_defined(v)
     elif type(value) is dict:
         for v in value.values():
-            _check_defined(v, where)
+            _check_defined(v)
 
 
 def call(fn, *args, **kwargs):
