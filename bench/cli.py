@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-ALL_WORKLOADS = ["W1", "W2", "W3", "W4", "W5"]
+ALL_WORKLOADS = ["W1", "W2", "W3", "W4", "W5", "W6"]
 DEFAULT_THREADS = 2
 SINGLE_THREAD_EXTRA = ["W1"]  # also measured with 1 thread by default
 
@@ -36,7 +36,7 @@ def _threads(text: str) -> list[int]:
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="python -m bench",
-        description="Time workloads W1-W5 in every available system (shared/workloads.md).",
+        description="Time workloads W1-W6 in every available system (shared/workloads.md).",
     )
     p.add_argument("--workloads", type=_workloads, default=ALL_WORKLOADS,
                    help="comma-separated subset, e.g. W1,W3 (default: all)")

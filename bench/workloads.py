@@ -74,7 +74,7 @@ class Workload:
 
     key: str
     name: str
-    kind: str  # "mlp" | "op" | "chain" | "rnn": which implementation each system uses
+    kind: str  # "mlp" | "op" | "chain" | "rnn" | "rnn_while": the implementation systems use
     make: Callable[..., Any]
     sizes: dict[str, int] = field(default_factory=dict)
     tiny: dict[str, int] = field(default_factory=dict)
@@ -166,5 +166,8 @@ WORKLOADS: dict[str, Workload] = {
         ),
         Workload("W5", "rnn-loop", "rnn", make_w5, {}, {"steps": 4, "batch": 3, "n_in": 5,
                                                        "hidden": 6}),
+        # W6: W5 with the step count a tensor (a graph loop, not an unrolled trace)
+        Workload("W6", "rnn-while", "rnn_while", make_w5, {}, {"steps": 4, "batch": 3,
+                                                              "n_in": 5, "hidden": 6}),
     ]
 }

@@ -90,13 +90,19 @@ def test_bounded_while_loop_gradient_matches_finite_differences(limit, runs, lev
     np.testing.assert_allclose(grad_w, numeric_w, rtol=1e-6, atol=1e-9)
 
 
-def test_unbounded_while_loop_gradient_raises_clearly():
-    with dj.Graph():
-        x = dj.placeholder((), dj.float32, name="x")
-        _, y = dj.while_loop(lambda i, v: i < 3, lambda i, v: (i + 1, v * 2.0),
-                             (dj.constant(0), x))
-        with pytest.raises(dj.GraphError, match="maximum_iterations"):
-            dj.gradients(y, [x])
+@LEVELS
+@pytest.mark.parametrize("runs", [0, 1, 4])
+def test_unbounded_while_loop_gradient_matches_finite_differences(runs, level):
+    g, x, w, out, gx, gw = _bounded_loop(None, steps=runs)  # no maximum_iterations
+    sess = dj.Session(g, optimize=level)
+    value, grad_x, grad_w = sess.run([out, gx, gw], {x: X0})
+    np.testing.assert_allclose(value, _loop_by_hand(X0, w.numpy(), runs), rtol=1e-12)
+    np.testing.assert_allclose(grad_x, _numeric_grad(sess, out, x, {x: X0}), rtol=1e-6,
+                               atol=1e-9)
+    eps, wv = 1e-6, w.numpy()
+    numeric_w = [(_loop_by_hand(X0, wv + eps * e, runs) - _loop_by_hand(X0, wv - eps * e, runs))
+                 / (2 * eps) for e in np.eye(3)]
+    np.testing.assert_allclose(grad_w, numeric_w, rtol=1e-6, atol=1e-9)
 
 
 def _halve_or_square(i, v):

@@ -122,4 +122,4 @@ class Rnn:
 def build(kind: str, data: Any) -> Any:
     """A dongjing eager runner for a workload kind."""
     dj = import_dj()
-    return {"mlp": Mlp, "op": Op, "chain": Chain, "rnn": Rnn}[kind](dj, data)
+    return {"mlp": Mlp, "op": Op, "chain": Chain, "rnn": Rnn, "rnn_while": Rnn}[kind](dj, data)

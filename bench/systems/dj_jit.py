@@ -74,4 +74,5 @@ def build(kind: str, data: Any) -> Any:
     dj = import_dj()
     if not hasattr(dj, "jit"):
         raise Unavailable("dj.jit is not there")
-    return {"mlp": Mlp, "op": Op, "chain": Chain, "rnn": Rnn}[kind](dj, data)
+    # W6 (a tensor step count) runs as W5 here: the jitted forward unrolls the same 50 steps
+    return {"mlp": Mlp, "op": Op, "chain": Chain, "rnn": Rnn, "rnn_while": Rnn}[kind](dj, data)

@@ -157,6 +157,27 @@ class Rnn(_Static):
         return loss, list(dj.gradients(loss, params)), []
 
 
+class RnnWhile(Rnn):
+    """W6: the step count is a fed tensor, so the recurrence is one dj.while_loop (its body
+    compiled like the rest of the graph; gradients through it without a bound)."""
+
+    note = "dj.while_loop, steps fed as a tensor"
+
+    def define(self) -> tuple[Any, list[Any], list[Any]]:
+        dj, d = self.dj, self.d
+        x = dj.placeholder(d.x.shape, dj.float32, name="x")
+        steps = dj.placeholder((), dj.int64, name="steps")
+        self.feed = {x: d.x, steps: np.int64(d.x.shape[0])}
+        self.grad_names = d.param_names
+        w_xh, w_hh, b = [dj.Variable(p.copy(), name=n) for p, n in zip(d.params, d.param_names)]
+        h0 = dj.constant(np.zeros((d.x.shape[1], d.w_hh.shape[0]), np.float32))
+        _, h = dj.while_loop(lambda t, h: t < steps,
+                             lambda t, h: (t + 1, dj.tanh(x[t] @ w_xh + h @ w_hh + b)),
+                             [dj.constant(np.int64(0)), h0])
+        loss = h.sum()
+        return loss, list(dj.gradients(loss, [w_xh, w_hh, b])), []
+
+
 def build(kind: str, data: Any, level: int = 2, any_batch: bool = False) -> Any:
     """A dongjing static runner for a workload kind at optimization level ``level``;
     ``any_batch``: MLP placeholders accept any batch size (for the accuracy run)."""
@@ -168,4 +189,4 @@ def build(kind: str, data: Any, level: int = 2, any_batch: bool = False) -> Any:
         raise Unavailable("static API not there yet: dj.assign")
     if kind == "mlp":
         return Mlp(dj, data, level, any_batch)
-    return {"op": Op, "chain": Chain, "rnn": Rnn}[kind](dj, data, level)
+    return {"op": Op, "chain": Chain, "rnn": Rnn, "rnn_while": RnnWhile}[kind](dj, data, level)

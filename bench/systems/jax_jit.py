@@ -114,4 +114,4 @@ def _rnn(d: RnnData) -> _Jit:
 def build(kind: str, data: Any) -> Any:
     """A jax.jit runner for a workload kind."""
     _jax()
-    return {"mlp": Mlp, "op": _op, "chain": _chain, "rnn": _rnn}[kind](data)
+    return {"mlp": Mlp, "op": _op, "chain": _chain, "rnn": _rnn, "rnn_while": _rnn}[kind](data)

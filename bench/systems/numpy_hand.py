@@ -221,4 +221,4 @@ class Rnn:
 
 def build(kind: str, data: Any) -> Any:
     """A hand-written NumPy runner for a workload kind."""
-    return {"mlp": Mlp, "op": Op, "chain": Chain, "rnn": Rnn}[kind](data)
+    return {"mlp": Mlp, "op": Op, "chain": Chain, "rnn": Rnn, "rnn_while": Rnn}[kind](data)

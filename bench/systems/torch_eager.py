@@ -135,4 +135,4 @@ class Rnn:
 def build(kind: str, data: Any) -> Any:
     """A PyTorch eager runner for a workload kind."""
     torch = _torch()
-    return {"mlp": Mlp, "op": Op, "chain": Chain, "rnn": Rnn}[kind](torch, data)
+    return {"mlp": Mlp, "op": Op, "chain": Chain, "rnn": Rnn, "rnn_while": Rnn}[kind](torch, data)

@@ -201,6 +201,8 @@ class Generator:
         for node in self.fetches:
             if node.op.kind == "effect":
                 outs.append("None")
+            elif node.dtype is None:  # a control node's tuple of arrays
+                outs.append(f"tuple(_np.array(v) for v in {self.name(node)})")
             elif node in self.plan.fresh and node not in feed_set:
                 outs.append(f"_np.asarray({self.name(node)})")
             else:

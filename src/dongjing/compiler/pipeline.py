@@ -94,6 +94,10 @@ def build_program(graph, fetch_nodes, feed_nodes, level: int = 2) -> CompiledPro
     """Compile the fetches of `graph` into a Program (see runtime/program.py) at `level`."""
     start = time.perf_counter()
     opt, fetches, stats = optimize(graph, fetch_nodes, feed_nodes, level)
+    if level >= 1:  # cond / while bodies run compiled too
+        from ..graph.subgraph import compile_subgraphs
+
+        compile_subgraphs(opt, level)
     feeds = [opt._by_name.get(n.name) for n in feed_nodes]
     order = list(opt.nodes)
     plan = None

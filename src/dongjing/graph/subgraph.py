@@ -61,6 +61,27 @@ class SubGraph(Graph):
         return graph
 
 
+def compile_subgraphs(graph: Graph, level: int) -> None:
+    """Make the control-flow nodes of `graph` (a compiled copy) run their sub-graphs compiled at
+    `level` (optimized and code-generated, see runtime/interpreter.py's subgraph_program)."""
+    from .while_grad import merge_recorded_loops
+
+    merge_recorded_loops(graph)  # a loop and its gradient's recording: one run
+    for node in graph.nodes:
+        if any(isinstance(v, SubGraph) for v in node.attrs.values()):
+            node.attrs = {k: _compiled_view(v, level) if isinstance(v, SubGraph) else v
+                          for k, v in node.attrs.items()}
+
+
+def _compiled_view(sub: SubGraph, level: int) -> SubGraph:
+    import copy
+
+    view = copy.copy(sub)  # same nodes; its own program cache and compile level
+    view.__dict__.pop("_program", None)
+    view.compile_level = level
+    return view
+
+
 def trace(fn, args: list, parent: Graph, name: str) -> tuple[SubGraph, object]:
     """Build `fn(*args)` into a new SubGraph of `parent`; `args` are (shape, dtype, name).
 

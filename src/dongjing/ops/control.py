@@ -149,8 +149,8 @@ def while_loop(cond, body, loop_vars, maximum_iterations: int | None = None):
     """Repeat `loop_vars = body(*loop_vars)` while `cond(*loop_vars)`, at most
     `maximum_iterations` times; returns the final loop variables (same structure).
 
-    In a graph it is one op with two sub-graphs; gradients flow through it when
-    `maximum_iterations` is given. Eagerly it is a Python `while`.
+    In a graph it is one op with two sub-graphs; gradients flow through it (each iteration's
+    values are kept for the backward pass). Eagerly it is a Python `while`.
     """
     from ..dispatch import apply
     from ..graph.subgraph import trace
@@ -258,11 +258,10 @@ def _while_vjp(g, inputs, out, needs, attrs):
     from ..graph.subgraph import inline
 
     limit = attrs["maximum_iterations"]
-    if limit is None:
-        raise GraphError(
-            "dj.gradients through dj.while_loop needs a bound: build the loop with "
-            "maximum_iterations=N so the per-iteration values can be recorded"
-        )
+    if limit is None:  # no bound: per-iteration values on a stack (graph/while_grad.py)
+        from ..graph.while_grad import while_vjp
+
+        return while_vjp(g, inputs, out, needs, attrs)
     n = attrs["n_vars"]
     cond_graph, body_graph = attrs["cond_graph"], attrs["body_graph"]
     n_cond = len(cond_graph.captures)

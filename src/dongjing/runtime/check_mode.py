@@ -198,7 +198,7 @@ def locate(jitted, trace, args, kwargs, arrays, weights, state: _State) -> str:
     """A report naming the first node whose value differs, and why (see the module doc)."""
     from .tracing import Trace
 
-    fresh = Trace(jitted.fn, args, kwargs, jitted.name, 0)
+    fresh = Trace(jitted._traced_fn(), args, kwargs, jitted.name, 0)
     state.restore()
     eager = _interpret(fresh, fresh.fetches, _feeds(fresh, arrays, []))
     state.restore()

@@ -101,11 +101,19 @@ def build_interpreter(graph, fetch_nodes, feed_nodes) -> Interpreter:
     return Interpreter(graph, fetch_nodes, feed_nodes)
 
 
-def subgraph_program(sub) -> Interpreter:
-    """The (cached) program running a control-flow sub-graph: args in, outputs out."""
+def subgraph_program(sub):
+    """The (cached) program running a control-flow sub-graph: args in, outputs out. Compiled
+    (optimized, code-generated) when the enclosing graph was compiled, else interpreted."""
     program = getattr(sub, "_program", None)
     if program is None or program[0] != sub.version:
-        program = (sub.version, Interpreter(sub, sub.outputs, sub.args))
+        level = getattr(sub, "compile_level", 0)
+        if level:
+            from ..compiler.pipeline import build_program as compile_program
+
+            built = compile_program(sub, sub.outputs, sub.args, level)
+        else:
+            built = Interpreter(sub, sub.outputs, sub.args)
+        program = (sub.version, built)
         sub._program = program
     return program[1]
 

@@ -28,9 +28,12 @@ class JitFunction:
     """
 
     def __init__(self, fn, optimize: int = 2, module=None,
-                 cache_size: int = DEFAULT_CACHE_SIZE, strict: bool = False, check=False):
+                 cache_size: int = DEFAULT_CACHE_SIZE, strict: bool = False, check=False,
+                 convert: bool = True):
         self.fn = fn
         self.check_mode, self.checks_left = _check_setting(check)
+        self.convert = bool(convert)
+        self._entry = None  # (converted function, converted sources) when convert is on
         self.optimize = int(optimize)
         self.strict = bool(strict)
         self._last_trace = None
@@ -119,7 +122,8 @@ class JitFunction:
 
     def _new_trace(self, args: tuple, kwargs: dict) -> Trace:
         """Trace and compile the function for this call (the one entry to tracing)."""
-        trace = Trace(self.fn, args, kwargs, self.name, self.optimize, strict=self.strict)
+        trace = Trace(self._traced_fn(), args, kwargs, self.name, self.optimize,
+                      strict=self.strict)
         self._last_trace = trace
         return trace
 
@@ -140,6 +144,25 @@ class JitFunction:
             else:
                 del traces[:excess]
                 excess = 0
+
+    def _traced_fn(self):
+        """What is traced: `fn` with its Python control flow converted (autograph), unless
+        `convert=False`."""
+        if not self.convert:
+            return self.fn
+        if self._entry is None:
+            from .autograph import entry
+
+            self._entry = entry(self.fn, self.module)
+        return self._entry[0]
+
+    def converted_source(self, *args, **kwargs) -> str:
+        """The converted Python source of the function and of each user function it called
+        converted while tracing for these arguments (tracing if new)."""
+        self._trace_for(args, kwargs, [])
+        if not self.convert:
+            return "# dj.jit(..., convert=False): the function is traced as written"
+        return "\n\n".join(source for _, source in self._entry[1])
 
     def _note_retrace(self, sig: tuple, traces: list | None) -> None:
         if traces:
@@ -192,7 +215,7 @@ def _tensor_args(args: tuple, kwargs: dict) -> list:
 
 
 def jit(fn=None, *, optimize: int = 2, cache_size: int = DEFAULT_CACHE_SIZE,
-        strict: bool = False, check=False):
+        strict: bool = False, check=False, convert: bool = True):
     """Compile `fn` (a function, or an nn.Module: its forward) by tracing it into a static graph.
 
     On each call the arguments' signature (tensor shapes and dtypes; Python values; module
@@ -200,6 +223,8 @@ def jit(fn=None, *, optimize: int = 2, cache_size: int = DEFAULT_CACHE_SIZE,
     traces a new one: tensor arguments become placeholders, Parameters/Variables are captured
     by reference, `loss.backward()` / `opt.step()` / `opt.zero_grad()` become graph nodes and
     assignments. Results come back as eager tensors; parameters' `.grad` is set as eagerly.
+    Python `if` / `while` / `for` on tensors become graph control flow (`convert=False`: traced
+    as written; see docs/control-flow.md and `.converted_source(*args)`).
 
     A jitted function is a differentiable op: when a tensor argument or a captured Parameter
     requires grad, its results carry a `JitBackward0` node and `loss.backward()` runs a compiled
@@ -218,20 +243,21 @@ def jit(fn=None, *, optimize: int = 2, cache_size: int = DEFAULT_CACHE_SIZE,
     """
     if fn is None:
         return lambda f: jit(f, optimize=optimize, cache_size=cache_size, strict=strict,
-                             check=check)
+                             check=check, convert=convert)
     from ..nn.module import Module
 
     if isinstance(fn, JitFunction):
-        same = (optimize, cache_size, strict, check) == (fn.optimize, fn.cache_limit, fn.strict,
-                                                         False)
+        same = (optimize, cache_size, strict, check, convert) == (
+            fn.optimize, fn.cache_limit, fn.strict, False, fn.convert)
         if same:
             return fn
         # other options: a new cache over the same function (or module)
         return JitFunction(fn.fn, optimize, module=fn.module, cache_size=cache_size,
-                           strict=strict, check=check)
+                           strict=strict, check=check, convert=convert)
     if isinstance(fn, Module):
         return JitFunction(fn.__call__, optimize, module=fn, cache_size=cache_size,
-                           strict=strict, check=check)
+                           strict=strict, check=check, convert=convert)
     if not callable(fn):
         raise TypeError(f"dj.jit needs a function or an nn.Module, got {type(fn).__name__}")
-    return JitFunction(fn, optimize, cache_size=cache_size, strict=strict, check=check)
+    return JitFunction(fn, optimize, cache_size=cache_size, strict=strict, check=check,
+                       convert=convert)

@@ -62,6 +62,17 @@ def _where(code, lineno) -> str:
     return f"{os.path.basename(code.co_filename)}:{lineno}"
 
 
+_CONVERSION_RUNTIME = os.path.join(os.path.dirname(os.path.abspath(__file__)), "autograph",
+                                   "runtime.py")
+
+
+def _through_conversion(frame):
+    """The frame that asked: converted code calls functions through the autograph runtime."""
+    while frame is not None and frame.f_code.co_filename == _CONVERSION_RUNTIME:
+        frame = frame.f_back
+    return frame
+
+
 def _user_frame(frame):
     while frame is not None and not is_user_file(frame.f_code.co_filename):
         frame = frame.f_back
@@ -115,7 +126,7 @@ class SideEffectRecorder:
 
     def _call(self, frame) -> None:
         code = frame.f_code
-        caller = frame.f_back
+        caller = _through_conversion(frame.f_back)
         if caller is None or not is_user_file(caller.f_code.co_filename):
             return
         if code.co_filename == _TENSOR_FILE and code.co_name in _ESCAPES:
@@ -126,6 +137,9 @@ class SideEffectRecorder:
             self._at_frame("logging", caller, f"logging {code.co_name}()")
 
     def _c_call(self, frame, fn) -> None:
+        frame = _through_conversion(frame)
+        if frame is None:
+            return
         name = getattr(fn, "__name__", "")
         owner = getattr(fn, "__self__", None)
         if _is_random(fn) or isinstance(owner, _RANDOM_OWNERS):

@@ -151,7 +151,8 @@ def _annotate(exc: DongjingError, name: str) -> None:
     """Add to an error raised while tracing that dj.jit was tracing (and, for a value asked of
     a symbolic tensor, what to do instead)."""
     note = f" [raised while dj.jit traced {name}()"
-    if isinstance(exc, GraphError) and "dj.cond" not in str(exc):
+    if isinstance(exc, GraphError) and "dj.cond" not in str(exc) and getattr(
+            exc, "value_hint", True):  # autograph's ConversionError says what to do itself
         note += ": values are unknown while tracing; return a tensor to get it"
     note += "]"
     if exc.args and isinstance(exc.args[0], str) and note not in exc.args[0]:

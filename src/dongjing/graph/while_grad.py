@@ -1,0 +1,201 @@
+"""Gradients through `while_loop` without a bound, as TensorFlow does: a recording run of the
+loop stacks each iteration's entry values (the stack is as long as the loop actually ran), then
+one op walks the stack backwards through the body's gradient sub-graph, accumulating the
+gradients of the values the body captured. Memory grows with the iterations run."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import GraphError
+from ..ops.registry import Spec, register
+
+
+def _program(sub):
+    from ..runtime.interpreter import subgraph_program
+
+    return subgraph_program(sub)
+
+
+def _record_forward(*arrays, cond_graph, body_graph, n_vars, maximum_iterations, out_specs,
+                    with_finals: bool = False):
+    values = list(arrays[:n_vars])
+    n_cond = len(cond_graph.captures)
+    cond_caps = list(arrays[n_vars:n_vars + n_cond])
+    body_caps = list(arrays[n_vars + n_cond:])
+    test, step = _program(cond_graph), _program(body_graph)
+    history: list = [[] for _ in range(n_vars)]
+    steps = 0
+    while maximum_iterations is None or steps < maximum_iterations:
+        if not test(values + cond_caps)[0]:
+            break
+        for stack, value in zip(history, values):
+            stack.append(value)
+        values = step(values + body_caps)
+        steps += 1
+    stacks = tuple(np.stack(stack) if stack else np.zeros((0,) + np.shape(v), np.asarray(v).dtype)
+                   for stack, v in zip(history, arrays[:n_vars]))
+    return stacks + tuple(values) if with_finals else stacks
+
+
+def _grad_forward(*arrays, grad_graph, n_vars, n_diff, cap_index, out_specs):
+    stacks = arrays[:n_vars]
+    grads = list(arrays[n_vars:n_vars + n_diff])
+    finals = list(arrays[n_vars + n_diff:2 * n_vars + n_diff])
+    captures = list(arrays[2 * n_vars + n_diff:])
+    run = _program(grad_graph)
+    acc: list = [None] * len(cap_index)
+    n_steps = stacks[0].shape[0]
+    for k in range(n_steps - 1, -1, -1):
+        exits = finals if k == n_steps - 1 else [s[k + 1] for s in stacks]
+        outs = run([s[k] for s in stacks] + grads + exits + captures)
+        grads = outs[:n_diff]
+        for i, part in enumerate(outs[n_diff:]):
+            if acc[i] is None:
+                acc[i] = np.array(part)  # our own storage, summed into in place
+            else:
+                np.add(acc[i], part, out=acc[i], casting="unsafe")
+    for i, c in enumerate(cap_index):  # a loop that ran no iteration: zero gradients
+        if acc[i] is None:
+            acc[i] = np.zeros_like(captures[c])
+    return tuple(np.asarray(g) for g in grads) + tuple(np.asarray(a) for a in acc)
+
+
+def _no_second_order(*args):
+    raise GraphError("dj.gradients of a gradient through a dj.while_loop without "
+                     "maximum_iterations is not supported (give the loop a bound)")
+
+
+_record = register("while_record", forward=_record_forward,
+                   infer=lambda *s, **a: ((), None), vjp=_no_second_order, kind="control")
+_grad = register("while_grad", forward=_grad_forward, infer=lambda *s, **a: ((), None),
+                 vjp=_no_second_order, kind="control")
+
+
+def _outputs(node, specs) -> list:
+    from ..dispatch import apply
+    from ..ops.registry import get
+    from ..tensor import Tensor
+
+    return [apply(get("tuple_get"), Tensor._symbolic(node), index=i, shape=s.shape, dtype=s.dtype)
+            for i, s in enumerate(specs)]
+
+
+def while_vjp(g, inputs, out, needs, attrs) -> tuple:
+    """The vjp of a while_loop node (any bound), by recording and a reverse loop."""
+    from ..dispatch import apply
+    from ..ops import zeros_like
+    from . import builder
+    from .gradients import gradients
+    from .subgraph import inline, trace
+
+    n = attrs["n_vars"]
+    cond_graph, body_graph = attrs["cond_graph"], attrs["body_graph"]
+    n_cond = len(cond_graph.captures)
+    init, body_caps = inputs[:n], inputs[n + n_cond:]
+    diff = [j for j in range(n) if init[j].dtype.kind == "f"]
+    caps_diff = [j for j, c in enumerate(body_caps)
+                 if c.dtype.kind == "f" and needs[n + n_cond + j]]
+    if not diff or (not caps_diff and not any(needs[j] for j in diff)):
+        return (None,) * len(inputs)
+    parent = builder.state.graph
+    specs = [Spec((None,) + tuple(t.shape), t.dtype) for t in init]
+    record = apply(_record, *inputs, cond_graph=cond_graph, body_graph=body_graph, n_vars=n,
+                   maximum_iterations=attrs["maximum_iterations"], out_specs=specs)._node
+    stacks = _outputs(record, specs)
+
+    forward_outs: list = []
+
+    def body_grad(*params):
+        values, gs = list(params[:n]), list(params[n:n + len(diff)])
+        caps = [_local(c) for c in body_caps]
+        outs = inline(body_graph, values + caps)
+        forward_outs.extend(outs)
+        xs = [values[j] for j in diff] + [caps[j] for j in caps_diff]
+        grads = gradients([outs[j] for j in diff], xs, grad_ys=gs)
+        return [gr if gr is not None else zeros_like(x) for gr, x in zip(grads, xs)]
+
+    args = [(t.shape, t.dtype, f"loop_var_{j}") for j, t in enumerate(init)]
+    args += [(init[j].shape, init[j].dtype, f"grad_{j}") for j in diff]
+    args += [(t.shape, t.dtype, f"loop_exit_{j}") for j, t in enumerate(init)]
+    grad_graph, _ = trace(body_grad, args, parent, "while_body_grad")
+    _read_exits(grad_graph, forward_outs, grad_graph.args[n + len(diff):2 * n + len(diff)])
+    finals = _outputs(out._node, attrs["out_specs"])
+    seeds = [g[j] if g[j] is not None else zeros_like(init[j]) for j in diff]
+    out_specs = [Spec(tuple(init[j].shape), init[j].dtype) for j in diff]
+    out_specs += [Spec(tuple(body_caps[j].shape), body_caps[j].dtype) for j in caps_diff]
+    from ..tensor import Tensor
+
+    captured = [Tensor._symbolic(c) for c in grad_graph.captures]
+    cap_index = tuple(grad_graph.captures.index(body_caps[j]._node) for j in caps_diff)
+    node = apply(_grad, *stacks, *seeds, *finals, *captured, grad_graph=grad_graph, n_vars=n,
+                 n_diff=len(diff), cap_index=cap_index, out_specs=out_specs)._node
+    results = _outputs(node, out_specs)
+    grads: list = [None] * len(inputs)
+    for k, j in enumerate(diff):
+        if needs[j]:
+            grads[j] = results[k]
+    for k, j in enumerate(caps_diff):
+        grads[n + n_cond + j] = results[len(diff) + k]
+    return tuple(grads)
+
+
+def merge_recorded_loops(graph) -> None:
+    """In a compiled copy of a graph: a while_loop whose gradient recorded it (a while_record
+    on the same inputs) runs once — the record also gives the final values."""
+    records = {}
+    for node in graph.nodes:
+        if node.op is _record:
+            records.setdefault((node.inputs, id(node.attrs["body_graph"])), node)
+    if not records:
+        return
+    moved = {}
+    for node in graph.nodes:
+        if node.op.name != "while_loop":
+            continue
+        rec = records.get((node.inputs, id(node.attrs["body_graph"])))
+        if rec is None or rec in moved.values() or rec.attrs["cond_graph"] is not \
+                node.attrs["cond_graph"] or rec.attrs["maximum_iterations"] != \
+                node.attrs["maximum_iterations"]:
+            continue
+        rec.attrs = {**rec.attrs, "with_finals": True,
+                     "out_specs": list(rec.attrs["out_specs"]) + list(node.attrs["out_specs"])}
+        moved[node] = rec
+    if not moved:
+        return
+    nodes = []
+    for node in graph.nodes:
+        if node in moved:
+            nodes.append(moved[node])  # the record runs where the loop ran
+            continue
+        if node in moved.values():
+            continue
+        if any(i in moved for i in node.inputs):
+            if node.op.name == "tuple_get":
+                n_vars = moved[node.inputs[0]].attrs["n_vars"]
+                node.attrs = {**node.attrs, "index": node.attrs["index"] + n_vars}
+            node.inputs = tuple(moved.get(i, i) for i in node.inputs)
+        nodes.append(node)
+    graph.nodes[:] = nodes
+    graph.version += 1
+
+
+def _read_exits(grad_graph, forward_outs: list, exit_args: list) -> None:
+    """Let the gradient sub-graph read each iteration's results (recorded: the next iteration's
+    entry values) instead of recomputing them: e.g. tanh's gradient reads tanh's output. What
+    only computed them becomes dead code."""
+    swap = {t._node: a for t, a in zip(forward_outs, exit_args) if t._node.op.name != "arg"}
+    if not swap:
+        return
+    for node in grad_graph.nodes:
+        if any(i in swap for i in node.inputs):
+            node.inputs = tuple(swap.get(i, i) for i in node.inputs)
+    grad_graph.outputs = [swap.get(o, o) for o in grad_graph.outputs]
+    grad_graph.version += 1
+
+
+def _local(t):
+    from ..tensor import Tensor
+    from . import builder
+
+    return Tensor._symbolic(builder.to_node(builder.state.graph, t))
