@@ -12,6 +12,7 @@ from . import (
     dtypes,
     io,
     nn,
+    onnx,
     ops,
     optim,
     profiler,
