@@ -4,9 +4,11 @@
 from .check import check_with_onnxruntime, run_onnxruntime
 from .errors import OnnxExportError, OnnxImportError
 from .export import export, export_graph
+from .importer import ImportedGraph, OnnxModule, load, to_module
 from .op_exports import NOT_EXPORTABLE, OP_EXPORTS
 
 __all__ = [
-    "export", "export_graph", "check_with_onnxruntime", "run_onnxruntime",
+    "export", "export_graph", "load", "to_module", "OnnxModule", "ImportedGraph",
+    "check_with_onnxruntime", "run_onnxruntime",
     "OnnxExportError", "OnnxImportError", "OP_EXPORTS", "NOT_EXPORTABLE",
 ]

@@ -74,12 +74,15 @@ class Emitter:
             op_type, list(inputs), outs, name=self.fresh(f"{op_type}:{base}"), **attrs))
         return outs[0] if n_out == 1 else outs
 
-    def const(self, value, dtype=None, name: str | None = None) -> str:
-        """A constant value: an initializer of the main graph, a Constant node in a body."""
+    def const(self, value, dtype=None, name: str | None = None,
+              initializer: bool = False, doc: str = "") -> str:
+        """A constant value: a Constant node, or (`initializer=True`, for parameters and other
+        state) an initializer of the main graph, which importers treat as trainable."""
         array = np.asarray(value, dtype=dtype)
         out = self.fresh(name or "const")
         tensor = self.onnx.numpy_helper.from_array(np.array(array, order="C"), out)
-        if self.parent is None:
+        tensor.doc_string = doc
+        if initializer and self.parent is None:
             self.initializers.append(tensor)
         else:
             self.nodes.append(self.onnx.helper.make_node(

@@ -58,8 +58,14 @@ def _constant(e, node, ins):
     return e.const(node.attrs["value"], name=node.name)
 
 
+NOT_TRAINABLE = "dongjing: not trainable"  # the doc_string of a buffer's initializer
+
+
 def _variable(e, node, ins):
-    return e.const(node.attrs["ref"].data, name=node.name)
+    ref = node.attrs["ref"]
+    trainable = getattr(ref, "trainable", ref.requires_grad)
+    return e.const(ref.data, name=node.name, initializer=True,
+                   doc="" if trainable else NOT_TRAINABLE)
 
 
 # --- elementwise -------------------------------------------------------------------------
