@@ -3,7 +3,7 @@
 
 from .check import check_with_onnxruntime, run_onnxruntime
 from .errors import OnnxExportError, OnnxImportError
-from .export import export, export_graph
+from .exporter import export, export_graph
 from .importer import ImportedGraph, OnnxModule, load, to_module
 from .op_exports import NOT_EXPORTABLE, OP_EXPORTS
 

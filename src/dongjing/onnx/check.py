@@ -30,7 +30,7 @@ def check_with_onnxruntime(model, example_args, opset: int = 17) -> float:
     from ..autograd import no_grad
     from ..nn.module import Module
     from ..runtime.fetch_structure import flatten
-    from .export import export
+    from .exporter import export
 
     args = tuple(example_args) if isinstance(example_args, (tuple, list)) else (example_args,)
     proto = export(model, args, opset=opset)

@@ -16,7 +16,7 @@ def _needed(sub) -> list:
 
 def _bind_and_emit(e: Emitter, sub, explicit: list, captures: list) -> list:
     """Emit `sub`'s nodes into `e` with its args bound to ONNX names; its outputs' names."""
-    from .export import emit_nodes
+    from .exporter import emit_nodes
 
     bound = explicit + captures
     for arg, name in zip(sub.args, bound):
