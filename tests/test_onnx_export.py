@@ -72,6 +72,15 @@ def test_digits_cnn(tmp_path):
     _check_batches(_digits().build("cnn", seed=0), dj.randn(4, 64), tmp_path)
 
 
+def test_jitted_model_exports_like_the_model():
+    model = nn.Sequential(nn.Linear(3, 4), nn.Dropout(0.5), nn.Linear(4, 2))
+    assert model.training
+    proto = dj.onnx.export(dj.jit(model), dj.ones(2, 3))  # eval mode: no dropout op
+    assert [i.name for i in proto.graph.initializer] == ["0.weight", "0.bias", "2.weight",
+                                                         "2.bias"]
+    assert model.training
+
+
 def test_batchnorm_and_dropout_in_eval_mode(tmp_path):
     dj.manual_seed(1)
     model = nn.Sequential(nn.Conv2d(2, 4, 3, padding=1), nn.BatchNorm2d(4), nn.ReLU(),

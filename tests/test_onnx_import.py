@@ -172,3 +172,61 @@ def test_vendored_pytorch_cnn():
     got = dj.Session(graph).run(list(graph.outputs.values())[0],
                                 {graph.inputs["x"]: expected["x"]})
     np.testing.assert_allclose(got, expected["y"], rtol=1e-5, atol=1e-5)
+
+
+def _ops_model(opset: int):
+    """A model touching the shape and arithmetic op types an exporter emits, for `opset`."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    def const(name, value):
+        return helper.make_node("Constant", [], [name],
+                                value=numpy_helper.from_array(np.asarray(value), name))
+
+    axes13 = opset >= 13
+    nodes = [
+        const("shape", np.array([0, 3, 4], np.int64)),
+        helper.make_node("Reshape", ["x", "shape"], ["r"]),  # (2, 12) -> (2, 3, 4)
+        helper.make_node("Transpose", ["r"], ["t"], perm=[0, 2, 1]),  # (2, 4, 3)
+        const("idx", np.array([2, 0], np.int64)),
+        helper.make_node("Gather", ["t", "idx"], ["g"], axis=1),  # (2, 2, 3)
+        helper.make_node("Sub", ["g", "w"], ["s"]),
+        helper.make_node("Div", ["s", "w"], ["d"]),
+        helper.make_node("Softmax", ["d"], ["sm"], axis=1 if not axes13 else -1),
+        helper.make_node("Concat", ["sm", "g"], ["c"], axis=-1),  # (2, 2, 6)
+        const("starts", np.array([1], np.int64)), const("ends", np.array([5], np.int64)),
+        const("axes", np.array([2], np.int64)), const("steps", np.array([2], np.int64)),
+        helper.make_node("Slice", ["c", "starts", "ends", "axes", "steps"], ["sl"]),
+        const("lo", np.array(-0.5, np.float32)), const("hi", np.array(0.5, np.float32)),
+        helper.make_node("Clip", ["sl", "lo", "hi"], ["cl"]),
+    ]
+    if axes13:
+        nodes += [const("ax", np.array([0, 3], np.int64)),
+                  helper.make_node("Unsqueeze", ["cl", "ax"], ["u"]),
+                  helper.make_node("Squeeze", ["u", "ax"], ["q"])]
+    else:
+        nodes += [helper.make_node("Unsqueeze", ["cl"], ["u"], axes=[0, 3]),
+                  helper.make_node("Squeeze", ["u"], ["q"], axes=[0, 3])]
+    nodes += [helper.make_node("ReduceMean", ["q"], ["m"], axes=[1], keepdims=0),
+              helper.make_node("LeakyRelu", ["m"], ["y"], alpha=0.2)]
+    w = numpy_helper.from_array(np.linspace(1, 2, 3, dtype=np.float32), "w")
+    graph = helper.make_graph(nodes, "ops",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 12])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 2])],
+                              initializer=[w])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    model.ir_version = helper.find_min_ir_version_for(list(model.opset_import))
+    return model
+
+
+@pytest.mark.parametrize("opset", [11, 17])
+def test_shape_and_arithmetic_ops_match_onnxruntime(opset):
+    model = _ops_model(opset)
+    onnx.checker.check_model(model, full_check=True)
+    x = np.random.default_rng(7).standard_normal((2, 12)).astype(np.float32)
+    (want,) = dj.onnx.run_onnxruntime(model, {"x": x})
+    imported = dj.onnx.to_module(model)
+    assert [name for name, _ in imported.named_parameters()] == ["w"]
+    np.testing.assert_allclose(imported(dj.tensor(x)).numpy(), want, rtol=1e-5, atol=1e-6)
+    graph = dj.onnx.load(model)
+    got = dj.Session(graph).run(graph.outputs["y"], {graph.inputs["x"]: x})
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)

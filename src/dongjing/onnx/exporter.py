@@ -179,6 +179,8 @@ def trace(model_or_fn, example_args, input_names=None, dynamic_axes: dict | None
     from ..runtime.tracing import _parameter_names, _placeholder_name
 
     fn = model_or_fn
+    if isinstance(getattr(fn, "module", None), Module):  # dj.jit(module): export the module
+        fn = fn.module
     is_module = isinstance(fn, Module)
     call = fn.__call__ if is_module else fn
     if not callable(call):

@@ -64,8 +64,12 @@ class Context:
         self.env: dict = {}
 
     def is_static(self, t) -> bool:
-        return isinstance(t, Tensor) and t._node is None and not t.requires_grad or (
-            isinstance(t, Tensor) and t._node is not None and t._node.op.name == "constant")
+        """Whether `t` is a value known now (not a parameter, not computed at run time)."""
+        if not isinstance(t, Tensor):
+            return False
+        if t._node is not None:
+            return t._node.op.name == "constant"
+        return not t.requires_grad
 
     def static(self, t, what: str) -> np.ndarray:
         """The value of input `what`, which must be known when the model is built."""
