@@ -205,17 +205,55 @@ def _slice_bounds(start, stop, step):
     return (-1 if start is None else start), (-_BIG if stop is None else stop), step
 
 
+def _is_full(item) -> bool:
+    return item is Ellipsis or item in (("slice", None, None, None), ("slice", None, None, 1))
+
+
+def _leading_advanced(e, node, ins):
+    """`x[i, j, ...]`: integer tensors (and ints) indexing the leading dims together, the rest
+    whole, as GatherND on the indices broadcast and stacked; a leading bool mask as NonZero."""
+    from ..ops.index import Slot
+
+    key, specs = node.attrs["key"], node.inputs[1:]
+    lead = 0
+    while lead < len(key) and (type(key[lead]) in (int, Slot)):
+        lead += 1
+    if lead == 0 or not all(_is_full(k) for k in key[lead:]):
+        raise OnnxExportError("getitem: index tensors export when they (with any ints) index "
+                              "the leading dims together, the other dims taken whole")
+    masks = [k for k in key[:lead] if type(k) is Slot and specs[k.i].dtype.kind == "b"]
+    if masks:
+        if lead != 1:
+            raise OnnxExportError("getitem: a bool mask exports only as the sole leading index")
+        where = e.node("NonZero", [ins[1]], name=node.name + "_nonzero")  # (k, n)
+        index = e.node("Transpose", [where], perm=[1, 0], name=node.name + "_where")
+        return e.node("GatherND", [ins[0], index])
+    parts = []
+    for k in key[:lead]:
+        if type(k) is int:
+            parts.append(e.const(np.asarray(k, np.int64), name="index"))
+        else:
+            parts.append(e.cast(ins[1 + k.i], specs[k.i].dtype, np.int64))
+    zero = None  # broadcast every index to the common shape by adding zeros shaped like each
+    for part in parts:
+        scaled = e.node("Mul", [part, e.const(np.asarray(0, np.int64), name="zero")],
+                        name=node.name + "_zero")
+        zero = scaled if zero is None else e.node("Add", [zero, scaled], name=node.name + "_z")
+    stacked = [e.node("Unsqueeze", [e.node("Add", [p, zero], name=node.name + "_b"),
+                                    e.ints([-1], "axes")], name=node.name + "_u") for p in parts]
+    index = stacked[0] if len(stacked) == 1 else e.node("Concat", stacked, axis=-1,
+                                                        name=node.name + "_index")
+    return e.node("GatherND", [ins[0], index])
+
+
 def _getitem(e, node, ins):
     from ..ops.index import Slot
 
     key, x = node.attrs["key"], ins[0]
     index_specs = node.inputs[1:]
-    if any(s.dtype.kind == "b" for s in index_specs):
-        raise OnnxExportError("getitem with a boolean mask has a data-dependent shape: "
-                              "ONNX export supports ints, slices, None, ... and one index tensor")
-    if index_specs and (len(index_specs) > 1 or any(type(k) is int for k in key)):
-        raise OnnxExportError("getitem mixing several index tensors (or an index tensor with "
-                              "integers) has no ONNX export; index one dim at a time")
+    if index_specs and (len(index_specs) > 1 or any(type(k) is int for k in key)
+                        or index_specs[0].dtype.kind == "b"):
+        return _leading_advanced(e, node, ins)
     ndim = len(node.inputs[0].shape)
     used = sum(1 for k in key if k is not None and k is not Ellipsis)
     items = []
