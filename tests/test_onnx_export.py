@@ -178,6 +178,8 @@ def test_opset_checks(tmp_path):
     for bad in (7, 99, "17"):
         with pytest.raises(OnnxExportError, match="opset"):
             dj.onnx.export(model, dj.ones(1, 2), opset=bad)
+    with pytest.raises(OnnxExportError, match="dynamic_axes names \\['input'\\]"):
+        dj.onnx.export(model, dj.ones(1, 2), dynamic_axes={"input": [0]})  # it is called x
     for opset in (13, 18):  # Reduce* axes moved from attribute to input at 18
         proto = dj.onnx.export(lambda x: x.amax(dim=1) + x.sum(), dj.ones(2, 3), opset=opset)
         assert proto.opset_import[0].version == opset

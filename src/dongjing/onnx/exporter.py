@@ -109,6 +109,11 @@ def build_model(graph, fetch_nodes: list, opset: int = 17, output_names=None,
     emit_nodes(e, [n for n in needed if n.op.name == "variable"])  # names kept as they are
     emit_nodes(e, needed)
     output_names = _output_names(output_names, len(fetch_nodes))
+    known = [i.name for i in e.inputs] + output_names
+    unknown = [name for name in dynamic_axes if name not in known]
+    if unknown:
+        raise OnnxExportError(f"dynamic_axes names {unknown}, which are not inputs or outputs "
+                              f"of the model ({', '.join(known)})")
     outputs = []
     for fetch, out_name in zip(fetch_nodes, output_names):
         if out_name in e._taken:
