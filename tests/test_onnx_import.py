@@ -230,3 +230,76 @@ def test_shape_and_arithmetic_ops_match_onnxruntime(opset):
     graph = dj.onnx.load(model)
     got = dj.Session(graph).run(graph.outputs["y"], {graph.inputs["x"]: x})
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+def _flatten_by_shape_model(computed: bool):
+    """x (batch?, 2, 3) -> Reshape(x, [batch, -1]) with the batch read by Shape -> Gather ->
+    Unsqueeze -> Concat (how PyTorch exports `x.view(x.size(0), -1)`); `computed` also multiplies
+    the batch by 1, which needs its value."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    def const(name, value):
+        return helper.make_node("Constant", [], [name],
+                                value=numpy_helper.from_array(np.asarray(value), name))
+
+    nodes = [helper.make_node("Shape", ["x"], ["s"]), const("zero", np.array(0, np.int64)),
+             helper.make_node("Gather", ["s", "zero"], ["n"], axis=0),
+             const("ax", np.array([0], np.int64)),
+             helper.make_node("Unsqueeze", ["n", "ax"], ["n1"]),
+             const("rest", np.array([-1], np.int64))]
+    if computed:
+        nodes += [const("one", np.array([1], np.int64)),
+                  helper.make_node("Mul", ["n1", "one"], ["n2"])]
+    nodes += [helper.make_node("Concat", ["n2" if computed else "n1", "rest"], ["shape"], axis=0),
+              helper.make_node("Reshape", ["x", "shape"], ["flat"]),
+              const("zeros_shape", np.array([1, 6], np.int64)),
+              helper.make_node("Expand", ["flat", "zeros_shape"], ["y"])]
+    graph = helper.make_graph(
+        nodes, "flatten",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 2, 3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", 6])])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def test_shape_computations_on_an_unknown_batch_dim():
+    graph = dj.onnx.load(_flatten_by_shape_model(computed=False))
+    assert graph.inputs["x"].shape == (None, 2, 3)
+    for n in (1, 4):
+        x = np.arange(n * 6, dtype=np.float32).reshape(n, 2, 3)
+        got = dj.Session(graph).run(graph.outputs["y"], {graph.inputs["x"]: x})
+        np.testing.assert_array_equal(got, x.reshape(n, 6))
+    with pytest.raises(OnnxImportError, match="Mul node.*unknown until run time"):
+        dj.onnx.load(_flatten_by_shape_model(computed=True))
+    model = dj.onnx.to_module(_flatten_by_shape_model(computed=True))  # eager: shapes known
+    np.testing.assert_array_equal(model(dj.ones(3, 2, 3)).numpy(), np.ones((3, 6)))
+
+
+def test_pytorch_models_with_a_dynamic_batch_load_as_graphs():
+    torch = pytest.importorskip("torch")
+
+    class Net(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv, self.lstm = torch.nn.Conv2d(1, 2, 3), torch.nn.LSTM(12, 5)
+            self.fc = torch.nn.Linear(2 * 6 * 6 + 5, 3)
+
+        def forward(self, images, seq):
+            y = self.conv(images)
+            h = self.lstm(seq)[0][-1]  # initial state: zeros of the (dynamic) batch size
+            return self.fc(torch.cat([y.view(y.size(0), -1), h], 1))
+
+    torch.manual_seed(1)
+    net = Net().eval()
+    buffer = io.BytesIO()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(net, (torch.randn(2, 1, 8, 8), torch.randn(4, 2, 12)), buffer,
+                          input_names=["images", "seq"], dynamo=False,
+                          dynamic_axes={"images": {0: "batch"}, "seq": {1: "batch"}})
+    graph = dj.onnx.load(buffer.getvalue())
+    session = dj.Session(graph)
+    for n in (2, 5):
+        images, seq = torch.randn(n, 1, 8, 8), torch.randn(4, n, 12)
+        feed = {graph.inputs["images"]: images.numpy(), graph.inputs["seq"]: seq.numpy()}
+        got = session.run(list(graph.outputs.values())[0], feed)
+        np.testing.assert_allclose(got, net(images, seq).detach().numpy(), rtol=1e-5, atol=1e-5)

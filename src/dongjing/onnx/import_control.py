@@ -16,6 +16,7 @@ def _child(ctx):
 
     child = Context(ctx.opset)
     child.static_names = set(ctx.static_names)
+    child.marked = ctx.marked
     return child
 
 

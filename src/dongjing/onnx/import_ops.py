@@ -199,15 +199,39 @@ def _reduce(fn, since: int):
 
 # --- shapes --------------------------------------------------------------------------------
 def _reshape(ctx, ins, attrs):
+    from .importer import UNKNOWN_DIM
+
     x = ins[0]
-    shape = [int(d) for d in np.asarray(ctx.static(ins[1], "shape")).reshape(-1)]
-    if not attrs.get("allowzero", 0):
-        shape = [x.shape[i] if d == 0 else d for i, d in enumerate(shape)]
-    if any(d is None for d in shape):
-        if shape.count(None) > 1 or -1 in shape:
-            raise OnnxImportError(f"Reshape: cannot reshape {x.shape} to {shape} with unknown dims")
-        shape = [-1 if d is None else d for d in shape]
-    return ops.reshape(x, tuple(shape))
+    shape = [int(d) for d in np.asarray(ctx.static(ins[1], "shape", True)).reshape(-1)]
+    copies = []  # target positions holding a dim of x unknown until run time
+    known, unknown_left = [], {i for i, d in enumerate(x.shape) if d is None}
+    for i, d in enumerate(shape):
+        if d <= UNKNOWN_DIM:  # a dim read from a shape computed at build time
+            node, dim = ctx.marked_dim(d)
+            if node is not x._node:
+                raise OnnxImportError("the target shape uses an unknown dim of another tensor")
+            d = 0 if not attrs.get("allowzero", 0) else None
+            i_dim = dim
+        else:
+            i_dim = i
+        if d == 0 and not attrs.get("allowzero", 0):  # ONNX: 0 copies the input's dim
+            d = x.shape[i_dim]
+            if d is None:
+                unknown_left.discard(i_dim)
+                copies.append(i)
+        if d is not None:
+            known.append((i, d))
+    out = [d for _, d in sorted(known + [(i, None) for i in copies])]
+    if not copies:
+        return ops.reshape(x, tuple(out))
+    if len(copies) > 1 or unknown_left:
+        raise OnnxImportError(f"cannot reshape {x.shape} to {shape}: too many dims unknown "
+                              "until run time")
+    if -1 in out:  # the unknown dim is copied, so -1 follows from the known dims
+        rest = int(np.prod([d for d in x.shape if d is not None]))
+        other = int(np.prod([d for d in out if d not in (None, -1)]))
+        out[out.index(-1)] = rest // other
+    return ops.reshape(x, tuple(-1 if d is None else d for d in out))
 
 
 def _transpose(ctx, ins, attrs):
@@ -269,15 +293,30 @@ def _slice(ctx, ins, attrs):
     return ops.getitem(x, tuple(key))
 
 
+def _zeros_of_shape(ctx, shape: list, dtype) -> Tensor:
+    """Zeros of a shape value whose entries are sizes or markers of dims unknown until run
+    time: a constant with 1 at each marker, plus, per marker, zeros along the dim it stands
+    for (taken from its tensor), broadcast into place."""
+    from .importer import UNKNOWN_DIM
+
+    base = Tensor._make(np.zeros([1 if d <= UNKNOWN_DIM else d for d in shape], dtype=dtype))
+    for position, d in enumerate(shape):
+        if d > UNKNOWN_DIM:
+            continue
+        node, dim = ctx.marked_dim(d)
+        source = Tensor._symbolic(node)
+        key = tuple(slice(None) if i == dim else 0 for i in range(len(node.shape)))
+        ruler = ops.cast(ops.zeros_like(source[key]), dtype)  # (unknown,) zeros
+        place = [1] * len(shape)
+        place[position] = -1
+        base = base + ops.reshape(ruler, tuple(place))
+    return base
+
+
 def _expand(ctx, ins, attrs):
     x = ins[0]
-    shape = [int(d) for d in np.asarray(ctx.static(ins[1], "shape")).reshape(-1)]
-    ndim = max(len(shape), x.ndim)
-    shape = [1] * (ndim - len(shape)) + shape
-    dims = [None] * (ndim - x.ndim) + list(x.shape)
-    target = [d if s == 1 and d is not None else s for s, d in zip(shape, dims)]
-    target = [-1 if s == 1 and d is None else s for s, d in zip(target, dims)]
-    return ops.expand(x, tuple(target))
+    shape = [int(d) for d in np.asarray(ctx.static(ins[1], "shape", True)).reshape(-1)]
+    return x + _zeros_of_shape(ctx, shape, x.dtype)  # ONNX Expand broadcasts both ways
 
 
 def _pad(ctx, ins, attrs):
@@ -311,19 +350,19 @@ def _pad(ctx, ins, attrs):
 def _constant_of_shape(ctx, ins, attrs):
     from onnx import numpy_helper
 
-    shape = tuple(int(d) for d in np.asarray(ctx.static(ins[0], "shape")).reshape(-1))
+    shape = [int(d) for d in np.asarray(ctx.static(ins[0], "shape", True)).reshape(-1)]
     value = attrs.get("value")
     fill = numpy_helper.to_array(value).reshape(-1) if value is not None else np.zeros(1,
                                                                                          np.float32)
-    return Tensor._make(np.full(shape, fill[0], dtype=fill.dtype))
+    if all(d >= 0 for d in shape):
+        return Tensor._make(np.full(shape, fill[0], dtype=fill.dtype))
+    return _zeros_of_shape(ctx, shape, fill.dtype) + Tensor._make(fill[0])
 
 
 def _shape(ctx, ins, attrs):
     x = ins[0]
-    if any(d is None for d in x.shape):
-        raise OnnxImportError(f"Shape: the input's shape {x.shape} has unknown dims; dongjing "
-                              "imports only shapes known when the model is built")
-    dims = np.asarray(x.shape, dtype=np.int64)
+    dims = np.asarray([ctx.mark(x, i) if d is None else d for i, d in enumerate(x.shape)],
+                      dtype=np.int64)
     return Tensor._make(dims[attrs.get("start", 0):attrs.get("end", len(dims))])
 
 

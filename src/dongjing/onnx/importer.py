@@ -17,6 +17,10 @@ from .import_ops import IMPORTS
 from .op_exports import NOT_TRAINABLE
 
 _STATIC_RESULTS = {"Shape", "Constant", "ConstantOfShape"}  # eager results known at build time
+UNKNOWN_DIM = -(2 ** 62)  # markers at or below: dim d of an unknown-shaped tensor (see mark)
+# ops that only move the entries of a shape value around: the unknown-dim marker survives them
+_SHAPE_MOVES = {"Gather", "Unsqueeze", "Squeeze", "Concat", "Slice", "Cast", "Identity"}
+_READS_UNKNOWN = {"Reshape", "Expand", "ConstantOfShape"}  # rules that understand the marker
 _NEVER_FOLD = {"RNN", "LSTM", "GRU", "If", "Loop", "Dropout"}
 _BUFFER_INPUTS = {"BatchNormalization": (3, 4)}  # running mean / var: state, not trained
 
@@ -62,6 +66,18 @@ class Context:
         self.opset = opset
         self.static_names: set = set()
         self.env: dict = {}
+        self.marked: list = []  # nodes whose unknown dims a shape value refers to
+
+    def mark(self, t: Tensor, dim: int) -> int:
+        """The marker standing for dim `dim` of `t`, unknown until run time."""
+        if t._node not in self.marked:
+            self.marked.append(t._node)
+        return UNKNOWN_DIM - (self.marked.index(t._node) * 64 + dim)
+
+    def marked_dim(self, value: int) -> tuple:
+        """(node, dim) a marker stands for."""
+        index, dim = divmod(UNKNOWN_DIM - value, 64)
+        return self.marked[index], dim
 
     def is_static(self, t) -> bool:
         """Whether `t` is a value known now (not a parameter, not computed at run time)."""
@@ -71,14 +87,38 @@ class Context:
             return t._node.op.name == "constant"
         return not t.requires_grad
 
-    def static(self, t, what: str) -> np.ndarray:
-        """The value of input `what`, which must be known when the model is built."""
+    def static(self, t, what: str, unknown_dims: bool = False) -> np.ndarray:
+        """The value of input `what`, which must be known when the model is built (a shape
+        value may hold UNKNOWN_DIM entries only where `unknown_dims` says the rule handles
+        them)."""
         if isinstance(t, Tensor) and t._node is None:
-            return t.data
-        if isinstance(t, Tensor) and t._node.op.name == "constant":
-            return t._node.attrs["value"]
-        raise OnnxImportError(f"input {what!r} must be a constant (known when the model is "
-                              "built), but it is computed at run time")
+            value = t.data
+        elif isinstance(t, Tensor) and t._node.op.name == "constant":
+            value = t._node.attrs["value"]
+        else:
+            raise OnnxImportError(f"input {what!r} must be a constant (known when the model "
+                                  "is built), but it is computed at run time")
+        if not unknown_dims and _has_unknown(value):
+            raise OnnxImportError(f"input {what!r} depends on a dim that is unknown until run "
+                                  "time (a symbolic input dim)")
+        return value
+
+
+def _has_unknown(value) -> bool:
+    return isinstance(value, np.ndarray) and value.dtype == np.int64 and bool(
+        (value <= UNKNOWN_DIM).any())
+
+
+def _check_unknown(node, ins) -> None:
+    """Refuse to compute with a shape value holding an unknown dim (its marker is no number)."""
+    if node.op_type in _SHAPE_MOVES or node.op_type in _READS_UNKNOWN:
+        return
+    for name, t in zip(node.input, ins):
+        if isinstance(t, Tensor) and t._node is None and _has_unknown(t.data):
+            raise OnnxImportError(
+                f"{node.op_type} node {node.name!r} computes with {name!r}, a shape holding a "
+                "dim unknown until run time; build with known input shapes (dj.onnx.to_module "
+                "runs eagerly or under dj.jit, where every shape is known)")
 
 
 def run_graph(ctx: Context, graph, env: dict) -> list:
@@ -87,9 +127,9 @@ def run_graph(ctx: Context, graph, env: dict) -> list:
 
     for node in graph.node:
         ins = [env[name] if name else None for name in node.input]
+        _check_unknown(node, ins)
         outs_wanted = [name for name in node.output]
-        if node.op_type not in _NEVER_FOLD and ins and all(
-                name == "" or name in ctx.static_names for name in node.input):
+        if _foldable(node, ins, ctx):
             values = _fold(node, ins)
             for name, value in zip(outs_wanted, values):
                 if name:
@@ -114,6 +154,17 @@ def run_graph(ctx: Context, graph, env: dict) -> list:
             if node.op_type in _STATIC_RESULTS and results[i]._node is None:
                 ctx.static_names.add(name)
     return [env[o.name] for o in graph.output]
+
+
+def _foldable(node, ins, ctx) -> bool:
+    """Whether a node can be computed now: every input static, and no unknown-dim marker
+    reaching an op that would compute with it as a number."""
+    if node.op_type in _NEVER_FOLD or not ins:
+        return False
+    if not all(name == "" or name in ctx.static_names for name in node.input):
+        return False
+    return node.op_type in _SHAPE_MOVES or not any(
+        t is not None and _has_unknown(t.data) for t in ins)
 
 
 def _fold(node, ins) -> list:
