@@ -207,20 +207,19 @@ def _reshape(ctx, ins, attrs):
     known, unknown_left = [], {i for i, d in enumerate(x.shape) if d is None}
     for i, d in enumerate(shape):
         if d <= UNKNOWN_DIM:  # a dim read from a shape computed at build time
-            node, dim = ctx.marked_dim(d)
+            node, source = ctx.marked_dim(d)
             if node is not x._node:
                 raise OnnxImportError("the target shape uses an unknown dim of another tensor")
-            d = 0 if not attrs.get("allowzero", 0) else None
-            i_dim = dim
+        elif d == 0 and not attrs.get("allowzero", 0):  # ONNX: 0 copies the input's dim
+            source = i
         else:
-            i_dim = i
-        if d == 0 and not attrs.get("allowzero", 0):  # ONNX: 0 copies the input's dim
-            d = x.shape[i_dim]
-            if d is None:
-                unknown_left.discard(i_dim)
-                copies.append(i)
-        if d is not None:
             known.append((i, d))
+            continue
+        if x.shape[source] is None:
+            unknown_left.discard(source)
+            copies.append(i)
+        else:
+            known.append((i, x.shape[source]))
     out = [d for _, d in sorted(known + [(i, None) for i in copies])]
     if not copies:
         return ops.reshape(x, tuple(out))
