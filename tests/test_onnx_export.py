@@ -191,3 +191,20 @@ def test_check_with_onnxruntime_returns_the_largest_difference():
     model = _digits().build("mlp", seed=0)
     diff = dj.onnx.check_with_onnxruntime(model, dj.randn(8, 64))
     assert 0.0 <= diff < 1e-5
+
+
+def test_sum_to_like_decides_its_axes_at_run_time_for_unknown_dims():
+    from dongjing.ops.broadcast import sum_to_like
+
+    with dj.Graph() as g:
+        grad = dj.placeholder((None, 3, 4), name="grad")
+        like = dj.placeholder((3, None), name="like")
+        y = sum_to_like(grad, like)
+    proto = dj.onnx.export_graph(g, y)
+    for like_shape in ((3, 1), (3, 4)):
+        feed = {"grad": np.random.default_rng(8).random((2, 3, 4), dtype=np.float32),
+                "like": np.zeros(like_shape, np.float32)}
+        (got,) = dj.onnx.run_onnxruntime(proto, feed)
+        want = dj.Session(g).run(y, {grad: feed["grad"], like: feed["like"]})
+        assert got.shape == want.shape == like_shape
+        np.testing.assert_allclose(got, want, rtol=1e-5)

@@ -161,6 +161,34 @@ def _sum(e, node, ins):
     return _axes(e, "ReduceSum", x, node.attrs.get("dim"), int(node.attrs.get("keepdim", False)))
 
 
+def _sum_to_like(e, node, ins):
+    """`g` summed over the dims broadcasting stretched: decided now when both shapes are known,
+    else at run time (the axes computed from the two Shapes)."""
+    g, like = node.inputs
+    lead = len(g.shape) - len(like.shape)
+    if None not in g.shape and None not in like.shape:
+        axes = list(range(lead)) + [lead + i for i, d in enumerate(like.shape)
+                                    if d == 1 and g.shape[lead + i] != 1]
+        if not axes:
+            return e.node("Identity", [ins[0]])
+        summed = _axes(e, "ReduceSum", ins[0], axes, 1, name=node.name + "_sum")
+        return e.node("Reshape", [summed, e.ints(like.shape, "shape")])
+    like_shape = e.node("Shape", [ins[1]], name=node.name + "_like_shape")
+    padded = like_shape if not lead else e.node(
+        "Concat", [e.ints([1] * lead, "ones"), like_shape], axis=0, name=node.name + "_padded")
+    one = e.ints([1], "one")
+    stretched = e.node("And", [e.node("Equal", [padded, one], name=node.name + "_one"),
+                               e.node("Not", [e.node("Equal", [e.node(
+                                   "Shape", [ins[0]], name=node.name + "_g_shape"), one],
+                                   name=node.name + "_g_one")], name=node.name + "_wide")],
+                       name=node.name + "_stretched")
+    axes = e.node("Reshape", [e.node("NonZero", [stretched], name=node.name + "_where"),
+                              e.ints([-1], "flat")], name=node.name + "_axes")
+    summed = e.node("ReduceSum", [ins[0], axes], keepdims=1, noop_with_empty_axes=1,
+                    name=node.name + "_sum")
+    return e.node("Reshape", [summed, like_shape])
+
+
 def _extreme(op_type):
     def rule(e, node, ins):
         return _axes(e, op_type, ins[0], node.attrs.get("dim"),
@@ -384,6 +412,7 @@ OP_EXPORTS: dict = {
     "concat": _concat,
     # reductions
     "sum": _sum,
+    "sum_to_like": _sum_to_like,
     "amax": _extreme("ReduceMax"),
     "amin": _extreme("ReduceMin"),
     "argmax": _arg("ArgMax"),
