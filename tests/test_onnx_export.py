@@ -59,6 +59,17 @@ def test_every_op_has_an_export_or_a_reason():
     assert all(isinstance(reason, str) and reason for reason in NOT_EXPORTABLE.values())
 
 
+def test_an_op_record_may_declare_its_own_export():
+    from types import SimpleNamespace
+
+    from dongjing.onnx.op_exports import Onnx, rule_for
+
+    assert rule_for(SimpleNamespace(name="new_op", onnx="Softplus")) == (Onnx("Softplus"), None)
+    assert rule_for(SimpleNamespace(name="new_op", onnx=None, onnx_reason="random")) == (
+        None, "random")
+    assert rule_for(OPS["mul"])[0] is OP_EXPORTS["mul"]  # the tables here come first
+
+
 def test_digits_mlp(tmp_path):
     model = _digits().build("mlp", seed=0)
     proto = _check_batches(model, dj.randn(5, 64), tmp_path)

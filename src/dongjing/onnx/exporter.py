@@ -9,7 +9,7 @@ from ..errors import DongjingError
 from ..tensor import Tensor
 from .emitter import MIN_OPSET, Emitter, value_info
 from .errors import OnnxExportError, require_onnx
-from .op_exports import NOT_EXPORTABLE, OP_EXPORTS, Onnx
+from .op_exports import Onnx, rule_for
 
 
 # --- one node, many nodes ----------------------------------------------------------------
@@ -20,9 +20,8 @@ def _where(node) -> str:
 def emit_node(e: Emitter, node):
     """Export one dongjing node through its rule; returns the ONNX name(s) of its value."""
     name = node.op.name
-    rule = OP_EXPORTS.get(name)
+    rule, reason = rule_for(node.op)
     if rule is None:
-        reason = NOT_EXPORTABLE.get(name, "no rule is declared in dongjing.onnx.op_exports")
         raise OnnxExportError(f"op {name!r}{_where(node)} has no ONNX export: {reason}")
     ins = [e.values[i] for i in node.inputs]
     e.current = node

@@ -5,6 +5,9 @@ dongjing attributes become which ONNX attributes, and whether inputs are cast to
 first) or a function `rule(e, node, ins) -> name | [names]` emitting a decomposition through
 the `Emitter` `e` (`ins` are the ONNX names of the node's inputs). `NOT_EXPORTABLE[name]` says
 why an op has no export. A test checks that every op is in exactly one of the two.
+
+Each entry is meant to move onto its op record (`define(..., onnx=...)`); `rule_for` already
+falls back to the record's `onnx` / `onnx_reason` for an op these tables do not name.
 """
 
 from __future__ import annotations
@@ -437,3 +440,18 @@ NOT_EXPORTABLE: dict = {
     "assign": "a state update: export an inference function, not a training step",
     "group": "groups state updates: export an inference function, not a training step",
 }
+
+
+def rule_for(op) -> tuple:
+    """(rule, None) for an exportable op, (None, reason) otherwise: the tables here first, then
+    the op record's own `onnx` (an ONNX op type, an `Onnx` record or a rule) / `onnx_reason`."""
+    if op.name in OP_EXPORTS:
+        return OP_EXPORTS[op.name], None
+    if op.name in NOT_EXPORTABLE:
+        return None, NOT_EXPORTABLE[op.name]
+    declared = getattr(op, "onnx", None)
+    if isinstance(declared, str):
+        return Onnx(declared), None
+    if declared is not None:
+        return declared, None
+    return None, getattr(op, "onnx_reason", None) or "no ONNX export is declared for it"
