@@ -110,8 +110,9 @@ def _clip(e, node, ins):
 
 
 def _cast(e, node, ins):
-    return e.cast(ins[0], _in_dtype(node, 0), node.dtype) if _in_dtype(node, 0) != node.dtype \
-        else e.node("Identity", ins)
+    if _in_dtype(node, 0) == node.dtype:
+        return e.node("Identity", ins)
+    return e.cast(ins[0], _in_dtype(node, 0), node.dtype)
 
 
 def _fill_like(e, node, ins):
