@@ -82,7 +82,16 @@ def test_digits_mlp(tmp_path):
 
 
 def test_digits_cnn(tmp_path):
-    _check_batches(_digits().build("cnn", seed=0), dj.randn(4, 64), tmp_path)
+    proto = _check_batches(_digits().build("cnn", seed=0), dj.randn(4, 64), tmp_path)
+    types = [n.op_type for n in proto.graph.node]  # im2col chains recognised, the rest pruned
+    assert types.count("Conv") == 2 and types.count("MaxPool") == 2 and "Slice" not in types
+
+
+def test_strided_conv_and_average_pool(tmp_path):
+    dj.manual_seed(3)
+    model = nn.Sequential(nn.Conv2d(2, 3, 3, stride=2, padding=1), nn.AvgPool2d(2, padding=1))
+    proto = _check_batches(model, dj.randn(2, 2, 7, 7), tmp_path)
+    assert {"Conv", "AveragePool"} <= {n.op_type for n in proto.graph.node}
 
 
 def test_jitted_model_exports_like_the_model():

@@ -101,6 +101,10 @@ class Emitter:
                          to=elem_type(to_dtype))
 
     def graph(self, name: str, outputs: list):
-        """The GraphProto of everything emitted (inputs and initializers included)."""
-        return self.onnx.helper.make_graph(self.nodes, name, self.inputs, outputs,
+        """The GraphProto of everything emitted that the outputs use (inputs and initializers
+        included)."""
+        from .patterns import prune
+
+        nodes = prune(self.nodes, [o.name for o in outputs])
+        return self.onnx.helper.make_graph(nodes, name, self.inputs, outputs,
                                            initializer=self.initializers)

@@ -10,6 +10,7 @@ from ..tensor import Tensor
 from .emitter import MIN_OPSET, Emitter, value_info
 from .errors import OnnxExportError, require_onnx
 from .op_exports import Onnx, rule_for
+from .patterns import recognize
 
 
 # --- one node, many nodes ----------------------------------------------------------------
@@ -26,6 +27,9 @@ def emit_node(e: Emitter, node):
     ins = [e.values[i] for i in node.inputs]
     e.current = node
     try:
+        recognised = recognize(e, node)
+        if recognised is not None:
+            return recognised
         if isinstance(rule, Onnx):
             return _direct(e, node, rule, ins)
         return rule(e, node, ins)
