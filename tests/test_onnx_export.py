@@ -230,3 +230,11 @@ def test_sum_to_like_decides_its_axes_at_run_time_for_unknown_dims():
         want = dj.Session(g).run(y, {grad: feed["grad"], like: feed["like"]})
         assert got.shape == want.shape == like_shape
         np.testing.assert_allclose(got, want, rtol=1e-5)
+
+
+def test_without_the_onnx_package_the_error_says_what_to_install(monkeypatch):
+    monkeypatch.setitem(sys.modules, "onnx", None)  # `import onnx` now fails
+    with pytest.raises(OnnxExportError, match="pip install"):
+        dj.onnx.export(nn.Linear(2, 2), dj.ones(1, 2))
+    with pytest.raises(dj.onnx.OnnxImportError, match="pip install"):
+        dj.onnx.load("model.onnx")

@@ -13,12 +13,12 @@ class OnnxImportError(DongjingError, ValueError):
     """An ONNX model that dongjing cannot build: unsupported op types or attributes."""
 
 
-def require_onnx():
-    """The `onnx` package, or a clear error saying how to install it."""
+def require_onnx(error: type = OnnxExportError):
+    """The `onnx` package, or a clear `error` saying how to install it."""
     try:
         import onnx
     except ImportError:  # pragma: no cover - depends on the environment
-        raise OnnxExportError(
+        raise error(
             "dj.onnx needs the `onnx` package: pip install 'dongjing[onnx]' (or onnx onnxruntime)"
         ) from None
     return onnx

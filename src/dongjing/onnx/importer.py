@@ -27,7 +27,7 @@ _BUFFER_INPUTS = {"BatchNormalization": (3, 4)}  # running mean / var: state, no
 
 def read_model(model):
     """A ModelProto from a path, bytes, or a ModelProto."""
-    onnx = require_onnx()
+    onnx = require_onnx(OnnxImportError)
     if isinstance(model, onnx.ModelProto):
         return model
     if isinstance(model, (bytes, bytearray)):
@@ -198,9 +198,9 @@ class OnnxModule(Module):
 
     def __init__(self, model):
         super().__init__()
+        proto = read_model(model)
         from onnx import numpy_helper
 
-        proto = read_model(model)
         check_supported(proto)
         self.opset = next((o.version for o in proto.opset_import if o.domain in ("", "ai.onnx")),
                           1)
@@ -278,11 +278,11 @@ def load(model) -> ImportedGraph:
     >>> dj.Session(g).run(g.outputs["output"], {g.inputs["x"]: np.ones((1, 3))}).shape
     (1, 2)
     """
-    from onnx import helper
-
     from ..graph.builder import placeholder
 
     module = to_module(model)
+    from onnx import helper
+
     graph = ImportedGraph(module.graph_proto.name or "onnx")
     graph.module = module
     by_name = {i.name: i for i in module.graph_proto.input}
