@@ -238,3 +238,20 @@ def test_without_the_onnx_package_the_error_says_what_to_install(monkeypatch):
         dj.onnx.export(nn.Linear(2, 2), dj.ones(1, 2))
     with pytest.raises(dj.onnx.OnnxImportError, match="pip install"):
         dj.onnx.load("model.onnx")
+
+
+@pytest.mark.parametrize("kind", ["LSTM", "GRU"])
+def test_recurrent_layers(tmp_path, kind):
+    dj.manual_seed(6)
+
+    class Tagger(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.rnn = getattr(nn, kind)(4, 5, num_layers=2, bidirectional=True)
+            self.head = nn.Linear(10, 3)
+
+        def forward(self, x):  # x: (time, batch, features)
+            return self.head(self.rnn(x)[0])
+
+    model = Tagger()
+    _check_batches(model, dj.randn(6, 2, 4), tmp_path, batch_axis=1)

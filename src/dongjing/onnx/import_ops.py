@@ -183,6 +183,16 @@ def _cast(ctx, ins, attrs):
     return ops.cast(ins[0], helper.tensor_dtype_to_np_dtype(attrs["to"]))
 
 
+def _arg_extreme(fn, op_type: str):
+    def rule(ctx, ins, attrs):
+        if attrs.get("select_last_index", 0):
+            raise OnnxImportError(f"{op_type}: select_last_index=1 is not supported")
+        x = ins[0]
+        return fn(x, _axis(attrs.get("axis", 0), x.ndim), bool(attrs.get("keepdims", 1)))
+
+    return rule
+
+
 def _reduce(fn, since: int):
     def rule(ctx, ins, attrs):
         x = ins[0]
@@ -441,6 +451,8 @@ IMPORTS: dict = {
     "Sum": _variadic(ops.add),
     "Clip": _clip,
     "Cast": _cast,
+    "ArgMax": _arg_extreme(ops.argmax, "ArgMax"),
+    "ArgMin": _arg_extreme(ops.argmin, "ArgMin"),
     "ReduceSum": _reduce(ops.sum, 13),
     "ReduceMean": _reduce(ops.mean, 18),
     "ReduceMax": _reduce(ops.amax, 18),

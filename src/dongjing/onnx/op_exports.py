@@ -440,6 +440,7 @@ NOT_EXPORTABLE: dict = {
     "dropout_mask": "random: export the model in eval mode, where dropout is the identity",
     "assign": "a state update: export an inference function, not a training step",
     "group": "groups state updates: export an inference function, not a training step",
+    "tf_random": "random (compat.v1's draws): ONNX's random ops cannot reproduce the generator",
 }
 
 

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 
 def _op(node, name: str) -> bool:
     return node is not None and node.op.name == name
@@ -47,6 +49,30 @@ def _max_pool(e, node):
     return e.node("MaxPool", [e.values[unfold.inputs[0]]], **_window_attrs(unfold))
 
 
+def _first_max_pool(e, node):
+    """sum(where(eq(arange(k), argmax(W, 2)), W, 0), dim=2) with W = the flattened windows of
+    unfold2d(x, pad_value=-inf): the first largest value of each window -> MaxPool(x)."""
+    picked = node.inputs[0]
+    if not (_op(picked, "where") and node.attrs.get("dim") == (2,)
+            and not node.attrs.get("keepdim")):
+        return None
+    test, windows, zeros = picked.inputs
+    if not (_op(windows, "reshape") and _op(windows.inputs[0], "unfold2d") and _op(test, "eq")
+            and _op(zeros, "fill_like") and zeros.attrs["value"] == 0
+            and zeros.inputs[0] is windows):
+        return None
+    unfold = windows.inputs[0]
+    n, c, kh, kw, oh, ow = unfold.shape
+    position, first = test.inputs
+    if not (_op(first, "argmax") and first.inputs[0] is windows and first.attrs["dim"] == 2
+            and _op(position, "constant")
+            and np.array_equal(position.attrs["value"].reshape(-1), np.arange(kh * kw))
+            and windows.attrs["shape"][2:] == (kh * kw, oh, ow)
+            and unfold.attrs["pad_value"] == -math.inf):
+        return None
+    return e.node("MaxPool", [e.values[unfold.inputs[0]]], **_window_attrs(unfold))
+
+
 def _average_pool(e, node):
     """sum(unfold2d(x), dim=(2, 3)) / count(the same, dim=(2, 3)) -> AveragePool(x), the zero
     padding counted (as dongjing's avg_pool2d does)."""
@@ -63,7 +89,7 @@ def _average_pool(e, node):
                   **_window_attrs(unfold))
 
 
-PATTERNS = {"reshape": _conv, "amax": _max_pool, "div": _average_pool}
+PATTERNS = {"reshape": _conv, "amax": _max_pool, "sum": _first_max_pool, "div": _average_pool}
 
 
 def recognize(e, node):
