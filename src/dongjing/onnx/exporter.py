@@ -175,6 +175,13 @@ def export_graph(graph, fetches, path=None, opset: int = 17, output_names=None,
 
 
 # --- tracing -----------------------------------------------------------------------------
+def _converted(call, module):
+    """`call` with its Python `if` / `while` / `for` on tensors converted, as `dj.jit` does."""
+    from ..runtime.autograph import entry
+
+    return entry(call, module)[0]
+
+
 def trace(model_or_fn, example_args, input_names=None, dynamic_axes: dict | None = None):
     """Trace `model_or_fn(*example_args)` into a Graph (modules in eval mode); returns
     (graph, output nodes). Tensor arguments become placeholders named after the function's
@@ -223,7 +230,7 @@ def trace(model_or_fn, example_args, input_names=None, dynamic_axes: dict | None
                 raise OnnxExportError(f"input_names has {len(input_names)} names for "
                                       f"{len(made)} tensor arguments")
             try:
-                out = call(*sym_args)
+                out = _converted(call, fn if is_module else None)(*sym_args)
             except DongjingError as exc:
                 if exc.args and isinstance(exc.args[0], str):
                     exc.args = (exc.args[0] + " [raised while dj.onnx.export traced the model]",)

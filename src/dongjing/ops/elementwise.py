@@ -176,7 +176,6 @@ _relu_backward = define(
     forward_out=lambda xp, g, x, out: xp.multiply(g, x > 0, out=out),
     binding=binary, public="relu_backward",
     doc="g where x > 0, else 0: the gradient of relu at x.",
-    onnx=None, onnx_reason="a gradient op: export differentiates before export",
 )
 relu_backward = _relu_backward.binding
 
@@ -189,7 +188,6 @@ _tanh_backward = define(
     grads=(lambda gg, g, y: tanh_backward(gg, y), lambda gg, g, y: mul(mul(gg, g), mul(y, -2.0))),
     decompose="forward", binding=binary, public="tanh_backward",
     doc="g * (1 - y**2): the gradient of tanh given its output y.",
-    onnx=None, onnx_reason="a gradient op: export differentiates before export",
 )
 tanh_backward = _tanh_backward.binding
 
