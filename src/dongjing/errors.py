@@ -27,3 +27,11 @@ class StateDictError(DongjingError, RuntimeError):
 
 class CheckpointError(DongjingError, ValueError):
     """A checkpoint file that cannot be read: truncated, corrupted, or not a dongjing checkpoint."""
+
+
+class ArgumentError(DongjingError, TypeError, ValueError):
+    """An argument of the wrong type or value; the message names the function and argument."""
+
+
+class IndexOutOfRangeError(DongjingError, IndexError):
+    """An index (given or fed at run time) outside the dimension it indexes."""
