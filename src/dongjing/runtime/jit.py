@@ -9,6 +9,7 @@ import warnings
 
 from ..graph import builder
 from ..tensor import grad_scope
+from ..validation import check_choice
 from .signature import describe_changes, signature, watched_objects
 from .trace_grads import describe_guard_change
 from .tracing import Trace
@@ -25,7 +26,7 @@ class JitFunction:
 
     def __init__(self, fn, optimize: int = 2, module=None):
         self.fn = fn
-        self.optimize = int(optimize)
+        self.optimize = check_choice("dj.jit", "optimize", optimize, (0, 1, 2))
         self.module = module
         self.name = getattr(fn, "__name__", None) or type(fn).__name__
         if module is not None:
