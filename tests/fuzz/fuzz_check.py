@@ -12,8 +12,10 @@ import numpy as np
 from fuzz_program import Program
 
 import dongjing as dj
+from dongjing.compiler import parallel
+from dongjing.compiler.passes import fuse_elementwise as fusion
 
-MODES = ("O0", "O1", "O2", "jit", "threads", "unknown_dims")
+MODES = ("O0", "O1", "O2", "O2_fused", "jit", "threads", "unknown_dims")
 THREADS = 4
 
 
@@ -88,8 +90,9 @@ class _Fetcher:
         return [None if f is None else next(values) for f in self.fetches]
 
 
-def compare(ref: list, got: list, what: str) -> str | None:
-    """None when `got` matches `ref` (NaN where NaN, inf where inf, floats to a tolerance)."""
+def compare(ref: list, got: list, what: str, values: int = 0) -> str | None:
+    """None when `got` matches `ref` (NaN where NaN, inf where inf, floats to a tolerance; the
+    first `values` results, computed by the same ops, must also agree on the sign of zeros)."""
     if len(ref) != len(got):
         return f"{what}: {len(got)} results, expected {len(ref)}"
     for k, (r, o) in enumerate(zip(ref, got)):
@@ -112,6 +115,10 @@ def compare(ref: list, got: list, what: str) -> str | None:
             bad = ~np.isclose(o, r, rtol=rtol, atol=atol, equal_nan=True)
             return (f"{what}: result {k} differs at {int(bad.sum())} of {r.size} places: got "
                     f"{o[bad][:4]}, expected {r[bad][:4]}")
+        zeros = r == 0
+        if k < values and not np.array_equal(np.signbit(r[zeros]), np.signbit(o[zeros])):
+            return f"{what}: result {k} has zeros of the wrong sign: {o[zeros][:6]} vs " \
+                   f"{r[zeros][:6]}"
     return None
 
 
@@ -125,12 +132,12 @@ def _session_mode(program, g, phs, fetches, level, ref) -> str | None:
     first_feed = feed(lambda k: layouts[k])
     first = sess.run(first_feed)
     kept = [None if v is None else np.array(v, copy=True) for v in first]
-    problem = compare(ref, kept, "first run")
+    problem = compare(ref, kept, "first run", len(program.outputs))
     if problem:
         return problem
     second_feed = feed(lambda k: "C")
     second = sess.run(second_feed)
-    problem = compare(ref, second, "second run (C-order inputs)")
+    problem = compare(ref, second, "second run (C-order inputs)", len(program.outputs))
     if problem:
         return problem
     problem = compare(kept, first, "first run's results after a second run (aliased buffers?)")
@@ -140,7 +147,18 @@ def _session_mode(program, g, phs, fetches, level, ref) -> str | None:
         if isinstance(v, np.ndarray) and v.size and v.flags.writeable:
             v.fill(7)  # a program must not keep or reuse what it returned or was fed
     third = sess.run(feed(lambda k: "F"))
-    return compare(ref, third, "third run (after mutating returned and fed arrays)")
+    return compare(ref, third, "third run (after mutating returned and fed arrays)",
+                   len(program.outputs))
+
+
+def _fused_mode(program, g, phs, fetches, ref) -> str | None:
+    """O2 with fusion and threaded splitting forced on small shapes (they compile on first run)."""
+    old = fusion.MIN_SIZE, parallel.MIN_SIZE
+    fusion.MIN_SIZE, parallel.MIN_SIZE = 1, 4
+    try:
+        return _session_mode(program, g, phs, fetches, 2, ref)
+    finally:
+        fusion.MIN_SIZE, parallel.MIN_SIZE = old
 
 
 def _jit_mode(program, ref) -> str | None:
@@ -154,7 +172,8 @@ def _jit_mode(program, ref) -> str | None:
             tensors[i].requires_grad_(True)
         outs, grads = fn(*tensors)
         got = [o.numpy() for o in outs] + [None if gr is None else gr.numpy() for gr in grads]
-        problem = compare(ref, [None if v is None else v.copy() for v in got], f"jit call {call}")
+        problem = compare(ref, [None if v is None else v.copy() for v in got], f"jit call {call}",
+                          len(program.outputs))
         if problem:
             return problem
         for v in got:
@@ -200,10 +219,12 @@ def check_program(program: Program, modes=MODES) -> list[Failure]:
         graph = None
         for mode in modes:
             try:
-                if mode in ("O0", "O1", "O2", "threads") and graph is None:
+                if mode in ("O0", "O1", "O2", "O2_fused", "threads") and graph is None:
                     graph = _graph(program)
                 if mode in ("O0", "O1", "O2"):
                     problem = _session_mode(program, *graph, int(mode[1]), ref)
+                elif mode == "O2_fused":  # every group fuses, every large call splits
+                    problem = _fused_mode(program, *graph, ref)
                 elif mode == "jit":
                     problem = _jit_mode(program, ref)
                 elif mode == "threads":

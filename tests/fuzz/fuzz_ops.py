@@ -187,8 +187,9 @@ def _max_pool(p):
 def _fold(p):
     a = p.float(min_ndim=2)
     h, w = p.shape(a)[-2:]
-    return f"ops.fold2d(ops.unfold2d(dj.reshape({a}, (-1, 1, {h}, {w})), (2, 2), (1, 1), 0), " \
-           f"({h}, {w}), (2, 2), (1, 1), 0)"
+    pad = p.rng.choice([0, 1])
+    return f"ops.fold2d(ops.unfold2d(dj.reshape({a}, (-1, 1, {h}, {w})), (2, 2), (1, 1), {pad}), " \
+           f"({h}, {w}), (2, 2), (1, 1), {pad})"
 
 
 def _one_hot(p):
