@@ -1,6 +1,7 @@
 """`make fuzz N=10000`: run N random programs through every mode, print a summary and write
 each failing program as a standalone reproducer (a Python file runnable with dongjing on
-PYTHONPATH) under `fuzz-failures/`.
+PYTHONPATH) under `fuzz-failures/`. Programs run in worker processes, so a program that kills
+its process (a segmentation fault) is recorded with the mode that crashed, and the run goes on.
 
     python tests/fuzz/fuzz_main.py --n 2000 --seed 1 --out fuzz-failures
 """
@@ -9,15 +10,17 @@ from __future__ import annotations
 
 import argparse
 import collections
+import json
 import os
 import random
+import subprocess
 import sys
 import time
 import warnings
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from fuzz_check import MODES, check_program  # noqa: E402
+from fuzz_check import MODES, Failure, check_program  # noqa: E402
 from fuzz_program import generate  # noqa: E402
 
 # failures in these modes are known, owned elsewhere (issue 19 items 1-3), and reported but
@@ -105,8 +108,15 @@ def reproducer(program, failures, seed: int, index: int, filename: str) -> str:
                             list(MODES))
 
 
+def _write(out: str, program, failures, seed: int, index: int) -> None:
+    os.makedirs(out, exist_ok=True)
+    name = os.path.join(out, f"fuzz_{seed}_{index}.py")
+    with open(name, "w") as fh:
+        fh.write(reproducer(program, failures, seed, index, name))
+
+
 def run(n: int, seed: int, out: str | None, max_lines: int = 8, rotate: bool = False,
-        quiet: bool = False, start: int = 0) -> dict:
+        quiet: bool = False, start: int = 0, progress: str | None = None) -> dict:
     """Fuzz programs `start`..`start + n - 1` of `seed`'s sequence; returns {"new": [(index,
     Failure, Program)], "known": [(index, Failure, Program, reason)], "raw": [text],
     "seconds": s}."""
@@ -118,6 +128,9 @@ def run(n: int, seed: int, out: str | None, max_lines: int = 8, rotate: bool = F
         if index < start:
             continue
         found["raw"] += raw
+        if progress:  # the program about to run, should it kill the process
+            with open(progress, "w") as fh:
+                fh.write(str(index))
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             failures = check_program(program, modes_for(index, rotate))
@@ -130,10 +143,7 @@ def run(n: int, seed: int, out: str | None, max_lines: int = 8, rotate: bool = F
             else:
                 found["known"].append((index, f, program, known_reason(f, program)))
         if out:
-            os.makedirs(out, exist_ok=True)
-            name = os.path.join(out, f"fuzz_{seed}_{index}.py")
-            with open(name, "w") as fh:
-                fh.write(reproducer(program, failures, seed, index, name))
+            _write(out, program, failures, seed, index)
         if not quiet:
             for f in failures:
                 tag = "NEW" if f in new else "KNOWN: " + known_reason(f, program)
@@ -142,18 +152,83 @@ def run(n: int, seed: int, out: str | None, max_lines: int = 8, rotate: bool = F
     return found
 
 
+def _program_at(seed: int, index: int, max_lines: int):
+    rng = random.Random(seed)
+    for _ in range(index + 1):
+        program, _ = generate(rng, max_lines)
+    return program
+
+
+def _crashing_mode(seed: int, index: int, max_lines: int) -> Failure:
+    """The mode of program `index` that kills a fresh process running its modes in order (the
+    crash may need the earlier modes' state: a read past an array faults only if unmapped)."""
+    code = (f"import sys; sys.path.insert(0, {os.path.dirname(os.path.abspath(__file__))!r})\n"
+            f"import warnings; warnings.simplefilter('ignore')\nimport fuzz_main\n"
+            f"from fuzz_check import check_program\n"
+            f"p = fuzz_main._program_at({seed}, {index}, {max_lines})\n"
+            f"for mode in fuzz_main.modes_for({index}, False):\n"
+            f"    print(mode, flush=True)\n    check_program(p, [mode])\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    if done.returncode < 0 and done.stdout.split():
+        return Failure(done.stdout.split()[-1], f"the process died (signal {-done.returncode})")
+    return Failure("unknown", "the process died, but not when the program ran again alone")
+
+
+def supervise(n: int, seed: int, out: str, max_lines: int = 8, start: int = 0) -> dict:
+    """`run` of programs `start`..`n - 1` in worker processes; a program that kills its worker
+    is recorded (with the modes that crash) and skipped."""
+    os.makedirs(out, exist_ok=True)
+    progress, results = os.path.join(out, ".progress"), os.path.join(out, ".results.json")
+    found: dict = {"new": [], "known": [], "raw": []}
+    began = time.perf_counter()
+    while start < n:
+        code = (f"import sys, json; sys.path.insert(0, "
+                f"{os.path.dirname(os.path.abspath(__file__))!r})\nimport fuzz_main\n"
+                f"f = fuzz_main.run({n - start}, {seed}, {out!r}, {max_lines}, start={start}, "
+                f"progress={progress!r})\njson.dump(fuzz_main.summary(f), open({results!r}, 'w'))")
+        rc = subprocess.run([sys.executable, "-W", "ignore", "-c", code]).returncode
+        if rc >= 0:
+            with open(results) as fh:
+                part = json.load(fh)
+            for key in found:
+                found[key] += part[key]
+            break
+        with open(progress) as fh:
+            index = int(fh.read())
+        program = _program_at(seed, index, max_lines)
+        failures = [_crashing_mode(seed, index, max_lines)]
+        _write(out, program, failures, seed, index)
+        for f in failures:
+            reason = known_reason(f, program)
+            tag = "KNOWN: " + reason if reason else "NEW"
+            print(f"program {index}: {f.mode}: {f.message}  [{tag}]")
+            found["known" if reason else "new"].append([index, f.mode, f.message, reason])
+        start = index + 1
+    found["seconds"] = time.perf_counter() - began
+    return found
+
+
+def summary(found: dict) -> dict:
+    """`run`'s findings as JSON-ready lists: [index, mode, message, reason or None]."""
+    return {"new": [[i, f.mode, f.message, None] for i, f, _ in found["new"]],
+            "known": [[i, f.mode, f.message, r] for i, f, _, r in found["known"]],
+            "raw": found["raw"]}
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", default="fuzz-failures")
     parser.add_argument("--max-lines", type=int, default=8)
+    parser.add_argument("--start", type=int, default=0, help="skip the first programs")
     args = parser.parse_args(argv)
-    found = run(args.n, args.seed, args.out, args.max_lines)
-    by_mode = collections.Counter(f.mode for _, f, _ in found["new"])
+    found = supervise(args.n, args.seed, args.out, args.max_lines, args.start)
+    by_mode = collections.Counter(mode for _, mode, _, _ in found["new"])
     known = collections.Counter(reason for *_, reason in found["known"])
-    print(f"\n{args.n} programs in {found['seconds']:.1f} s; new failures: {dict(by_mode)}; "
-          f"known: {dict(known)}; raw Python errors while generating: {len(found['raw'])}")
+    print(f"\n{args.n - args.start} programs in {found['seconds']:.1f} s; new failures: "
+          f"{dict(by_mode)}; known: {dict(known)}; raw Python errors while generating: "
+          f"{len(found['raw'])}")
     for line in sorted(set(found["raw"]))[:20]:
         print("  raw:", line[:200])
     if found["new"] or found["known"]:
