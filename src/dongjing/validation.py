@@ -70,7 +70,7 @@ def check_choice(func: str, name: str, value, choices: tuple):
             is_int(value) and any(is_int(c) and value == c for c in choices)):
         raise ArgumentError(f"{func}: argument '{name}' must be one of "
                             f"{', '.join(map(repr, choices))}; got {value!r}")
-    return value
+    return int(value) if is_int(value) else value
 
 
 def fits_integer(array: np.ndarray, dtype: np.dtype) -> bool:
