@@ -1,6 +1,6 @@
 """Train on scikit-learn's 8x8 digits with dongjing, both ways: eagerly (define-by-run) and as a
-static graph (placeholders + optimizer.minimize + Session), from the same seed; and the eager
-step traced by dj.jit.
+static graph (placeholders + optimizer.minimize + Session), from the same seed; and the same
+eager loop with the model compiled by dj.jit (`model = dj.jit(model)`).
 
     python examples/digits.py            # MLP and CNN, both modes; writes examples/out/
     python examples/digits.py --epochs 5 --models mlp
@@ -118,10 +118,11 @@ def _eager_step(model, opt):
 def train_eager(model_name, train, test, epochs, seed=0, batch_size=64, lr=0.05,
                 jit=False) -> Run:
     """Define-by-run: every step computes now, records the tape, backward(), step().
-    With `jit=True` the same step function is traced once per batch shape by `dj.jit`."""
+    With `jit=True` the same loop runs `dj.jit(model)`: the forward compiled once per batch
+    shape, `loss.backward()` through its compiled gradient program."""
     run = _start(model_name, "jit" if jit else "eager", seed, lr)
-    step = _eager_step(run.model, run.optimizer)
-    _train(run, train, epochs, seed, batch_size, dj.jit(step) if jit else step)
+    step = _eager_step(dj.jit(run.model) if jit else run.model, run.optimizer)
+    _train(run, train, epochs, seed, batch_size, step)
     x_test, y_test = test.tensors
     with dj.no_grad():
         run.test_accuracy = _accuracy(run.model.eval()(x_test).numpy(), y_test)

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 import dongjing as dj
+from dongjing.ops.broadcast import sum_to_like
 from dongjing.ops.index import Slot, getitem_grad
 
 
@@ -125,6 +126,8 @@ CASES: dict[str, list[Case]] = {
                 Case(lambda x: x[np.array([0, 2, 0])], (_r(3, 4),), "int array, repeats"),
                 Case(lambda x, i: x[dj.arange(4), i], (_r(4, 3), _ints(4)), "gather pairs"),
                 Case(lambda x: x[x > 0], (_apart(3, 4),), "bool mask")],
+    "sum_to_like": [Case(lambda g, x: sum_to_like(g, x), (_r(2, 3, 4), _r(3, 1, seed=1)),
+                         "broadcast dims summed at run time")],
     "getitem_grad": [Case(lambda g, x: getitem_grad(g, x, [], (0,)), (_r(4), _r(3, 4)),
                           "the scatter-add behind getitem's gradient"),
                      Case(lambda g, x, i: getitem_grad(g, x, [i], (Slot(0),)),
@@ -135,3 +138,17 @@ CASES: dict[str, list[Case]] = {
 from op_cases_nn import NN_CASES  # noqa: E402
 
 CASES.update(NN_CASES)
+
+# dj.distributed's op: at world size 1 (pytest) an identity whose rules still go through the op
+CASES["all_reduce"] = [
+    Case(lambda x: dj.distributed.functional.all_reduce(x, "sum"), (_r(3, 4),), "sum"),
+    Case(lambda x: dj.distributed.functional.all_reduce(x * x, "mean"), (_r(5),), "mean"),
+    Case(lambda x: dj.distributed.functional.all_reduce(x, "max"), (_apart(2, 3),), "max"),
+]
+
+from dongjing.compat.v1.random_ops import _random  # noqa: E402  (registered by compat.v1)
+from dongjing.dispatch import apply1  # noqa: E402
+
+CASES["tf_random"] = [Case(lambda x: x + apply1(
+    _random, x, shape=(3, 2), dtype=np.dtype("float64"), dist="normal", a=0.0, b=1.0, rng=None),
+    (_r(3, 2),), grad=False)]

@@ -54,7 +54,7 @@ def test_outputs_and_checkpoint_reload(data, tmp_path):
     assert digits.check_checkpoint(ckpt, run, test) == run.test_accuracy
 
 
-def test_jit_traced_step_agrees(data):
+def test_jit_model_loop_agrees(data):
     if not hasattr(dj, "jit"):
         pytest.skip("dj.jit is not available")
     train, test = data

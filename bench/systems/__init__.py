@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from functools import partial
 
-from bench.systems import dj_eager, dj_static, jax_jit, numpy_hand, torch_eager
+from bench.systems import dj_eager, dj_jit, dj_static, jax_jit, numpy_hand, torch_eager
 from bench.systems.base import Probe, Runner, System, Unavailable
 
 REFERENCE = "numpy"
@@ -20,6 +20,7 @@ def all_systems() -> list[System]:
         System(f"dj-static-O{lvl}", partial(dj_static.build, level=lvl), compiled=True)
         for lvl in (0, 1, 2)
     ]
+    systems.append(System("dj-jit", dj_jit.build, compiled=True))
     systems += [System("torch", torch_eager.build), System("jax-jit", jax_jit.build, True)]
     return systems
 

@@ -3,7 +3,22 @@
 The public API, re-exported; nothing is defined here.
 """
 
-from . import autograd, backend, data, dtypes, io, nn, ops, optim, tensor_methods, viz
+from . import (
+    autograd,
+    backend,
+    cuda,
+    data,
+    distributed,
+    dtypes,
+    io,
+    nn,
+    ops,
+    optim,
+    profiler,
+    tensor_methods,
+    utils,
+    viz,
+)
 from .autograd import enable_grad, grad, is_grad_enabled, no_grad, set_grad_enabled
 from .creation import (
     arange,
@@ -23,74 +38,29 @@ from .creation import (
     zeros,
     zeros_like,
 )
+from .device import device
 from .dtypes import bool_ as bool
 from .dtypes import float16, float32, float64, int32, int64
-from .errors import DongjingError, DTypeError, FeedError, GraphError, ShapeError
+from .errors import (
+    CheckError,
+    DongjingError,
+    DTypeError,
+    FeedError,
+    GraphError,
+    JitError,
+    ShapeError,
+    SideEffectError,
+)
 from .graph import Graph, Node, Variable
 from .graph.builder import constant, get_default_graph, placeholder
 from .graph.gradients import gradients
 from .io import load, save
-from .ops import (
-    abs,
-    add,
-    amax,
-    amin,
-    argmax,
-    argmin,
-    broadcast_to,
-    cat,
-    clamp,
-    clip,
-    concat,
-    div,
-    dot,
-    eq,
-    exp,
-    expand,
-    flatten,
-    ge,
-    getitem,
-    gt,
-    le,
-    log,
-    log_softmax,
-    logical_and,
-    logical_not,
-    logical_or,
-    logsumexp,
-    lt,
-    matmul,
-    max,
-    maximum,
-    mean,
-    min,
-    minimum,
-    mm,
-    mul,
-    ne,
-    neg,
-    permute,
-    pow,
-    relu,
-    reshape,
-    sigmoid,
-    sign,
-    softmax,
-    sqrt,
-    squeeze,
-    stack,
-    stop_gradient,
-    sub,
-    sum,
-    tanh,
-    transpose,
-    unsqueeze,
-    var,
-    where,
-)
+from .ops import *  # noqa: F403  (every published op name, and the compositions)
+from .ops import Cost, Kind, Op, Spec, bind, binds, define
 from .ops.control import cond, while_loop
 from .ops.state import assign, group
 from .random import manual_seed
+from .runtime.check_mode import check
 from .runtime.jit import jit
 from .runtime.session import Session
 from .tensor import Tensor

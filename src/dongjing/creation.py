@@ -5,17 +5,20 @@ from __future__ import annotations
 import numpy as np
 
 from . import dtypes
+from .device import check_device
 from .errors import ArgumentError, DongjingError
 from .random import generator
 from .tensor import Tensor, to_array
 from .validation import check_int, check_number, check_size
 
 
-def tensor(data, dtype=None, requires_grad: bool = False) -> Tensor:
+def tensor(data, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """A new tensor from a scalar, a (nested) list or an array (copied).
 
-    Python floats give float32, Python ints int64, bools bool; `dtype=` overrides.
+    Python floats give float32, Python ints int64, bools bool; `dtype=` overrides. `device`
+    must be None or "cpu".
     """
+    check_device(device, "dj.tensor")
     try:
         return Tensor(data, dtype=dtype, requires_grad=requires_grad)
     except DongjingError as exc:  # an unsupported dtype: say which argument it came from
@@ -47,23 +50,27 @@ def _float(dtype):
     return dtypes.as_dtype(dtype) if dtype is not None else dtypes.default_float
 
 
-def zeros(*size, dtype=None, requires_grad: bool = False) -> Tensor:
+def zeros(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """A tensor of shape `size` (ints, or one tuple of them) filled with zeros."""
+    check_device(device, "dj.zeros")
     return _make(np.zeros(_shape(size, "dj.zeros"), _float(dtype)), requires_grad)
 
 
-def ones(*size, dtype=None, requires_grad: bool = False) -> Tensor:
+def ones(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """A tensor of shape `size` (ints, or one tuple of them) filled with ones."""
+    check_device(device, "dj.ones")
     return _make(np.ones(_shape(size, "dj.ones"), _float(dtype)), requires_grad)
 
 
-def empty(*size, dtype=None, requires_grad: bool = False) -> Tensor:
+def empty(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """A tensor of shape `size` (ints, or one tuple of them), uninitialised."""
+    check_device(device, "dj.empty")
     return _make(np.empty(_shape(size, "dj.empty"), _float(dtype)), requires_grad)
 
 
-def full(size, fill_value, dtype=None, requires_grad: bool = False) -> Tensor:
+def full(size, fill_value, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """A tensor of shape `size` filled with the number `fill_value`."""
+    check_device(device, "dj.full")
     check_number("dj.full", "fill_value", fill_value)
     if dtype is None:
         dtype = (np.asarray(fill_value).dtype if isinstance(fill_value, (np.generic, np.ndarray))
@@ -73,7 +80,8 @@ def full(size, fill_value, dtype=None, requires_grad: bool = False) -> Tensor:
     return _make(array, requires_grad)
 
 
-def zeros_like(x, dtype=None, requires_grad: bool = False) -> Tensor:
+def zeros_like(x, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    check_device(device, "dj.zeros_like")
     from . import ops
 
     if isinstance(x, Tensor) and x._node is not None:
@@ -81,7 +89,8 @@ def zeros_like(x, dtype=None, requires_grad: bool = False) -> Tensor:
     return zeros(np.shape(x), dtype=dtype or x.dtype, requires_grad=requires_grad)
 
 
-def ones_like(x, dtype=None, requires_grad: bool = False) -> Tensor:
+def ones_like(x, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    check_device(device, "dj.ones_like")
     from . import ops
 
     if isinstance(x, Tensor) and x._node is not None:
@@ -89,14 +98,17 @@ def ones_like(x, dtype=None, requires_grad: bool = False) -> Tensor:
     return ones(np.shape(x), dtype=dtype or x.dtype, requires_grad=requires_grad)
 
 
-def full_like(x, fill_value, dtype=None) -> Tensor:
+def full_like(x, fill_value, dtype=None, device=None) -> Tensor:
+    check_device(device, "dj.full_like")
     from . import ops
 
     return ops.full_like(x, fill_value, dtype)
 
 
-def arange(start, end=None, step=1, dtype=None, requires_grad: bool = False) -> Tensor:
+def arange(start, end=None, step=1, dtype=None, device=None,
+           requires_grad: bool = False) -> Tensor:
     """Values from `start` to `end` (exclusive); int64 unless a bound or `dtype` is float."""
+    check_device(device, "dj.arange")
     if end is None:
         start, end = 0, start
     for name, value in (("start", start), ("end", end)):
@@ -108,36 +120,41 @@ def arange(start, end=None, step=1, dtype=None, requires_grad: bool = False) -> 
     return _make(np.arange(start, end, step, dtype=dtypes.as_dtype(dtype)), requires_grad)
 
 
-def linspace(start, end, steps: int, dtype=None) -> Tensor:
+def linspace(start, end, steps: int, dtype=None, device=None) -> Tensor:
     """`steps` evenly spaced values from `start` to `end` (both included)."""
+    check_device(device, "dj.linspace")
     check_number("dj.linspace", "start", start)
     check_number("dj.linspace", "end", end)
     check_int("dj.linspace", "steps", steps, minimum=0)
     return _make(np.linspace(start, end, steps, dtype=_float(dtype)), False)
 
 
-def eye(n: int, m: int | None = None, dtype=None, requires_grad: bool = False) -> Tensor:
+def eye(n: int, m: int | None = None, dtype=None, device=None,
+        requires_grad: bool = False) -> Tensor:
     """The identity matrix (n, m or n)."""
+    check_device(device, "dj.eye")
     check_int("dj.eye", "n", n, minimum=0)
     if m is not None:
         check_int("dj.eye", "m", m, minimum=0)
     return _make(np.eye(n, m, dtype=_float(dtype)), requires_grad)
 
 
-def rand(*size, dtype=None, requires_grad: bool = False) -> Tensor:
+def rand(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """Uniform samples in [0, 1) from dongjing's seeded generator."""
+    check_device(device, "dj.rand")
     array = generator().random(_shape(size, "dj.rand"))
     return _make(array.astype(_float(dtype)), requires_grad)
 
 
-def randn(*size, dtype=None, requires_grad: bool = False) -> Tensor:
+def randn(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """Standard normal samples from dongjing's seeded generator."""
+    check_device(device, "dj.randn")
     array = generator().standard_normal(_shape(size, "dj.randn"))
     return _make(array.astype(_float(dtype)), requires_grad)
 
 
-def randint(low, high=None, size=(), dtype=None) -> Tensor:
-    """Integers uniform in [low, high)."""
+def randint(low, high=None, size=(), dtype=None, device=None) -> Tensor:
+    check_device(device, "dj.randint")
     if high is None:
         low, high = 0, low
     check_int("dj.randint", "low", low)
@@ -148,7 +165,7 @@ def randint(low, high=None, size=(), dtype=None) -> Tensor:
     return _make(generator().integers(low, high, size=size).astype(dtype or dtypes.int64), False)
 
 
-def randperm(n: int) -> Tensor:
-    """A random permutation of 0..n-1."""
+def randperm(n: int, dtype=None, device=None) -> Tensor:
+    check_device(device, "dj.randperm")
     check_int("dj.randperm", "n", n, minimum=0)
-    return _make(generator().permutation(n).astype(dtypes.int64), False)
+    return _make(generator().permutation(n).astype(dtypes.as_dtype(dtype or dtypes.int64)), False)

@@ -3,6 +3,11 @@
 `apply(op, *inputs, **attrs)` takes Tensors. With no default graph and no symbolic input it runs
 `op.forward` on the arrays and, when gradients are wanted, records a backward node; otherwise it
 adds a node to the graph (shape and dtype from `op.infer`).
+
+Eager results obey the op's `infer` dtype rule too: the rule is asked once per combination of
+input dtypes and attributes (which also checks the inputs before any work is done) and the
+answer is kept in `op.dtype_rules`; a forward whose array library picks another dtype has its
+result cast, so eager and graph execution cannot disagree on dtypes.
 """
 
 from __future__ import annotations
@@ -11,11 +16,46 @@ from .autograd.function import record
 from .autograd.grad_mode import state as _grad_state
 from .errors import DongjingError, ShapeError
 from .graph import builder as _builder
-from .ops.registry import Op, Spec
+from .profiler import hooks as _profiler  # `_profiler.on`: a profiler is recording
+from .registry import Op, Spec
 from .tensor import Tensor, ndarray
 
 _graph_state = _builder.state
 _make = Tensor._make
+
+
+def _rule_key(dtypes: tuple, attrs: dict):
+    return dtypes + tuple(attrs.items()) if attrs else dtypes
+
+
+def expected_dtype(op: Op, inputs, attrs: dict):
+    """The dtype `op.infer` gives for `inputs` (Tensors with data), cached per dtypes+attrs."""
+    key = _rule_key(tuple([t.data.dtype for t in inputs]), attrs)
+    try:
+        found = op.dtype_rules.get(key)
+    except TypeError:  # an unhashable attribute: ask the rule every time
+        return _infer_dtype(op, inputs, attrs)
+    if found is None:
+        found = op.dtype_rules[key] = _infer_dtype(op, inputs, attrs)
+    return found
+
+
+def _infer_dtype(op: Op, inputs, attrs: dict):
+    specs = [Spec(t.data.shape, t.data.dtype) for t in inputs]
+    result = op.infer(*specs, **attrs)
+    return result[1] if isinstance(result, tuple) and len(result) == 2 else None
+
+
+def _finish(op: Op, out, expected, inputs, attrs, requires: bool) -> Tensor:
+    if type(out) is not ndarray:
+        out = _as_array(out)
+    if expected is not None and out.dtype is not expected and out.dtype != expected:
+        out = out.astype(expected)
+    if requires and _grad_state.grad_enabled and op.vjp is not None:
+        result = _make(out, True)
+        record(op, inputs, attrs, result)
+        return result
+    return _make(out, False)
 
 
 def apply(op: Op, *inputs: Tensor, **attrs) -> Tensor:
@@ -30,57 +70,71 @@ def apply(op: Op, *inputs: Tensor, **attrs) -> Tensor:
         arrays.append(t.data)
         if t.requires_grad:
             requires = True
+    expected = expected_dtype(op, inputs, attrs)
     try:
-        out = op.forward(*arrays, **attrs)
+        if not _profiler.on:
+            out = op.forward(*arrays, **attrs)
+        else:  # profiler hook: the same call, timed
+            out = _profiler.op_forward(op, arrays, attrs)
     except DongjingError:
         raise
     except Exception as exc:  # numpy's message is replaced by ours (op, shapes)
         raise explain_failure(op, inputs, attrs, exc) from exc
-    if type(out) is not ndarray:
-        out = _as_array(out)
-    if requires and _grad_state.grad_enabled and op.differentiable:
-        result = _make(out, True)
-        record(op, inputs, attrs, result)
-        return result
-    return _make(out, False)
+    return _finish(op, out, expected, inputs, attrs, requires)
 
 
 def apply1(op: Op, x: Tensor, **attrs) -> Tensor:
     """`apply` for one input: the hot path of unary elementwise ops."""
     if x._node is not None or _graph_state.graph is not None:
         return _builder.add(op, (x,), attrs)
+    data = x.data
     try:
-        out = op.forward(x.data, **attrs)
+        expected = op.dtype_rules[(data.dtype, *attrs.items()) if attrs else data.dtype]
+    except (KeyError, TypeError):
+        expected = _learn1(op, x, attrs)
+    try:
+        if not _profiler.on:
+            out = op.forward(data, **attrs)
+        else:  # profiler hook: the same call, timed
+            out = _profiler.op_forward(op, (data,), attrs)
     except DongjingError:
         raise
     except Exception as exc:
         raise explain_failure(op, (x,), attrs, exc) from exc
-    if type(out) is not ndarray:
-        out = _as_array(out)
-    if x.requires_grad and _grad_state.grad_enabled and op.differentiable:
-        result = _make(out, True)
-        record(op, (x,), attrs, result)
-        return result
-    return _make(out, False)
+    return _finish(op, out, expected, (x,), attrs, x.requires_grad)
+
+
+def _learn1(op: Op, x: Tensor, attrs: dict):
+    expected = _infer_dtype(op, (x,), attrs)
+    key = (x.data.dtype, *attrs.items()) if attrs else x.data.dtype
+    try:
+        op.dtype_rules[key] = expected
+    except TypeError:
+        pass
+    return expected
 
 
 def apply2(op: Op, a: Tensor, b: Tensor, **attrs) -> Tensor:
     """`apply` for two inputs: the hot path of binary elementwise ops and matmul."""
     if a._node is not None or b._node is not None or _graph_state.graph is not None:
         return _builder.add(op, (a, b), attrs)
+    da, db = a.data, b.data
+    if attrs:
+        expected = expected_dtype(op, (a, b), attrs)
+    else:
+        expected = op.dtype_rules.get((da.dtype, db.dtype))
+        if expected is None:
+            expected = expected_dtype(op, (a, b), attrs)
     try:
-        out = op.forward(a.data, b.data, **attrs)
+        if not _profiler.on:
+            out = op.forward(da, db, **attrs)
+        else:  # profiler hook: the same call, timed
+            out = _profiler.op_forward(op, (da, db), attrs)
     except DongjingError:
         raise
     except Exception as exc:
         raise explain_failure(op, (a, b), attrs, exc) from exc
-    if type(out) is not ndarray:
-        out = _as_array(out)
-    if (a.requires_grad or b.requires_grad) and _grad_state.grad_enabled and op.differentiable:
-        result = _make(out, True)
-        record(op, (a, b), attrs, result)
-        return result
-    return _make(out, False)
+    return _finish(op, out, expected, (a, b), attrs, a.requires_grad or b.requires_grad)
 
 
 def _as_array(value):

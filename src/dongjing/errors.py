@@ -29,6 +29,23 @@ class CheckpointError(DongjingError, ValueError):
     """A checkpoint file that cannot be read: truncated, corrupted, or not a dongjing checkpoint."""
 
 
+class DeviceError(DongjingError, RuntimeError):
+    """A device that this build cannot run on (only "cpu" until a GPU backend exists)."""
+
+
+class JitError(DongjingError, RuntimeError):
+    """A dj.jit call that cannot be compiled or differentiated as asked (or a bad argument)."""
+
+
+class CheckError(JitError):
+    """dj.jit check mode: the compiled function disagrees with the eager one (the report names
+    the first diverging node)."""
+
+
+class SideEffectError(JitError):
+    """dj.jit(strict=True): the traced function did something that runs only at trace time."""
+
+
 class ArgumentError(DongjingError, TypeError, ValueError):
     """An argument of the wrong type or value; the message names the function and argument."""
 

@@ -192,7 +192,7 @@ class Tensor:
 
     def __bool__(self) -> bool:
         if self._node is not None:
-            from .graph.control import python_control_flow_error
+            from .graph.python_control_flow import python_control_flow_error
 
             raise python_control_flow_error(self)
         data = self.data
@@ -301,8 +301,34 @@ class Tensor:
         backward(self, gradient, retain_graph, create_graph)
 
     # --- conversion ---------------------------------------------------------------------------
-    def to(self, dtype) -> Tensor:
-        return _ops().cast(self, dtypes.as_dtype(dtype))
+    def to(self, *args, **kwargs) -> Tensor:
+        """`to(dtype)`, `to(device)`, `to(device, dtype)`, `to(other)`: this tensor in that dtype
+        (itself when nothing changes). Only the "cpu" device exists."""
+        from .device import parse_to
+
+        dtype = parse_to("Tensor.to", args, kwargs)
+        if dtype is None:
+            return self.clone() if kwargs.get("copy") else self
+        out = _ops().cast(self, dtype)
+        return out.clone() if kwargs.get("copy") and out is self else out
+
+    @property
+    def device(self):
+        """Where the data lives: always `dj.device("cpu")` until a GPU backend exists."""
+        from .device import cpu
+
+        return cpu
+
+    @property
+    def is_cuda(self) -> bool:
+        return False
+
+    def cuda(self, device=None, non_blocking: bool = False) -> Tensor:
+        """Raises DeviceError: dongjing has no CUDA backend yet."""
+        from .device import device as _device
+
+        _device("cuda")
+        return self  # not reached
 
     def type(self, dtype) -> Tensor:
         return self.to(dtype)
@@ -328,7 +354,8 @@ class Tensor:
     def contiguous(self) -> Tensor:
         return self
 
-    def cpu(self) -> Tensor:
+    def cpu(self, memory_format=None) -> Tensor:
+        """This tensor (it already lives on the CPU)."""
         return self
 
 

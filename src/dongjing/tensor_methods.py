@@ -7,56 +7,46 @@ import numpy as np
 from . import ops
 from .autograd.grad_mode import state as _grad_state
 from .errors import DTypeError
+from .registry import OPS
 from .tensor import Tensor
 
-
-def _r(fn):
-    return lambda self, other: fn(other, self)
+_REFLECTED = {"__radd__", "__rsub__", "__rmul__", "__rtruediv__", "__rpow__", "__rmatmul__"}
 
 
-Tensor.__add__ = ops.add
-Tensor.__radd__ = _r(ops.add)
-Tensor.__sub__ = ops.sub
-Tensor.__rsub__ = _r(ops.sub)
-Tensor.__mul__ = ops.mul
-Tensor.__rmul__ = _r(ops.mul)
-Tensor.__truediv__ = ops.div
-Tensor.__rtruediv__ = _r(ops.div)
+def _reflected(fn):
+    def method(self, other):
+        return fn(other, self)
+
+    method.__name__ = f"reflected_{fn.__name__}"
+    return method
+
+
+def _attach_declared_methods() -> None:
+    """Every name an op declares in `methods` becomes a Tensor method calling its binding."""
+    for op in OPS.values():
+        if op.binding is None:
+            continue
+        for name in op.methods:
+            setattr(Tensor, name, _reflected(op.binding) if name in _REFLECTED else op.binding)
+
+
+_attach_declared_methods()
 Tensor.__matmul__ = ops.matmul
-Tensor.__rmatmul__ = _r(ops.matmul)
-Tensor.__pow__ = ops.pow
-Tensor.__rpow__ = _r(ops.pow)
-Tensor.__neg__ = ops.neg
+Tensor.__rmatmul__ = _reflected(ops.matmul)
 Tensor.__pos__ = lambda self: self
-Tensor.__abs__ = lambda self: ops.abs(self)
-Tensor.__lt__ = lambda self, other: ops.lt(self, other)
-Tensor.__le__ = lambda self, other: ops.le(self, other)
-Tensor.__gt__ = lambda self, other: ops.gt(self, other)
-Tensor.__ge__ = lambda self, other: ops.ge(self, other)
-Tensor.__eq__ = lambda self, other: ops.eq(self, other)
-Tensor.__ne__ = lambda self, other: ops.ne(self, other)
-Tensor.__invert__ = lambda self: ops.logical_not(self)
-Tensor.__and__ = lambda self, other: ops.logical_and(self, other)
-Tensor.__or__ = lambda self, other: ops.logical_or(self, other)
 Tensor.__getitem__ = lambda self, key: ops.getitem(self, key)
 
 _METHODS = {
-    "add": ops.add, "sub": ops.sub, "mul": ops.mul, "div": ops.div, "neg": ops.neg,
-    "pow": ops.pow, "exp": ops.exp, "log": ops.log, "sqrt": ops.sqrt, "abs": ops.abs,
-    "tanh": ops.tanh, "sigmoid": ops.sigmoid, "relu": ops.relu, "sign": ops.sign,
-    "matmul": ops.matmul, "mm": ops.mm, "dot": ops.dot, "maximum": ops.maximum,
-    "minimum": ops.minimum, "clip": ops.clip, "clamp": ops.clip,
+    "matmul": ops.matmul, "mm": ops.mm, "dot": ops.dot,
     "sum": ops.sum, "mean": ops.mean, "var": ops.var, "amax": ops.amax, "amin": ops.amin,
     "max": ops.max, "min": ops.min, "argmax": ops.argmax, "argmin": ops.argmin,
     "reshape": ops.reshape, "view": ops.reshape, "permute": ops.permute,
     "transpose": ops.transpose, "expand": ops.expand, "squeeze": ops.squeeze,
     "unsqueeze": ops.unsqueeze, "flatten": ops.flatten, "softmax": ops.softmax,
-    "log_softmax": ops.log_softmax, "logsumexp": ops.logsumexp, "eq": ops.eq, "ne": ops.ne,
-    "lt": ops.lt, "le": ops.le, "gt": ops.gt, "ge": ops.ge, "where": None,
+    "log_softmax": ops.log_softmax, "logsumexp": ops.logsumexp,
 }
 for _name, _fn in _METHODS.items():
-    if _fn is not None:
-        setattr(Tensor, _name, _fn)
+    setattr(Tensor, _name, _fn)
 
 
 def _where_method(self, condition, other):

@@ -256,6 +256,7 @@ GENERATORS = {
     "unfold2d": [_conv, _max_pool], "fold2d": [_fold], "one_hot": [_one_hot],
     "cond": [_cond], "while_loop": [_while], "tuple_get": [_while],  # a loop's outputs
     "constant": [_binary("dj.mul")],  # Python numbers become constants
+    "sum_to_like": [_binary("dj.add")],  # the gradient of a broadcasting op
 }
 
 EXEMPT = {
@@ -264,4 +265,5 @@ EXEMPT = {
     "assign": "state: covered by tests/test_static_* and the jit training tests",
     "group": "state: covered by tests/test_static_* and the jit training tests",
     "dropout_mask": "random: eager and graph draw different masks by design",
+    "all_reduce": "distributed: needs a process group (tests/test_distributed*)",
 }

@@ -21,7 +21,9 @@ SEED, CHUNK, CHUNKS = 19, 60, 4
 
 
 def test_every_op_of_the_table_has_a_generator_or_a_reason():
-    missing = sorted(set(OPS) - set(GENERATORS) - set(EXEMPT) - {"fused_elementwise"})
+    ours = {name for name, op in OPS.items()  # not the ops other tests register
+            if getattr(op.forward, "__module__", "").startswith("dongjing.")}
+    missing = sorted(ours - set(GENERATORS) - set(EXEMPT) - {"fused_elementwise"})
     assert not missing, f"ops the fuzzer never generates: {missing}"
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 
 import numpy as np
@@ -51,8 +52,42 @@ def _initial_grad(t, gradient):
     return gradient
 
 
+_callbacks = threading.local()  # functions to run once the current backward() has finished
+
+
+def queue_callback(fn) -> None:
+    """Run `fn()` once, when the backward() now running (or the next one) has finished.
+
+    DistributedDataParallel waits here for its gradient all-reduces, so they overlap backward
+    but are complete when backward() returns (PyTorch's engine.queue_callback).
+    """
+    pending = getattr(_callbacks, "pending", None)
+    if pending is None:
+        pending = _callbacks.pending = []
+    pending.append(fn)
+
+
+def _run_callbacks(failed: bool) -> None:
+    pending = getattr(_callbacks, "pending", None)
+    if not pending:
+        return
+    _callbacks.pending = []
+    if not failed:
+        for fn in pending:
+            fn()
+
+
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False) -> None:
     """Accumulate the gradients of `tensors` into the `.grad` of the leaves they depend on."""
+    try:
+        _backward(tensors, grad_tensors, retain_graph, create_graph)
+    except BaseException:
+        _run_callbacks(failed=True)
+        raise
+    _run_callbacks(failed=False)
+
+
+def _backward(tensors, grad_tensors, retain_graph, create_graph) -> None:
     from ..tensor import Tensor
 
     if isinstance(tensors, Tensor):

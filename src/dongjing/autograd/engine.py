@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import DongjingError
+from ..profiler import hooks as _profiler  # `_profiler.on`: a profiler is recording
 from ..tensor import Tensor
 from .function import AccumulateGrad, BackwardNode
 from .grad_mode import set_grad_enabled
@@ -107,9 +108,16 @@ def run_backward(
                 capture[node] = grad
             if type(node) is AccumulateGrad:
                 if capture is None and grad is not None:
-                    _accumulate(node, grad, id(grad) in shared, create_graph)
+                    if not _profiler.on:
+                        _accumulate(node, grad, id(grad) in shared, create_graph)
+                    else:  # profiler hook: an AccumulateGrad event
+                        _profiler.accumulate(_accumulate, node, grad, id(grad) in shared,
+                                             create_graph)
                 continue
-            results = _apply_node(node, grad, retain_graph)
+            if not _profiler.on:
+                results = _apply_node(node, grad, retain_graph)
+            else:  # profiler hook: one event per backward node
+                results = _profiler.backward_node(_apply_node, node, grad, retain_graph)
             for (fn, _), g in zip(node.next_functions, results):
                 if fn is None:
                     continue
@@ -140,18 +148,31 @@ def _apply_node(node: BackwardNode, grad, retain_graph: bool):
     _check_saved(node)
     out = _saved_output(node) if node.op.saves_output else None
     results = node.op.vjp(grad, node.inputs, out, node.needs, node.attrs)
-    for g, t in zip(results, node.inputs):
-        if g is not None and g.data.shape != t.data.shape:
-            raise DongjingError(
-                f"internal: vjp of {node.op.name!r} returned a gradient of shape {g.shape} "
-                f"for an input of shape {t.shape}"
-            )
+    if any(g is not None and g.data.shape != t.data.shape for g, t in zip(results, node.inputs)):
+        results = _fit_shapes(node, results)
     if not retain_graph:
         node.inputs = ()
         node.versions = ()
         node.out_data = None
         node.freed = True
     return results
+
+
+def _fit_shapes(node: BackwardNode, results) -> tuple:
+    """Reduce each broadcast gradient to its input's shape (the rules never do)."""
+    from ..ops.broadcast import sum_to_shape  # deferred: ops sit above the tape
+
+    fitted = []
+    for g, t in zip(results, node.inputs):
+        if g is not None and g.data.shape != t.data.shape:
+            g = sum_to_shape(g, t.data.shape)
+            if g.data.shape != t.data.shape:
+                raise DongjingError(
+                    f"internal: the gradient rule of {node.op.name!r} gave a gradient of shape "
+                    f"{g.shape} for an input of shape {t.shape}"
+                )
+        fitted.append(g)
+    return tuple(fitted)
 
 
 def _accumulate(acc: AccumulateGrad, grad, shared: bool, create_graph: bool) -> None:

@@ -6,7 +6,7 @@ import weakref
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ..ops.registry import Op
+    from ..registry import Op
 
 
 class BackwardNode:
@@ -84,7 +84,7 @@ def _backward_class(op: Op) -> type:
     cls = op.backward_class
     if cls is None:
         cls = type(op.grad_name, (BackwardNode,), {"__slots__": ()})
-        op.backward_class = cls
+        op.cache["backward_class"] = cls
     return cls
 
 

@@ -176,10 +176,16 @@ class Generator:
         extra = self.attrs_source(node)
         return f"{fn}({', '.join(args + ([extra] if extra else []))})"
 
-    def generate(self, function_name: str = "program") -> str:
+    def generate(self, function_name: str = "program", timed: bool = False) -> str:
+        """The function's source. `timed` (for the profiler) also appends `_clk()` to a list
+        `_ts` after each node that computes, returned third; `self.ticks` names each tick."""
+        self.commits = []
+        self.ticks: list = []  # what ran between tick i and i+1: a node, or "outputs"/"commit"
         feed_set = set(self.feeds)
         feed_names = [self.name(n) if n is not None else "_" for n in self.feeds]
         lines = [f"def {function_name}(feeds):"]
+        if timed:
+            lines.append("    _ts = [_clk()]; _tsa = _ts.append")
         if self.feeds:
             lines.append(f"    {', '.join(feed_names)}{',' if len(feed_names) == 1 else ''}"
                          " = feeds")
@@ -188,6 +194,9 @@ class Generator:
             if node in feed_set:
                 continue
             lines.append(self.statement(node))
+            if timed and node.op.kind != "source" and not kernel_output(node):
+                lines.append("    _tsa(_clk())")
+                self.ticks.append(node)
         outs = []
         for node in self.fetches:
             if node.op.kind == "effect":
@@ -197,10 +206,16 @@ class Generator:
             else:
                 outs.append(f"_np.array({self.name(node)})")  # a copy the user may keep
         lines.append(f"    outputs = [{', '.join(outs)}]  # taken before any Variable changes")
+        if timed:
+            lines.append("    _tsa(_clk())")
+            self.ticks.append("outputs")
         if self.commits:
             lines.append("    # every value is computed: commit the assignments")
             lines.extend(self.commits)
-        lines.append("    return outputs, pending")
+            if timed:
+                lines.append("    _tsa(_clk())")
+                self.ticks.append("commit")
+        lines.append("    return outputs, pending" + (", _ts" if timed else ""))
         return "\n".join(lines) + "\n"
 
     def statement(self, node) -> str:

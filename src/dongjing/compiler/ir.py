@@ -32,12 +32,15 @@ class Rebuilder:
     """Copies nodes of `old` into a fresh graph, keeping names and source lines.
 
     `map[old_node]` is the node that stands for it in the new graph (a copy, or a replacement).
+    Copy on write: when every node was copied unchanged, `finish` hands back `old` itself, so a
+    pass that changes nothing costs no new graph (`copy_on_write=False` always copies).
     """
 
-    def __init__(self, old: Graph):
+    def __init__(self, old: Graph, copy_on_write: bool = True):
         self.old = old
         self.graph = Graph(old.name)
         self.map: dict[Node, Node] = {}
+        self.unchanged = copy_on_write  # so far, only plain copies were made
 
     def inputs(self, node: Node) -> tuple:
         return tuple(self.map[i] for i in node.inputs)
@@ -48,12 +51,24 @@ class Rebuilder:
             "op": node.op, "attrs": node.attrs, "shape": node.shape, "dtype": node.dtype,
             "name": node.name, "source": node.source,
         }
+        if inputs is None:
+            inputs = self.inputs(node)
+        elif self.unchanged:
+            inputs = tuple(inputs)
+            mapped = tuple(self.map.get(i) for i in node.inputs)
+            if len(inputs) != len(mapped) or any(a is not b for a, b in zip(inputs, mapped)):
+                self.unchanged = False
+        if changes:
+            self.unchanged = False
         fields.update(changes)
-        new = self.emit(inputs if inputs is not None else self.inputs(node), **fields)
+        unchanged = self.unchanged
+        new = self.emit(inputs, **fields)
+        self.unchanged = unchanged and new.name == node.name
         return new
 
     def emit(self, inputs, *, op, attrs, shape, dtype, name, source=None) -> Node:
         """Append a new node (its name made unique against the old and the new graph)."""
+        self.unchanged = False  # a node made here, not a copy (copy() restores the flag)
         graph = self.graph
         if name in graph._by_name:
             name = self.fresh_name(name)
@@ -81,7 +96,14 @@ class Rebuilder:
                          dtype=value.dtype, name=like.name, source=like.source)
 
     def finish(self, fetches) -> tuple[Graph, list]:
+        if self.unchanged and self._copied_one_to_one():
+            return self.old, list(fetches)
         return self.graph, [self.map[f] for f in fetches]
+
+    def _copied_one_to_one(self) -> bool:
+        new = self.graph.nodes
+        old = self.old.nodes
+        return len(new) == len(old) and all(self.map.get(o) is n for o, n in zip(old, new))
 
 
 def _constant_op():

@@ -4,11 +4,14 @@ code. Level 1 = cleanup (dead code, constants, algebra, common subexpressions); 
 
 from __future__ import annotations
 
+import os
 import time
 
+from ..errors import GraphError
 from ..graph.builder import placeholder_op
 from . import kernels
 from .codegen import Generator
+from .compiled_program import CompiledProgram
 from .ir import PassResult, Rebuilder
 from .memory import plan_memory
 from .passes import (
@@ -17,7 +20,6 @@ from .passes import (
     fold_constants,
     simplify_algebra,
 )
-from .program import CompiledProgram
 
 CLEANUP = (fold_constants, simplify_algebra, eliminate_common_subexpressions, eliminate_dead_code)
 MAX_ROUNDS = 10
@@ -26,7 +28,7 @@ MAX_ROUNDS = 10
 def substitute_feeds(graph, fetches: list, feeds: list) -> PassResult:
     """Fed nodes become placeholders: a fed value is never computed (nor what only it needs)."""
     fed = set(feeds)
-    rb = Rebuilder(graph)
+    rb = Rebuilder(graph, copy_on_write=False)  # the pipeline's own copy: the user's stays
     changes = []
     for node in graph.nodes:
         if node in fed and node.op.name != "placeholder":
@@ -38,7 +40,17 @@ def substitute_feeds(graph, fetches: list, feeds: list) -> PassResult:
     return PassResult(*rb.finish(fetches), changes)
 
 
+VERIFY = os.environ.get("DONGJING_VERIFY_PASSES", "") not in ("", "0")
+"""Check the IR's invariants (`Graph.verify`) after every pass: on in the test suite and when
+the environment variable DONGJING_VERIFY_PASSES is set (debug mode)."""
+
+
 def _record(stats: list, fn, before, result: PassResult) -> PassResult:
+    if VERIFY and result.graph is not before:
+        try:
+            result.graph.verify()
+        except GraphError as exc:
+            raise GraphError(f"internal: the pass {fn.__name__} broke the graph: {exc}") from exc
     stats.append({"pass": fn.__name__, "nodes_before": len(before.nodes),
                   "nodes_after": len(result.graph.nodes), "changes": result.changes})
     return result
@@ -102,6 +114,7 @@ def build_program(graph, fetch_nodes, feed_nodes, level: int = 2) -> CompiledPro
     gen.buffers()
     compiled = {name: gen.ns.values[name] for name in gen.kernels}
     program = CompiledProgram(opt, source, gen.ns.values, stats, fetches, feeds, compiled)
+    program.generator = gen  # the profiler generates a timed variant from it
     stats.append({"pass": "codegen", "nodes_before": len(order), "nodes_after": len(order),
                   "changes": [f"{len(source.splitlines())} lines of Python in "
                               f"{time.perf_counter() - start:.4f} s"]})

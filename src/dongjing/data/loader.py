@@ -25,24 +25,36 @@ class DataLoader:
 
     `shuffle=True` draws a new order each epoch from `generator` (a `numpy.random.Generator`;
     by default dongjing's, seeded by `dj.manual_seed`); `drop_last` drops a short final batch.
+    `sampler` (an iterable of indices with a length, e.g. `DistributedSampler`) gives the order
+    instead of `shuffle`.
     """
 
     def __init__(self, dataset: Dataset, batch_size: int = 1, shuffle: bool = False,
                  drop_last: bool = False, generator: np.random.Generator | None = None,
-                 collate_fn: Callable | None = None):
+                 collate_fn: Callable | None = None, sampler=None, num_workers: int = 0,
+                 pin_memory: bool = False):
+        # num_workers: batches are made in this process whatever the count (same batches, same
+        # order); pin_memory: nothing to pin without a GPU
+        if int(num_workers) < 0:
+            raise ValueError(f"DataLoader: num_workers must be >= 0, got {num_workers}")
         if batch_size < 1:
             raise ValueError(f"DataLoader: batch_size must be at least 1, got {batch_size}")
+        if sampler is not None and shuffle:
+            raise ValueError("DataLoader: sampler and shuffle=True exclude each other")
         self.dataset, self.batch_size = dataset, int(batch_size)
         self.shuffle, self.drop_last = shuffle, drop_last
         self.generator, self.collate_fn = generator, collate_fn
+        self.sampler = sampler
 
     def __len__(self) -> int:
-        n = len(self.dataset)
+        n = len(self.dataset) if self.sampler is None else len(self.sampler)
         return n // self.batch_size if self.drop_last else -(-n // self.batch_size)
 
     def __iter__(self) -> Iterator:
         n = len(self.dataset)
-        if self.shuffle:
+        if self.sampler is not None:
+            order = np.fromiter(self.sampler, dtype=np.int64)
+        elif self.shuffle:
             order = (self.generator or default_generator()).permutation(n)
         else:
             order = np.arange(n)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import DongjingError, GraphError
-from ..ops.registry import Spec, register
+from ..registry import Spec, register
 
 
 class _State:
@@ -123,20 +123,44 @@ def add(op, inputs, attrs):
     return Tensor._symbolic(node)
 
 
-def placeholder(shape, dtype=None, name: str | None = None):
-    """A graph input to be fed in `sess.run(feed_dict=...)`; `None` dims take any size."""
+def _is_dtype(value) -> bool:
+    """Whether a placeholder argument names a dtype (a shape is an int or a sequence)."""
+    return isinstance(value, (str, np.dtype, type))
+
+
+def placeholder(shape=None, dtype=None, name: str | None = None):
+    """A graph input to be fed in `sess.run(feed_dict=...)`; `None` dims take any size.
+
+    Either order works: `dj.placeholder((None, 3), dj.float32)` or, as in TensorFlow,
+    `dj.placeholder(dj.float32, (None, 3))`.
+    """
     from .. import dtypes
     from ..tensor import Tensor
 
+    if _is_dtype(shape):  # TensorFlow's order: placeholder(dtype, shape)
+        if dtype is not None and _is_dtype(dtype):
+            raise GraphError(f"dj.placeholder got two dtypes ({shape!r}, {dtype!r}): give a "
+                             "shape and a dtype")
+        shape, dtype = dtype, shape
+    if shape is None:
+        raise GraphError(
+            "dj.placeholder needs a shape (use None for dims of any size, e.g. (None, 3)); "
+            "placeholders of unknown rank are available as tf.placeholder in "
+            "dongjing.compat.v1"
+        )
     graph = state.graph
     if graph is None:
         raise GraphError(
             "dj.placeholder needs a graph: create it inside `with dj.Graph() as g:` "
             "(or `with g.as_default():`)"
         )
-    if isinstance(shape, int):
+    if isinstance(shape, (int, np.integer)):
         shape = (shape,)
-    shape = tuple(None if d is None or d == -1 else int(d) for d in shape)
+    try:
+        shape = tuple(None if d is None or d == -1 else int(d) for d in shape)
+    except TypeError:
+        raise GraphError(f"dj.placeholder: shape {shape!r} is not a sequence of ints and "
+                         "None") from None
     dtype = dtypes.as_dtype(dtype or dtypes.float32)
     node = graph.add_node(placeholder_op, (), {"shape": shape, "dtype": dtype}, shape, dtype,
                           name or "placeholder")

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import GraphError
+from ..registry import Kind
 
 
 def _as_list(value) -> tuple[list, bool]:
@@ -145,4 +146,21 @@ def _propagate(node, grads: dict, relevant: set) -> None:
         if need and r is not None:
             if not isinstance(r, Tensor):
                 r = Tensor._make(np.asarray(r, dtype=inp.dtype))
+            if tuple(r.shape) != tuple(inp.shape) or (
+                    None in tuple(inp.shape) and op.kind is Kind.ELEMENTWISE):
+                r = _fit_shape(r, inp)
             grads.setdefault(inp, []).append(r)
+
+
+def _fit_shape(g, inp):
+    """Reduce a broadcast gradient to its input's shape (the rules never do).
+
+    Where the input has an unknown dim, whether broadcasting stretched it is known only when
+    the graph runs, so the reduction is an op that decides then.
+    """
+    from ..ops.broadcast import sum_to_like, sum_to_shape  # deferred: ops sit above graphs
+    from ..tensor import Tensor
+
+    if None in tuple(inp.shape):
+        return sum_to_like(g, Tensor._symbolic(inp))
+    return sum_to_shape(g, tuple(inp.shape))

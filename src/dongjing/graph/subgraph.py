@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..errors import GraphError
-from ..ops.registry import register
+from ..registry import register
 from .graph import Graph, Node
 
 

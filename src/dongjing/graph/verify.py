@@ -4,7 +4,7 @@ inference agrees with), so a pass that breaks a graph is caught where it happens
 from __future__ import annotations
 
 from ..errors import DongjingError, GraphError
-from ..ops.registry import Spec
+from ..registry import Spec
 
 
 def verify(graph) -> None:

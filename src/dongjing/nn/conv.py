@@ -76,3 +76,63 @@ class AvgPool2d(_Pool2d):
 
     def forward(self, x: Tensor) -> Tensor:
         return F.avg_pool2d(x, self.kernel_size, self.stride, self.padding)
+
+
+class Conv1d(Module):
+    """1-d convolution: weight (out_channels, in_channels, k), bias (out_channels,)."""
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size: int, stride: int = 1,
+                 padding: int = 0, dilation: int = 1, groups: int = 1, bias: bool = True,
+                 padding_mode: str = "zeros", device=None, dtype=None):
+        super().__init__()
+        from ..device import check_device
+
+        check_device(device, "nn.Conv1d")
+        if dilation != 1 or groups != 1 or padding_mode != "zeros":
+            raise NotImplementedError("nn.Conv1d: dilation, groups and padding_mode other than "
+                                      "the defaults are not supported")
+        single = lambda v: int(v[0]) if isinstance(v, (tuple, list)) else int(v)  # noqa: E731
+        self.in_channels, self.out_channels = int(in_channels), int(out_channels)
+        self.kernel_size, self.stride = (single(kernel_size),), (single(stride),)
+        self.padding = (single(padding),)
+        dtype = np.dtype(dtype or np.float32)
+        self.weight = Parameter(np.empty((out_channels, in_channels, self.kernel_size[0]), dtype))
+        if bias:
+            self.bias = Parameter(np.empty((out_channels,), dtype))
+        else:
+            self.register_parameter("bias", None)
+        init.default_(self.weight, self.bias)
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.conv1d(x, self.weight, self.bias, self.stride[0], self.padding[0])
+
+    def extra_repr(self) -> str:
+        return (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "
+                f"stride={self.stride}")
+
+
+class AdaptiveAvgPool2d(Module):
+    """Average pooling to a fixed output size (PyTorch's window boundaries)."""
+
+    def __init__(self, output_size):
+        super().__init__()
+        self.output_size = output_size
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.adaptive_avg_pool2d(x, self.output_size)
+
+    def extra_repr(self) -> str:
+        return f"output_size={self.output_size}"
+
+
+class Upsample(Module):
+    """`F.interpolate` as a module."""
+
+    def __init__(self, size=None, scale_factor=None, mode: str = "nearest",
+                 align_corners: bool | None = None):
+        super().__init__()
+        self.size, self.scale_factor = size, scale_factor
+        self.mode, self.align_corners = mode, align_corners
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.interpolate(x, self.size, self.scale_factor, self.mode, self.align_corners)

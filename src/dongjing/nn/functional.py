@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from .. import ops
 from ..errors import ShapeError
 from ..ops import erf, one_hot, relu, sigmoid, tanh, unfold2d
@@ -15,12 +17,14 @@ from ..ops.convert import as_tensor
 from ..ops.nn import dropout_mask
 from ..tensor import Tensor
 from .losses import (
+    binary_cross_entropy,
     binary_cross_entropy_with_logits,
     cross_entropy,
     l1_loss,
     mse_loss,
     nll_loss,
 )
+from .resample import interpolate, pad
 
 Size = int | tuple[int, int]  # a kernel size, stride or padding: one int, or (height, width)
 
@@ -28,6 +32,9 @@ __all__ = [
     "relu", "tanh", "sigmoid", "gelu", "softmax", "log_softmax", "linear", "conv2d",
     "max_pool2d", "avg_pool2d", "dropout", "embedding", "layer_norm", "batch_norm", "one_hot",
     "cross_entropy", "nll_loss", "mse_loss", "l1_loss", "binary_cross_entropy_with_logits",
+    "binary_cross_entropy", "leaky_relu", "silu", "elu", "normalize", "conv1d",
+    "adaptive_avg_pool2d", "dropout2d", "pad", "interpolate", "multi_head_attention_forward",
+    "scaled_dot_product_attention",
 ]
 
 
@@ -40,6 +47,47 @@ def gelu(x: Tensor, approximate: str = "none") -> Tensor:
     if approximate != "none":
         raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
     return x * (erf(x * (1.0 / math.sqrt(2.0))) + 1.0) * 0.5
+
+
+def leaky_relu(x: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
+    """x where x > 0, else negative_slope * x."""
+    x = as_tensor(x)
+    _no_inplace("leaky_relu", inplace)
+    return ops.where(ops.gt(x, 0.0), x, x * negative_slope)
+
+
+def silu(x: Tensor, inplace: bool = False) -> Tensor:
+    """x * sigmoid(x) (also called swish)."""
+    _no_inplace("silu", inplace)
+    return x * sigmoid(x)
+
+
+def elu(x: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    """x where x > 0, else alpha * (exp(x) - 1)."""
+    x = as_tensor(x)
+    _no_inplace("elu", inplace)
+    negative = (ops.exp(ops.minimum(x, 0.0)) - 1.0) * alpha  # exp never sees a large x
+    return ops.where(ops.gt(x, 0.0), x, negative)
+
+
+def _no_inplace(name: str, inplace: bool) -> None:
+    if inplace:
+        raise NotImplementedError(f"F.{name}: inplace=True is not supported; the result is a "
+                                  "new tensor (drop inplace=True)")
+
+
+def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12) -> Tensor:
+    """x / max(||x||_p, eps) along `dim`."""
+    x = as_tensor(input)
+    if p == 2:
+        power_sum = ops.sum(x * x, dim, keepdim=True)
+    else:
+        power_sum = ops.sum(ops.pow(ops.abs(x), float(p)), dim, keepdim=True)
+    # max(s ** (1/p), eps) == max(s, eps ** p) ** (1/p), and the clamp keeps the root's
+    # gradient finite where the norm is zero
+    clamped = ops.clip(power_sum, float(eps) ** p)
+    norm = ops.sqrt(clamped) if p == 2 else ops.pow(clamped, 1.0 / p)
+    return x / norm
 
 
 def softmax(x: Tensor, dim: int = -1) -> Tensor:
@@ -100,8 +148,59 @@ def max_pool2d(x: Tensor, kernel_size: Size, stride: Size | None = None,
     x = as_tensor(x)
     _check_4d("max_pool2d", x)
     stride = kernel_size if stride is None else stride
-    windows = unfold2d(x, kernel_size, stride, padding, pad_value=-math.inf)
-    return ops.amax(windows, dim=(2, 3))
+    windows = ops.flatten(unfold2d(x, kernel_size, stride, padding, pad_value=-math.inf), 2, 3)
+    # the first largest value of each window takes all of its gradient, as in PyTorch (amax
+    # would share it among ties)
+    first = ops.argmax(windows, dim=2, keepdim=True)
+    position = Tensor._make(np.arange(windows.shape[2]).reshape(1, 1, -1, 1, 1))
+    picked = ops.where(ops.eq(position, first), windows, ops.zeros_like(windows))
+    return ops.sum(picked, dim=2)
+
+
+def conv1d(x: Tensor, weight: Tensor, bias: Tensor | None = None, stride: int = 1,
+           padding: int | str = 0, dilation: int = 1, groups: int = 1) -> Tensor:
+    """1-d cross-correlation of (N, C, L) `x` with (O, C, k) `weight` (as a conv2d of height 1)."""
+    x = as_tensor(x)
+    _single = lambda v: int(v[0]) if isinstance(v, (tuple, list)) else int(v)  # noqa: E731
+    if _single(dilation) != 1 or groups != 1:
+        raise NotImplementedError("conv1d: dilation and groups other than 1 are not supported")
+    if padding == "valid":
+        padding = 0
+    elif isinstance(padding, str):
+        raise NotImplementedError(f"conv1d: padding={padding!r} is not supported (give ints)")
+    if x.ndim != 3 or weight.ndim != 3:
+        raise ShapeError(f"conv1d: expects an (N, C, L) input and an (O, C, k) weight, got "
+                         f"{x.shape} and {weight.shape}")
+    out = conv2d(ops.unsqueeze(x, 2), ops.unsqueeze(weight, 2), bias, (1, _single(stride)),
+                 (0, _single(padding)))
+    return ops.squeeze(out, 2)
+
+
+def _adaptive_matrix(n_in: int, n_out: int) -> np.ndarray:
+    """(n_out, n_in) averaging rows over [floor(i*n_in/n_out), ceil((i+1)*n_in/n_out))."""
+    m = np.zeros((n_out, n_in))
+    for i in range(n_out):
+        lo, hi = (i * n_in) // n_out, -((-(i + 1) * n_in) // n_out)
+        m[i, lo:hi] = 1.0 / (hi - lo)
+    return m
+
+
+def adaptive_avg_pool2d(x: Tensor, output_size) -> Tensor:
+    """Average pooling to a fixed (OH, OW) output (None keeps that dim), with PyTorch's windows."""
+    x = as_tensor(x)
+    if x.ndim not in (3, 4):
+        raise ShapeError(f"adaptive_avg_pool2d: expects a 3-d or 4-d input, got {x.shape}")
+    sizes = tuple(output_size) if isinstance(output_size, (tuple, list)) else \
+        (output_size, output_size)
+    h, w = x.shape[-2:]
+    if h is None or w is None:
+        raise ShapeError(f"adaptive_avg_pool2d: the spatial dims of {x.shape} must be known")
+    oh, ow = (h if sizes[0] is None else int(sizes[0])), (w if sizes[1] is None else int(sizes[1]))
+    if oh < 1 or ow < 1:
+        raise ShapeError(f"adaptive_avg_pool2d: output size {output_size} must be positive")
+    rows = Tensor._make(_adaptive_matrix(h, oh).astype(x.dtype))
+    cols = Tensor._make(_adaptive_matrix(w, ow).T.astype(x.dtype))
+    return ops.matmul(ops.matmul(rows, x), cols)
 
 
 def avg_pool2d(x: Tensor, kernel_size: Size, stride: Size | None = None,
@@ -114,8 +213,9 @@ def avg_pool2d(x: Tensor, kernel_size: Size, stride: Size | None = None,
 
 
 # --- dropout, normalization, embedding -----------------------------------------------------
-def dropout(x: Tensor, p: float = 0.5, training: bool = True) -> Tensor:
+def dropout(x: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
     """Zero each element with probability `p` and scale the rest by 1/(1-p) (training only)."""
+    _no_inplace("dropout", inplace)
     if not 0.0 <= p <= 1.0:
         raise ValueError(f"dropout: p must be in [0, 1], got {p}")
     x = as_tensor(x)
@@ -124,6 +224,32 @@ def dropout(x: Tensor, p: float = 0.5, training: bool = True) -> Tensor:
     if p == 1.0:
         return x * 0.0
     return x * dropout_mask(x, p)
+
+
+def dropout2d(x: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
+    """Zero whole channels of an (N, C, H, W) input with probability `p`, scaling the rest by
+    1/(1-p) (training only). As PyTorch 2.x, with a warning: a 3-d input is read as (N, C, L)
+    and a 2-d one is dropped element by element."""
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"dropout2d: p must be in [0, 1], got {p}")
+    _no_inplace("dropout2d", inplace)
+    x = as_tensor(x)
+    if x.ndim not in (2, 3, 4):
+        raise ShapeError(f"dropout2d: expects a 2-d to 4-d input, got shape {x.shape}")
+    if x.ndim < 4:
+        import warnings
+
+        warnings.warn(f"dropout2d: a {x.ndim}-d input is treated as PyTorch 2.x does: "
+                      + ("channel-wise over (N, C, L)" if x.ndim == 3 else "element-wise"),
+                      UserWarning, stacklevel=2)
+    if not training or p == 0.0:
+        return x
+    if p == 1.0:
+        return x * 0.0
+    if x.ndim == 2:
+        return x * dropout_mask(x, p)
+    # one draw per (sample, channel), broadcast over the remaining dims
+    return x * dropout_mask(x[..., :1, :1] if x.ndim == 4 else x[..., :1], p)
 
 
 def layer_norm(x: Tensor, normalized_shape: tuple[int, ...], weight: Tensor | None = None,
@@ -180,3 +306,9 @@ def batch_norm(x: Tensor, running_mean: Tensor | None, running_var: Tensor | Non
 def embedding(indices: Tensor, weight: Tensor) -> Tensor:
     """Rows of `weight` picked by integer `indices` (a gather; its gradient scatter-adds)."""
     return weight[as_tensor(indices)]
+
+
+from .attention_functional import (  # noqa: E402
+    multi_head_attention_forward,
+    scaled_dot_product_attention,
+)

@@ -41,17 +41,97 @@ def ones_(tensor: Tensor) -> Tensor:
     return _fill(tensor, np.ones(tensor.shape))
 
 
-def kaiming_uniform_(tensor: Tensor, a: float = 0.0) -> Tensor:
-    """U(-bound, bound) with bound = gain * sqrt(3 / fan_in), gain = sqrt(2 / (1 + a^2))."""
-    gain = math.sqrt(2.0 / (1.0 + a * a))
-    bound = gain * math.sqrt(3.0 / fan_in(tensor.shape))
+def constant_(tensor: Tensor, val: float) -> Tensor:
+    """Fill in place with `val`."""
+    return _fill(tensor, np.full(tensor.shape, val))
+
+
+def eye_(tensor: Tensor) -> Tensor:
+    """Fill a 2-d tensor in place with the identity."""
+    if tensor.ndim != 2:
+        raise ValueError(f"eye_ needs a 2-d tensor, got shape {tensor.shape}")
+    return _fill(tensor, np.eye(*tensor.shape))
+
+
+def calculate_gain(nonlinearity: str, param: float | None = None) -> float:
+    """PyTorch's recommended gain for an activation (linear 1, tanh 5/3, relu sqrt(2), ...)."""
+    linear = ("linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
+              "conv_transpose3d", "sigmoid")
+    if nonlinearity in linear:
+        return 1.0
+    if nonlinearity == "tanh":
+        return 5.0 / 3
+    if nonlinearity == "relu":
+        return math.sqrt(2.0)
+    if nonlinearity == "leaky_relu":
+        slope = 0.01 if param is None else float(param)
+        return math.sqrt(2.0 / (1 + slope ** 2))
+    if nonlinearity == "selu":
+        return 3.0 / 4
+    raise ValueError(f"calculate_gain: unsupported nonlinearity {nonlinearity!r}")
+
+
+def _fans(shape: tuple) -> tuple[int, int]:
+    receptive = int(np.prod(shape[2:], dtype=np.int64))
+    return fan_in(shape), int(shape[0]) * receptive
+
+
+def _kaiming_std(tensor: Tensor, a: float, mode: str, nonlinearity: str) -> float:
+    if mode not in ("fan_in", "fan_out"):
+        raise ValueError(f"kaiming init: mode must be 'fan_in' or 'fan_out', got {mode!r}")
+    fan = _fans(tensor.shape)[0 if mode == "fan_in" else 1]
+    return calculate_gain(nonlinearity, a) / math.sqrt(fan)
+
+
+def kaiming_uniform_(tensor: Tensor, a: float = 0.0, mode: str = "fan_in",
+                     nonlinearity: str = "leaky_relu") -> Tensor:
+    """U(-bound, bound) with bound = gain * sqrt(3 / fan), gain = calculate_gain(nonlinearity,
+    a)."""
+    bound = math.sqrt(3.0) * _kaiming_std(tensor, a, mode, nonlinearity)
     return uniform_(tensor, -bound, bound)
+
+
+def kaiming_normal_(tensor: Tensor, a: float = 0.0, mode: str = "fan_in",
+                    nonlinearity: str = "leaky_relu") -> Tensor:
+    """N(0, std^2) with std = gain / sqrt(fan)."""
+    return normal_(tensor, 0.0, _kaiming_std(tensor, a, mode, nonlinearity))
 
 
 def xavier_uniform_(tensor: Tensor, gain: float = 1.0) -> Tensor:
-    fan_out = tensor.shape[0] * int(np.prod(tensor.shape[2:], dtype=np.int64))
-    bound = gain * math.sqrt(6.0 / (fan_in(tensor.shape) + fan_out))
+    """U(-bound, bound) with bound = gain * sqrt(6 / (fan_in + fan_out))."""
+    fan_in_, fan_out = _fans(tensor.shape)
+    bound = gain * math.sqrt(6.0 / (fan_in_ + fan_out))
     return uniform_(tensor, -bound, bound)
+
+
+def xavier_normal_(tensor: Tensor, gain: float = 1.0) -> Tensor:
+    """N(0, std^2) with std = gain * sqrt(2 / (fan_in + fan_out))."""
+    fan_in_, fan_out = _fans(tensor.shape)
+    return normal_(tensor, 0.0, gain * math.sqrt(2.0 / (fan_in_ + fan_out)))
+
+
+def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float = -2.0,
+                  b: float = 2.0) -> Tensor:
+    """N(mean, std^2) restricted to [a, b] (redrawn until inside)."""
+    values = generator().normal(mean, std, tensor.shape)
+    outside = (values < a) | (values > b)
+    while outside.any():
+        values[outside] = generator().normal(mean, std, int(outside.sum()))
+        outside = (values < a) | (values > b)
+    return _fill(tensor, values)
+
+
+def orthogonal_(tensor: Tensor, gain: float = 1.0) -> Tensor:
+    """A (semi-)orthogonal matrix (rows x the product of the other dims), scaled by `gain`."""
+    if tensor.ndim < 2:
+        raise ValueError(f"orthogonal_ needs at least 2 dims, got shape {tensor.shape}")
+    rows = tensor.shape[0]
+    cols = int(np.prod(tensor.shape[1:], dtype=np.int64))
+    flat = generator().normal(0.0, 1.0, (rows, cols))
+    q, r = np.linalg.qr(flat.T if rows < cols else flat)
+    q = q * np.sign(np.diag(r))
+    q = q.T if rows < cols else q
+    return _fill(tensor, gain * q.reshape(tensor.shape))
 
 
 def default_(weight: Tensor, bias: Tensor | None) -> None:

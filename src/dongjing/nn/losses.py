@@ -27,27 +27,70 @@ def _class_last(x: Tensor) -> Tensor:
     return ops.permute(x, (0,) + tuple(range(2, x.ndim)) + (1,))
 
 
-def nll_loss(log_probs: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
-    """Mean of -log_probs[i, target[i]] over the batch (class dim 1)."""
-    log_probs, target = as_tensor(log_probs), as_tensor(target)
+def _pick(log_probs: Tensor, target: Tensor, num_classes, weight, ignore_index: int,
+          smoothing: float = 0.0) -> tuple[Tensor, Tensor | None]:
+    """Per-example -log_probs[target] (class dim last), zero where target == ignore_index, and
+    the divisor of the mean (the summed weights of the kept examples; None: the plain count)."""
+    masked = target._node is not None or bool((target.data == ignore_index).any())
+    keep = ops.ne(target, ignore_index) if masked else None
+    safe = ops.where(keep, target, ops.zeros_like(target)) if masked else target
+    q = one_hot(safe, num_classes, log_probs.dtype)
+    if smoothing:
+        q = q * (1.0 - smoothing) + smoothing / num_classes
+    loss = ops.neg(ops.sum(q * log_probs, -1))
+    if weight is None and not masked:
+        return loss, None
+    w = ops.cast(keep, log_probs.dtype) if masked else ops.ones_like(loss)
+    if weight is not None:
+        w = w * ops.sum(one_hot(safe, num_classes, log_probs.dtype) * as_tensor(weight), -1)
+    return loss * w, ops.sum(w)
+
+
+def _reduce_weighted(loss: Tensor, total: Tensor | None, reduction: str, op: str) -> Tensor:
+    if reduction == "mean" and total is not None:
+        return ops.sum(loss) / total
+    return _reduce(loss, reduction, op)
+
+
+def _check_weight(weight, num_classes, op: str) -> None:
+    if weight is not None and tuple(as_tensor(weight).shape) != (num_classes,):
+        raise ShapeError(f"{op}: weight of shape {as_tensor(weight).shape} must have one entry "
+                         f"per class ({num_classes},)")
+
+
+def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,
+             ignore_index: int = -100, reduction: str = "mean") -> Tensor:
+    """Mean of -input[i, target[i]] over the batch (class dim 1); targets equal to
+    `ignore_index` count for nothing; `weight` scales each class (the mean is weighted)."""
+    log_probs, target = as_tensor(input), as_tensor(target)
+    if isinstance(weight, str):
+        raise TypeError(f"nll_loss: weight must be a tensor, got {weight!r} (pass reduction= by "
+                        "keyword)")
     if target.dtype.kind not in "iu":
         raise DTypeError(f"nll_loss: target must hold integer class indices, got {target.dtype}")
     num_classes = log_probs.shape[1] if log_probs.ndim > 1 else log_probs.shape[0]
-    picked = ops.sum(one_hot(target, num_classes, log_probs.dtype) * _class_last(log_probs), -1)
-    return _reduce(ops.neg(picked), reduction, "nll_loss")
+    _check_weight(weight, num_classes, "nll_loss")
+    loss, total = _pick(_class_last(log_probs), target, num_classes, weight, ignore_index)
+    return _reduce_weighted(loss, total, reduction, "nll_loss")
 
 
-def cross_entropy(logits: Tensor, target: Tensor, reduction: str = "mean",
+def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
+                  ignore_index: int = -100, reduction: str = "mean",
                   label_smoothing: float = 0.0) -> Tensor:
-    """Softmax cross-entropy of `logits` (N, C) against integer classes (N,) or probabilities
-    (N, C); `label_smoothing` mixes the target with the uniform distribution."""
-    logits, target = as_tensor(logits), as_tensor(target)
+    """Softmax cross-entropy of logits `input` (N, C, ...) against integer classes (N, ...) or
+    probabilities (N, C, ...); `label_smoothing` mixes the target with the uniform distribution;
+    integer targets equal to `ignore_index` count for nothing; `weight` scales each class."""
+    logits, target = as_tensor(input), as_tensor(target)
+    if isinstance(weight, str):
+        raise TypeError(f"cross_entropy: weight must be a tensor, got {weight!r} (pass "
+                        "reduction= by keyword)")
     if logits.ndim < 1:
         raise ShapeError("cross_entropy: logits need at least one dim (the classes)")
     if not 0.0 <= label_smoothing <= 1.0:
         raise ValueError(f"cross_entropy: label_smoothing must be in [0, 1], got {label_smoothing}")
     class_dim = 1 if logits.ndim > 1 else 0
     num_classes = logits.shape[class_dim]
+    _check_weight(weight, num_classes, "cross_entropy")
     log_probs = _class_last(ops.log_softmax(logits, class_dim))
     if target.dtype.kind in "iu":
         if target.ndim != log_probs.ndim - 1:
@@ -55,12 +98,19 @@ def cross_entropy(logits: Tensor, target: Tensor, reduction: str = "mean",
                 f"cross_entropy: integer targets of shape {target.shape} do not fit logits of "
                 f"shape {logits.shape}"
             )
-        q = one_hot(target, num_classes, log_probs.dtype)
-    elif target.dtype.kind == "f":
-        q = _class_last(target)
-    else:
+        if weight is not None and label_smoothing:
+            raise NotImplementedError("cross_entropy: weight together with label_smoothing is "
+                                      "not supported")
+        loss, total = _pick(log_probs, target, num_classes, weight, ignore_index,
+                            label_smoothing)
+        return _reduce_weighted(loss, total, reduction, "cross_entropy")
+    if target.dtype.kind != "f":
         raise DTypeError(f"cross_entropy: target must be integer classes or floats, got "
                          f"{target.dtype}")
+    if weight is not None:
+        raise NotImplementedError("cross_entropy: weight with probability targets is not "
+                                  "supported")
+    q = _class_last(target)
     if label_smoothing:
         q = q * (1.0 - label_smoothing) + label_smoothing / num_classes
     return _reduce(ops.neg(ops.sum(q * log_probs, -1)), reduction, "cross_entropy")
@@ -77,15 +127,39 @@ def l1_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
     return _reduce(ops.abs(as_tensor(input) - target), reduction, "l1_loss")
 
 
-def binary_cross_entropy_with_logits(logits: Tensor, target: Tensor, reduction: str = "mean",
+def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tensor | None = None,
+                                     reduction: str = "mean",
                                      pos_weight: Tensor | None = None) -> Tensor:
-    """Sigmoid + binary cross-entropy in one stable expression."""
-    x = as_tensor(logits)
+    """Sigmoid + binary cross-entropy in one stable expression; `weight` scales each element,
+    `pos_weight` the positive term."""
+    if isinstance(weight, str):
+        raise TypeError(f"binary_cross_entropy_with_logits: weight must be a tensor, got "
+                        f"{weight!r} (pass reduction= by keyword)")
+    x = as_tensor(input)
     # log(1 + exp(-|x|)) + max(-x, 0) is -log(sigmoid(x)) without overflow
     log_sig_neg = ops.log(ops.exp(ops.neg(ops.abs(x))) + 1.0) + ops.relu(ops.neg(x))
     if pos_weight is None:
         loss = (1.0 - target) * x + log_sig_neg
     else:
-        weight = (pos_weight - 1.0) * target + 1.0
-        loss = (1.0 - target) * x + weight * log_sig_neg
+        loss = (1.0 - target) * x + ((pos_weight - 1.0) * target + 1.0) * log_sig_neg
+    if weight is not None:
+        loss = loss * weight
     return _reduce(loss, reduction, "binary_cross_entropy_with_logits")
+
+
+def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
+                         reduction: str = "mean") -> Tensor:
+    """-(t log(x) + (1 - t) log(1 - x)) for probabilities `input` in [0, 1], each log clamped
+    at -100 as PyTorch does."""
+    x, target = as_tensor(input), as_tensor(target)
+    if x._node is None and x.data.size and (x.data.min() < 0 or x.data.max() > 1):
+        raise ValueError("binary_cross_entropy: all elements of input should be between 0 and 1")
+    if target.shape != x.shape and None not in target.shape + x.shape:
+        raise ShapeError(f"binary_cross_entropy: target of shape {target.shape} does not match "
+                         f"input of shape {x.shape}")
+    log_x = ops.clip(ops.log(x), -100.0)
+    log_1mx = ops.clip(ops.log(1.0 - x), -100.0)
+    loss = ops.neg(target * log_x + (1.0 - target) * log_1mx)
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction, "binary_cross_entropy")

@@ -191,17 +191,33 @@ class Module:
         fn(self)
         return self
 
-    def to(self, dtype: np.dtype | type | str) -> Module:
-        """Cast the floating-point parameters and buffers to `dtype`, keeping the objects."""
-        from .. import dtypes
+    def to(self, *args, **kwargs) -> Module:
+        """`to(dtype)`, `to(device)`, `to(device, dtype)`: cast the floating-point parameters
+        and buffers to `dtype`, keeping the objects (only the "cpu" device exists)."""
+        from ..device import parse_to
 
-        dtype = dtypes.as_dtype(dtype)
+        dtype = parse_to("Module.to", args, kwargs)
+        if dtype is None:
+            return self
+        if dtype.kind != "f":
+            raise TypeError(f"Module.to only accepts floating point dtypes, got {dtype}")
         for value in list(self.parameters()) + list(self.buffers()):
             if value.dtype.kind == "f" and value.dtype != dtype:
                 value.data = value.data.astype(dtype)
                 value.grad = None
                 value._version[0] += 1
         return self
+
+    def cpu(self) -> Module:
+        """This module (its parameters already live on the CPU)."""
+        return self
+
+    def cuda(self, device=None) -> Module:
+        """Raises DeviceError: dongjing has no CUDA backend yet."""
+        from ..device import device as _device
+
+        _device("cuda")
+        return self  # not reached
 
     def double(self) -> Module:
         return self.to(np.float64)

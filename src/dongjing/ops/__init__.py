@@ -1,51 +1,25 @@
-"""The op table and the dj.* functions built on it (primitives and compositions)."""
+"""The op table and the dj.* functions built on it.
 
-from .activation import log_softmax, logsumexp, softmax
-from .compare import eq, ge, gt, le, logical_and, logical_not, logical_or, lt, ne
-from .elementwise import (
-    abs,
-    add,
-    cast,
-    clamp,
-    clip,
-    clone,
-    div,
-    exp,
-    full_like,
-    log,
-    maximum,
-    minimum,
-    mul,
-    neg,
-    ones_like,
-    pow,
-    relu,
-    sigmoid,
-    sign,
-    sqrt,
-    stop_gradient,
-    sub,
-    tanh,
-    where,
-    zeros_like,
-)
+Primitives publish themselves: each op's `public` names map to its binding (see
+`dongjing.registry`). The compositions below (mean = sum / count, softmax = exp(log_softmax),
+...) are functions of primitives and are listed by hand.
+"""
+
+from ..registry import OPS, Cost, Kind, Op, Spec, all_ops, bind, binds, define, register
+from . import activation, compare, elementwise, index, linalg, nn, reduce, shape
+from .activation import logsumexp, softmax
+from .bindings import public_functions
+from .elementwise import ones_like, zeros_like
 from .index import getitem
-from .linalg import dot, matmul, mm
-from .nn import dropout_mask, erf, fold2d, one_hot, unfold2d
-from .reduce import amax, amin, argmax, argmin, count, max, mean, min, sum, var
-from .registry import OPS, Op, Spec, all_ops, register
-from .shape import (
-    broadcast_to,
-    broadcast_to_like,
-    cat,
-    concat,
-    expand,
-    flatten,
-    permute,
-    reshape,
-    reshape_like,
-    squeeze,
-    stack,
-    transpose,
-    unsqueeze,
-)
+from .linalg import dot, mm
+from .reduce import max, mean, min, var
+from .shape import broadcast_to, broadcast_to_like, flatten, reshape_like, stack, transpose
+
+globals().update(public_functions())
+
+COMPOSITES = ["broadcast_to", "broadcast_to_like", "dot", "flatten", "getitem", "logsumexp",
+              "max", "mean", "min", "mm", "reshape_like", "softmax", "stack", "transpose",
+              "var"]  # (zeros_like & co. are dj.* from dongjing.creation: they take device=)
+EXTENSION_API = ["Cost", "Kind", "Op", "Spec", "all_ops", "bind", "binds", "define", "register"]
+__all__ = sorted((set(public_functions()) - {"full_like"}) | set(COMPOSITES) | set(EXTENSION_API)
+                 | {"OPS"})

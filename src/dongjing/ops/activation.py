@@ -3,27 +3,25 @@ logsumexp and softmax are composed."""
 
 from __future__ import annotations
 
-import numpy as np
-
+from .. import infer as inf
 from ..dispatch import apply1
 from ..errors import DTypeError
-from . import infer as inf
+from ..registry import Kind, Spec, binds, define
 from .convert import as_tensor
 from .elementwise import exp, log, mul, stop_gradient, sub
 from .reduce import amax, sum
-from .registry import Spec, register
 from .shape import squeeze
 
 
-def _log_softmax_out(x, dim, out):
+def _log_softmax_out(xp, x, dim, out):
     # reliab: initial=-inf lets an empty dim give an empty result (as PyTorch)
-    np.subtract(x, np.max(x, axis=dim, keepdims=True, initial=-np.inf), out=out)
-    out -= np.log(np.sum(np.exp(out), axis=dim, keepdims=True))
+    xp.subtract(x, xp.max(x, axis=dim, keepdims=True, initial=float("-inf")), out=out)
+    out -= xp.log(xp.sum(xp.exp(out), axis=dim, keepdims=True))
     return out
 
 
-def _log_softmax_forward(x, dim):
-    return _log_softmax_out(x, dim, np.empty_like(x))
+def _log_softmax_forward(xp, x, dim):
+    return _log_softmax_out(xp, x, dim, xp.empty_like(x))
 
 
 def _log_softmax_infer(x: Spec, dim):
@@ -32,15 +30,18 @@ def _log_softmax_infer(x: Spec, dim):
     return x.shape, x.dtype
 
 
-def _log_softmax_vjp(g, inputs, out, needs, attrs):
+def _log_softmax_grad(g, x, *, out, dim):
     # d/dx of x - logsumexp(x): g - softmax(x) * sum(g)
-    return (sub(g, mul(exp(out), sum(g, attrs["dim"], keepdim=True))),)
+    return sub(g, mul(exp(out), sum(g, dim, keepdim=True)))
 
 
-_log_softmax = register("log_softmax", forward=_log_softmax_forward, infer=_log_softmax_infer,
-                        vjp=_log_softmax_vjp, kind="reduce", saves_output=True,
-                        forward_out=_log_softmax_out)
+_log_softmax = define("log_softmax", forward=_log_softmax_forward, infer=_log_softmax_infer,
+                      grads=(_log_softmax_grad,), kind=Kind.REDUCE,
+                      forward_out=_log_softmax_out, onnx="LogSoftmax", public="log_softmax",
+                      methods="log_softmax")
 
+
+@binds(_log_softmax)
 
 def log_softmax(x, dim: int = -1):
     """x - logsumexp(x) along `dim`, computed stably in one op."""

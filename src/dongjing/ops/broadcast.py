@@ -31,3 +31,43 @@ def _reduce_sum():
 
     _reduce_sum = lambda: reduce_sum  # noqa: E731  (resolved once)
     return reduce_sum
+
+
+def _sum_to_like_forward(xp, g, like):
+    if g.shape == like.shape:
+        return g
+    lead = g.ndim - like.ndim
+    axes = tuple(range(lead)) + tuple(
+        lead + i for i, d in enumerate(like.shape) if d == 1 and g.shape[lead + i] != 1)
+    return xp.sum(g, axis=axes, keepdims=True).reshape(like.shape)
+
+
+def _sum_to_like_infer(g, like):
+    return tuple(like.shape), g.dtype
+
+
+def _sum_to_like_define():
+    from ..registry import Kind, define
+
+    return define(
+        "sum_to_like", forward=_sum_to_like_forward, infer=_sum_to_like_infer, kind=Kind.REDUCE,
+        grads=(lambda gg, g, like: _broadcast_back(gg, g), None), grad_name="SumToBackward0",
+        onnx=None, onnx_reason="a gradient op: export differentiates before export",
+        doc="`g` summed over the dims broadcasting stretched, to the run-time shape of `like`.",
+    )
+
+
+def _broadcast_back(gg, g):
+    from .shape import broadcast_to_like
+
+    return broadcast_to_like(gg, g)
+
+
+_sum_to_like = _sum_to_like_define()
+
+
+def sum_to_like(g, like):
+    """`g` reduced to the shape `like` has when the graph runs (an unknown dim decides then)."""
+    from ..dispatch import apply2
+
+    return apply2(_sum_to_like, g, like)

@@ -2,35 +2,18 @@
 
 from __future__ import annotations
 
-import numpy as np
-
 from .. import dtypes
-from ..dispatch import apply1, apply2
-from . import infer as inf
-from .convert import as_tensor, pair
-from .registry import register
+from .. import infer as inf
+from ..registry import Cost, Kind, define
+from .bindings import binary, unary
 
-E = "elementwise"
-
-
-def _cmp(name, fn):
-    op = register(name, forward=fn, infer=inf.comparison(name), kind=E, ufunc=fn)
-
-    def compare(a, b):
-        a, b = pair(a, b)
-        return apply2(op, a, b)
-
-    compare.__name__ = name
-    compare.__doc__ = f"Elementwise comparison `{name}` (a bool tensor; no gradient)."
-    return compare
+E = Kind.ELEMENTWISE
 
 
-eq = _cmp("eq", np.equal)
-ne = _cmp("ne", np.not_equal)
-lt = _cmp("lt", np.less)
-le = _cmp("le", np.less_equal)
-gt = _cmp("gt", np.greater)
-ge = _cmp("ge", np.greater_equal)
+def _compare(name: str, ufunc: str, dunder: str, onnx):
+    return define(name, ufunc=ufunc, infer=inf.comparison(name), kind=E, cost=Cost.CHEAP,
+                  binding=binary, public=name, methods=(name, dunder), onnx=onnx,
+                  doc=f"Elementwise comparison `{name}` (a bool tensor; no gradient).")
 
 
 def _logic_infer(name):
@@ -40,23 +23,18 @@ def _logic_infer(name):
     return infer
 
 
-_logical_and = register("logical_and", forward=np.logical_and, infer=_logic_infer("logical_and"),
-                        kind=E, ufunc=np.logical_and)
-_logical_or = register("logical_or", forward=np.logical_or, infer=_logic_infer("logical_or"),
-                       kind=E, ufunc=np.logical_or)
-_logical_not = register("logical_not", forward=np.logical_not,
-                        infer=_logic_infer("logical_not"), kind=E, ufunc=np.logical_not)
+def _logic(name: str, binding, dunder: str, onnx: str):
+    return define(name, ufunc=name, infer=_logic_infer(name), kind=E, cost=Cost.CHEAP,
+                  binding=binding, public=name, methods=(name, dunder), onnx=onnx,
+                  doc=f"Elementwise {name.replace('_', ' ')} (bool result).")
 
 
-def logical_and(a, b):
-    return apply2(_logical_and, *pair(a, b))
-
-
-def logical_or(a, b):
-    return apply2(_logical_or, *pair(a, b))
-
-
-def logical_not(x):
-    return apply1(_logical_not, as_tensor(x))
-
-
+eq = _compare("eq", "equal", "__eq__", "Equal").binding
+ne = _compare("ne", "not_equal", "__ne__", ("Not", "Equal")).binding
+lt = _compare("lt", "less", "__lt__", "Less").binding
+le = _compare("le", "less_equal", "__le__", "LessOrEqual").binding
+gt = _compare("gt", "greater", "__gt__", "Greater").binding
+ge = _compare("ge", "greater_equal", "__ge__", "GreaterOrEqual").binding
+logical_and = _logic("logical_and", binary, "__and__", "And").binding
+logical_or = _logic("logical_or", binary, "__or__", "Or").binding
+logical_not = _logic("logical_not", unary, "__invert__", "Not").binding

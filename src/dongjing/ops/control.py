@@ -3,9 +3,9 @@ their outputs. Eagerly `dj.cond` / `dj.while_loop` are plain Python."""
 
 from __future__ import annotations
 
+from .. import infer as inf
 from ..errors import DTypeError, GraphError, ShapeError
-from . import infer as inf
-from .registry import Spec, register
+from ..registry import Spec, register
 
 C = "control"
 

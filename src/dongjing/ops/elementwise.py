@@ -1,57 +1,33 @@
-"""Elementwise primitives: arithmetic, transcendental, comparison, selection and casts."""
+"""Elementwise primitives: arithmetic, transcendental, selection and casts.
+
+Each op is one `define(...)`: its forward (a ufunc name or a function of the backend
+namespace `xp`), dtype rule, per-input gradient rules, fusion cost, ONNX export and published
+names. The engines reduce broadcast gradients; rules never call `sum_to_shape`.
+"""
 
 from __future__ import annotations
 
-import numpy as np
-
 from .. import dtypes
+from .. import infer as inf
 from ..dispatch import apply, apply1, apply2
 from ..errors import DTypeError
-from . import infer as inf
-from .broadcast import sum_to_shape
+from ..registry import Cost, Kind, Spec, binds, define
+from .bindings import binary, float_binary, float_unary, unary
 from .compare import eq, ge, gt, le, logical_and, lt
 from .convert import as_tensor, pair
-from .registry import Spec, register
 
-E = "elementwise"
+E = Kind.ELEMENTWISE
+CHEAP = Cost.CHEAP
+SLOW = Cost.TRANSCENDENTAL
 
 
 # --- arithmetic ---------------------------------------------------------------------------
-def _add_vjp(g, inputs, out, needs, attrs):
-    a, b = inputs
-    return (sum_to_shape(g, a.shape) if needs[0] else None,
-            sum_to_shape(g, b.shape) if needs[1] else None)
-
-
-def _sub_vjp(g, inputs, out, needs, attrs):
-    a, b = inputs
-    return (sum_to_shape(g, a.shape) if needs[0] else None,
-            sum_to_shape(neg(g), b.shape) if needs[1] else None)
-
-
-def _mul_vjp(g, inputs, out, needs, attrs):
-    a, b = inputs
-    return (sum_to_shape(mul(g, b), a.shape) if needs[0] else None,
-            sum_to_shape(mul(g, a), b.shape) if needs[1] else None)
-
-
-def _div_vjp(g, inputs, out, needs, attrs):
-    a, b = inputs
-    ga = div(g, b)
-    return (sum_to_shape(ga, a.shape) if needs[0] else None,
-            sum_to_shape(neg(mul(ga, div(a, b))), b.shape) if needs[1] else None)
-
-
-def _divide(a, b):
-    return np.true_divide(a, b)
-
-
 def _arith_infer(name):
     base = inf.elementwise(name)
 
     def infer(a: Spec, b: Spec, **attrs):
         shape, dtype = base(a, b)
-        if dtype.kind == "b" and name in ("sub",):
+        if dtype.kind == "b" and name == "sub":
             raise DTypeError(f"{name}: not defined for bool tensors; use logical_xor")
         return shape, dtype
 
@@ -63,101 +39,71 @@ def _div_infer(a: Spec, b: Spec):
     return shape, dtype if dtype.kind == "f" else dtypes.default_float
 
 
-_add = register("add", forward=np.add, infer=_arith_infer("add"), vjp=_add_vjp, kind=E,
-                ufunc=np.add)
-_sub = register("sub", forward=np.subtract, infer=_arith_infer("sub"), vjp=_sub_vjp, kind=E,
-                ufunc=np.subtract)
-_mul = register("mul", forward=np.multiply, infer=_arith_infer("mul"), vjp=_mul_vjp, kind=E,
-                ufunc=np.multiply)
-_div = register("div", forward=_divide, infer=_div_infer, vjp=_div_vjp, kind=E,
-                ufunc=np.true_divide)
-_neg = register(
-    "neg", forward=np.negative, infer=lambda x: inf.same(x),
-    vjp=lambda g, inputs, out, needs, attrs: (neg(g),), kind=E, ufunc=np.negative,
-)
-
-
-def add(a, b) -> Tensor:  # noqa: F821
-    """a + b, broadcasting."""
-    a, b = pair(a, b)
-    return apply2(_add, a, b)
-
-
-def sub(a, b):
-    """a - b, broadcasting."""
-    a, b = pair(a, b)
-    return apply2(_sub, a, b)
-
-
-def mul(a, b):
-    """a * b, broadcasting."""
-    a, b = pair(a, b)
-    return apply2(_mul, a, b)
-
-
-def div(a, b):
-    """a / b (true division; integers give float32)."""
-    a, b = pair(a, b)
-    if a.dtype.kind != "f":
-        a, b = cast(a, dtypes.default_float), cast(b, dtypes.default_float)
-    return apply2(_div, a, b)
-
-
-def neg(x):
-    """-x."""
-    return apply1(_neg, as_tensor(x))
+_add = define("add", ufunc="add", infer=_arith_infer("add"), kind=E, cost=CHEAP,
+              grads=(lambda g, a, b: g, lambda g, a, b: g),
+              binding=binary, public="add", methods=("add", "__add__", "__radd__"),
+              onnx="Add", doc="a + b, broadcasting.")
+_sub = define("sub", ufunc="subtract", infer=_arith_infer("sub"), kind=E, cost=CHEAP,
+              grads=(lambda g, a, b: g, lambda g, a, b: neg(g)),
+              binding=binary, public=("sub", "subtract"), methods=("sub", "__sub__", "__rsub__"),
+              onnx="Sub", doc="a - b, broadcasting.")
+_mul = define("mul", ufunc="multiply", infer=_arith_infer("mul"), kind=E, cost=CHEAP,
+              grads=(lambda g, a, b: mul(g, b), lambda g, a, b: mul(g, a)),
+              binding=binary, public=("mul", "multiply"), methods=("mul", "__mul__", "__rmul__"),
+              onnx="Mul", doc="a * b, broadcasting.")
+_div = define("div", ufunc="true_divide", infer=_div_infer, kind=E, cost=CHEAP,
+              grads=(lambda g, a, b: div(g, b), lambda g, a, b: neg(mul(div(g, b), div(a, b)))),
+              binding=float_binary, public=("div", "divide", "true_divide"),
+              methods=("div", "__truediv__", "__rtruediv__"),
+              onnx="Div", doc="a / b (true division; integers give the default float dtype).")
+_neg = define("neg", ufunc="negative", infer=inf.numeric("neg"), kind=E, cost=CHEAP,
+              grads=(lambda g, x: neg(g),), binding=unary, public=("neg", "negative"),
+              methods=("neg", "__neg__"), onnx="Neg", doc="-x.")
+add, sub, mul, div, neg = (op.binding for op in (_add, _sub, _mul, _div, _neg))
 
 
 # --- powers -------------------------------------------------------------------------------
-def _pow_vjp(g, inputs, out, needs, attrs):
-    a, b = inputs
-    ga = gb = None
-    if needs[0]:
-        ga = sum_to_shape(mul(g, mul(b, pow(a, sub(b, 1.0)))), a.shape)
-    if needs[1]:
-        safe = where(gt(a, 0.0), a, 1.0)
-        gb = sum_to_shape(mul(g, mul(out, log(safe))), b.shape)
-    return ga, gb
+def _pow_grad_base(g, a, b):
+    return mul(g, mul(b, pow(a, sub(b, 1.0))))
 
 
-def _pow_infer(a: Spec, b: Spec):
-    return inf.elementwise("pow")(a, b)
+def _pow_grad_exponent(g, a, b, *, out):
+    return mul(g, mul(out, log(where(gt(a, 0.0), a, 1.0))))
 
 
-_pow = register("pow", forward=np.power, infer=_pow_infer, vjp=_pow_vjp, kind=E,
-                saves_output=True, ufunc=np.power)
+_pow = define("pow", ufunc="power", infer=inf.elementwise("pow"), kind=E,
+              grads=(_pow_grad_base, _pow_grad_exponent), onnx="Pow", public="pow",
+              methods=("pow", "__pow__", "__rpow__"))
 
 
-def _pow_scalar_forward(x, exponent):
-    # np.power on negative float bases is ~10x slower than the multiplications it stands for
+def _pow_scalar_forward(xp, x, exponent):
+    # a power of a negative float base is ~10x slower than the multiplications it stands for
     if exponent == 2:
-        return np.multiply(x, x)
+        return xp.multiply(x, x)
     if exponent == 3:
         return x * x * x
     if exponent == 1:
         return x.copy()
     if exponent == 0.5:
-        return np.sqrt(x)
-    if exponent == -1:
-        return np.reciprocal(x) if x.dtype.kind == "f" else np.power(x, exponent)
-    return np.power(x, x.dtype.type(exponent) if x.dtype.kind == "f" else exponent)
+        return xp.sqrt(x)
+    if exponent == -1 and x.dtype.kind == "f":
+        return xp.reciprocal(x)
+    return xp.power(x, x.dtype.type(exponent) if x.dtype.kind == "f" else exponent)
 
 
-def _pow_scalar_vjp(g, inputs, out, needs, attrs):
-    (x,) = inputs
-    p = attrs["exponent"]
-    if p == 0:
-        return (mul(g, 0.0),)
-    if p == 1:
-        return (g,)
-    if p == 2:
-        return (mul(g, mul(x, 2.0)),)
-    return (mul(g, mul(pow(x, p - 1), float(p))),)
+def _pow_scalar_grad(g, x, exponent):
+    if exponent == 0:
+        return mul(g, 0.0)
+    if exponent == 1:
+        return g
+    if exponent == 2:
+        return mul(g, mul(x, 2.0))
+    return mul(g, mul(pow(x, exponent - 1), float(exponent)))
 
 
 def _pow_scalar_infer(x: Spec, exponent):
     if x.dtype.kind != "f" and (not float(exponent).is_integer() or exponent < 0):
-        return x.shape, dtypes.default_float
+        raise DTypeError(f"pow: a {x.dtype} tensor to the power {exponent} needs a float tensor")
     return x.shape, x.dtype
 
 
@@ -169,11 +115,12 @@ def _pow_scalar_decompose(x, exponent):
     return None  # no cheaper composition
 
 
-_pow_scalar = register("pow_scalar", forward=_pow_scalar_forward, infer=_pow_scalar_infer,
-                       vjp=_pow_scalar_vjp, kind=E, grad_name="PowBackward0",
-                       decompose=_pow_scalar_decompose)
+_pow_scalar = define("pow_scalar", forward=_pow_scalar_forward, infer=_pow_scalar_infer, kind=E,
+                     grads=(_pow_scalar_grad,), grad_name="PowBackward0",
+                     decompose=_pow_scalar_decompose, onnx="Pow")
 
 
+@binds(_pow)
 def pow(x, exponent):
     """x ** exponent; a Python-number exponent is an attribute (x**2, x**3 lower to products)."""
     if isinstance(exponent, (int, float)) and not isinstance(exponent, bool):
@@ -185,149 +132,89 @@ def pow(x, exponent):
     return apply2(_pow, a, b)
 
 
+
 # --- transcendental -----------------------------------------------------------------------
-def _unary(name, forward, vjp, saves_output=False, floats_only=True, forward_out=None):
-    infer = inf.floating(name) if floats_only else (lambda x: inf.same(x))
-    ufunc = forward if isinstance(forward, np.ufunc) else None
-    return register(name, forward=forward, infer=infer, vjp=vjp, kind=E,
-                    saves_output=saves_output, ufunc=ufunc, forward_out=forward_out)
+def _sigmoid_forward(xp, x):
+    e = xp.exp(-xp.abs(x))
+    return xp.where(x >= 0, 1 / (1 + e), e / (1 + e)).astype(x.dtype, copy=False)
 
 
-def _sigmoid_forward(x):
-    e = np.exp(-np.abs(x))
-    return np.where(x >= 0, 1 / (1 + e), e / (1 + e)).astype(x.dtype, copy=False)
-
-
-_exp = _unary("exp", np.exp, lambda g, i, out, n, a: (mul(g, out),), saves_output=True)
-_log = _unary("log", np.log, lambda g, i, out, n, a: (div(g, i[0]),))
-_sqrt = _unary("sqrt", np.sqrt, lambda g, i, out, n, a: (div(g, mul(out, 2.0)),),
-               saves_output=True)
-_tanh = _unary("tanh", np.tanh, lambda g, i, out, n, a: (tanh_backward(g, out),),
-               saves_output=True)
-_sigmoid = _unary("sigmoid", _sigmoid_forward,
-                  lambda g, i, out, n, a: (mul(g, mul(out, sub(1.0, out))),), saves_output=True)
-_abs = _unary("abs", np.abs, lambda g, i, out, n, a: (mul(g, sign(i[0])),), floats_only=False)
-_relu = _unary(
-    "relu", lambda x: np.maximum(x, 0),
-    lambda g, i, out, n, a: (relu_backward(g, i[0]),), floats_only=False,
-    forward_out=lambda x, out: np.maximum(x, 0, out=out),
-)
-
-
-def _relu_backward_forward(g, x):
-    return np.multiply(g, x > 0)
-
-
-def _relu_backward_out(g, x, out):
-    return np.multiply(g, x > 0, out=out)
-
-
-def _relu_backward_vjp(gg, inputs, out, needs, attrs):
-    g, x = inputs
-    return (relu_backward(gg, x) if needs[0] else None, None)  # zero almost everywhere in x
+_exp = define("exp", ufunc="exp", infer=inf.floating("exp"), kind=E, cost=SLOW,
+              grads=(lambda g, x, *, out: mul(g, out),), binding=float_unary, public="exp",
+              methods="exp", onnx="Exp", doc="e ** x.")
+_log = define("log", ufunc="log", infer=inf.floating("log"), kind=E, cost=SLOW,
+              grads=(lambda g, x: div(g, x),), binding=float_unary, public="log", methods="log",
+              onnx="Log", doc="Natural logarithm.")
+_sqrt = define("sqrt", ufunc="sqrt", infer=inf.floating("sqrt"), kind=E, cost=SLOW,
+               grads=(lambda g, x, *, out: div(g, mul(out, 2.0)),), binding=float_unary,
+               public="sqrt", methods="sqrt", onnx="Sqrt", doc="Square root.")
+_tanh = define("tanh", ufunc="tanh", infer=inf.floating("tanh"), kind=E, cost=SLOW,
+               grads=(lambda g, x, *, out: tanh_backward(g, out),), binding=float_unary,
+               public="tanh", methods="tanh", onnx="Tanh", doc="Hyperbolic tangent.")
+_sigmoid = define("sigmoid", forward=_sigmoid_forward, infer=inf.floating("sigmoid"), kind=E,
+                  grads=(lambda g, x, *, out: mul(g, mul(out, sub(1.0, out))),),
+                  binding=float_unary, public="sigmoid", methods="sigmoid", onnx="Sigmoid",
+                  doc="1 / (1 + exp(-x)), computed without overflow.")
+_abs = define("abs", ufunc="absolute", infer=inf.numeric("abs"), kind=E, cost=CHEAP,
+              grads=(lambda g, x: mul(g, sign(x)),), binding=unary, public=("abs", "absolute"),
+              methods=("abs", "__abs__"), onnx="Abs", doc="|x|.")
+_relu = define("relu", forward=lambda xp, x: xp.maximum(x, 0), infer=inf.numeric("relu"),
+               kind=E, grads=(lambda g, x: relu_backward(g, x),), binding=unary, public="relu",
+               methods="relu", forward_out=lambda xp, x, out: xp.maximum(x, 0, out=out),
+               onnx="Relu", doc="max(x, 0).")
+_sign = define("sign", ufunc="sign", infer=inf.numeric("sign"), kind=E, binding=unary,
+               public="sign", methods="sign", onnx="Sign", doc="-1, 0 or 1 by the sign of x.")
+exp, log, sqrt, tanh, sigmoid, abs, relu, sign = (
+    op.binding for op in (_exp, _log, _sqrt, _tanh, _sigmoid, _abs, _relu, _sign))
 
 
 # relu's gradient g * (x > 0) as one op (PyTorch's threshold_backward): one pass, not three
-_relu_backward = register(
-    "relu_backward", forward=_relu_backward_forward, infer=inf.elementwise("relu_backward"),
-    vjp=_relu_backward_vjp, kind=E, forward_out=_relu_backward_out,
+_relu_backward = define(
+    "relu_backward", forward=lambda xp, g, x: xp.multiply(g, x > 0),
+    infer=inf.elementwise("relu_backward"), kind=E,
+    grads=(lambda gg, g, x: relu_backward(gg, x), None),  # zero almost everywhere in x
+    forward_out=lambda xp, g, x, out: xp.multiply(g, x > 0, out=out),
+    binding=binary, public="relu_backward",
+    doc="g where x > 0, else 0: the gradient of relu at x.",
+    onnx=None, onnx_reason="a gradient op: export differentiates before export",
 )
+relu_backward = _relu_backward.binding
 
 
-def relu_backward(g, x):
-    """g where x > 0, else 0: the gradient of relu at x."""
-    return apply2(_relu_backward, g, x)
-_sign = register("sign", forward=np.sign, infer=lambda x: inf.same(x), kind=E, ufunc=np.sign)
+# tanh's gradient g * (1 - y*y): a composite the compiler fuses; eagerly one pass
+def _tanh_backward_decompose(g, y):
+    return mul(g, sub(1.0, mul(y, y)))
 
 
-def _tanh_backward_forward(g, y):
-    return g * (1 - y * y)
-
-
-def _tanh_backward_vjp(gg, inputs, out, needs, attrs):
-    g, y = inputs
-    return (tanh_backward(gg, y) if needs[0] else None,
-            mul(mul(gg, g), mul(y, -2.0)) if needs[1] else None)
-
-
-# tanh's gradient g * (1 - y*y) as one op: a single pass in eager backward (W5 runs it per step)
-_tanh_backward = register("tanh_backward", forward=_tanh_backward_forward,
-                          infer=inf.elementwise("tanh_backward"), vjp=_tanh_backward_vjp, kind=E,
-                          decompose=lambda g, y: mul(g, sub(1.0, mul(y, y))))
-
-
-def tanh_backward(g, y):
-    """g * (1 - y**2): the gradient of tanh given its output y."""
-    return apply2(_tanh_backward, g, y)
-
-
-def exp(x):
-    """e ** x."""
-    return apply1(_exp, _float(x))
-
-
-def log(x):
-    """Natural logarithm."""
-    return apply1(_log, _float(x))
-
-
-def sqrt(x):
-    return apply1(_sqrt, _float(x))
-
-
-def tanh(x):
-    return apply1(_tanh, _float(x))
-
-
-def sigmoid(x):
-    """1 / (1 + exp(-x)), computed without overflow."""
-    return apply1(_sigmoid, _float(x))
-
-
-def abs(x):
-    return apply1(_abs, as_tensor(x))
-
-
-def relu(x):
-    """max(x, 0)."""
-    return apply1(_relu, as_tensor(x))
-
-
-def sign(x):
-    return apply1(_sign, as_tensor(x))
-
-
-def _float(x):
-    x = as_tensor(x)
-    return x if x.dtype.kind == "f" else cast(x, dtypes.default_float)
+_tanh_backward = define(
+    "tanh_backward", forward=lambda xp, g, y: g * (1 - y * y),
+    infer=inf.elementwise("tanh_backward"), kind=E,
+    grads=(lambda gg, g, y: tanh_backward(gg, y), lambda gg, g, y: mul(mul(gg, g), mul(y, -2.0))),
+    decompose=_tanh_backward_decompose, binding=binary, public="tanh_backward",
+    doc="g * (1 - y**2): the gradient of tanh given its output y.",
+    onnx=None, onnx_reason="a gradient op: export differentiates before export",
+)
+tanh_backward = _tanh_backward.binding
 
 
 # --- maximum, minimum, where, clip ---------------------------------------------------------
-def _extremum_vjp(pick):
-    def vjp(g, inputs, out, needs, attrs):
-        a, b = inputs
-        # ties split the gradient evenly, as PyTorch does
-        w = add(cast(pick(a, b), g.dtype), mul(cast(eq(a, b), g.dtype), 0.5))
-        return (sum_to_shape(mul(g, w), a.shape) if needs[0] else None,
-                sum_to_shape(mul(g, sub(1.0, w)), b.shape) if needs[1] else None)
+def _extremum_grads(pick):
+    def weight(a, b, dtype):  # ties split the gradient evenly, as PyTorch does
+        return add(cast(pick(a, b), dtype), mul(cast(eq(a, b), dtype), 0.5))
 
-    return vjp
+    return (lambda g, a, b: mul(g, weight(a, b, g.dtype)),
+            lambda g, a, b: mul(g, sub(1.0, weight(a, b, g.dtype))))
 
 
-_maximum = register("maximum", forward=np.maximum, infer=inf.elementwise("maximum"),
-                    vjp=_extremum_vjp(lambda a, b: gt(a, b)), kind=E, ufunc=np.maximum)
-_minimum = register("minimum", forward=np.minimum, infer=inf.elementwise("minimum"),
-                    vjp=_extremum_vjp(lambda a, b: lt(a, b)), kind=E, ufunc=np.minimum)
-
-
-def maximum(a, b):
-    a, b = pair(a, b)
-    return apply2(_maximum, a, b)
-
-
-def minimum(a, b):
-    a, b = pair(a, b)
-    return apply2(_minimum, a, b)
+_maximum = define("maximum", ufunc="maximum", infer=inf.elementwise("maximum"), kind=E,
+                  cost=CHEAP, grads=_extremum_grads(lambda a, b: gt(a, b)), binding=binary,
+                  public="maximum", methods="maximum", onnx="Max",
+                  doc="The larger of a and b, elementwise.")
+_minimum = define("minimum", ufunc="minimum", infer=inf.elementwise("minimum"), kind=E,
+                  cost=CHEAP, grads=_extremum_grads(lambda a, b: lt(a, b)), binding=binary,
+                  public="minimum", methods="minimum", onnx="Min",
+                  doc="The smaller of a and b, elementwise.")
+maximum, minimum = _maximum.binding, _minimum.binding
 
 
 def _where_infer(c: Spec, a: Spec, b: Spec):
@@ -336,17 +223,14 @@ def _where_infer(c: Spec, a: Spec, b: Spec):
     return inf.broadcast("where", c.shape, a.shape, b.shape), dtypes.promote(a.dtype, b.dtype)
 
 
-def _where_vjp(g, inputs, out, needs, attrs):
-    c, a, b = inputs
-    zero = as_tensor(0.0, g)
-    return (None,
-            sum_to_shape(where(c, g, zero), a.shape) if needs[1] else None,
-            sum_to_shape(where(c, zero, g), b.shape) if needs[2] else None)
+_where = define("where", forward=lambda xp, c, a, b: xp.where(c, a, b), infer=_where_infer, kind=E,
+                grads=(None,
+                       lambda g, c, a, b: where(c, g, as_tensor(0.0, g)),
+                       lambda g, c, a, b: where(c, as_tensor(0.0, g), g)),
+                onnx="Where", public=("where",))
 
 
-_where = register("where", forward=np.where, infer=_where_infer, vjp=_where_vjp, kind=E)
-
-
+@binds(_where)
 def where(condition, a, b):
     """Elementwise `a if condition else b`."""
     condition = as_tensor(condition)
@@ -356,52 +240,46 @@ def where(condition, a, b):
     return apply(_where, condition, a, b)
 
 
-def _clip_forward(x, min=None, max=None):
-    return np.clip(x, min, max).astype(x.dtype, copy=False)
+
+def _clip_forward(xp, x, min=None, max=None):
+    return xp.clip(x, min, max).astype(x.dtype, copy=False)
 
 
-def _clip_vjp(g, inputs, out, needs, attrs):
-    (x,) = inputs
+def _clip_grad(g, x, min=None, max=None):
     keep = None
-    if attrs.get("min") is not None:
-        keep = ge(x, attrs["min"])
-    if attrs.get("max") is not None:
-        upper = le(x, attrs["max"])
+    if min is not None:
+        keep = ge(x, min)
+    if max is not None:
+        upper = le(x, max)
         keep = upper if keep is None else logical_and(keep, upper)
-    return (g if keep is None else where(keep, g, as_tensor(0.0, g)),)
+    return g if keep is None else where(keep, g, as_tensor(0.0, g))
 
 
-_clip = register("clip", forward=_clip_forward, infer=lambda x, min=None, max=None: inf.same(x),
-                 vjp=_clip_vjp, kind=E, grad_name="ClampBackward1")
+_clip = define("clip", forward=_clip_forward, infer=lambda x, min=None, max=None: inf.same(x),
+               grads=(_clip_grad,), kind=E, grad_name="ClampBackward1", onnx="Clip",
+               methods=("clip", "clamp"), public=("clip", "clamp"))
 
 
+@binds(_clip)
 def clip(x, min=None, max=None):
     """Clamp every element into [min, max] (either bound may be None)."""
     return apply1(_clip, as_tensor(x), min=min, max=max)
-
 
 clamp = clip
 
 
 # --- casts, copies, fills --------------------------------------------------------------------
-def _cast_vjp(g, inputs, out, needs, attrs):
-    (x,) = inputs
-    return (cast(g, x.dtype),)
-
-
 def _cast_infer(x: Spec, dtype):
     return x.shape, dtype
 
 
-def _cast_forward(x, dtype):
-    return x.astype(dtype)
+_cast = define("cast", forward=lambda xp, x, dtype: x.astype(dtype), infer=_cast_infer, kind=E,
+               grads=(lambda g, x, dtype: cast(g, x.dtype),), grad_name="ToCopyBackward0",
+               forward_out=lambda xp, x, out, dtype: xp.copyto(out, x, casting="unsafe"),
+               onnx="Cast", public=("cast",))
 
 
-_cast = register("cast", forward=_cast_forward, infer=_cast_infer, vjp=_cast_vjp, kind=E,
-                 grad_name="ToCopyBackward0",
-                 forward_out=lambda x, out, dtype: np.copyto(out, x, casting="unsafe"))
-
-
+@binds(_cast)
 def cast(x, dtype):
     """`x` converted to `dtype` (a copy); gradients flow between float dtypes."""
     x = as_tensor(x)
@@ -414,31 +292,31 @@ def cast(x, dtype):
     return apply1(_cast, x, dtype=dtype)
 
 
+
 def _no_grad():
     from ..autograd.grad_mode import no_grad
 
     return no_grad()
 
 
-_clone = register("clone", forward=np.copy, infer=lambda x: inf.same(x),
-                  vjp=lambda g, i, out, n, a: (g,), kind=E)
+_clone = define("clone", forward=lambda xp, x: x.copy(), infer=lambda x: inf.same(x), kind=E,
+                grads=(lambda g, x: g,), binding=unary, public="clone", methods="clone",
+                onnx="Identity", doc="A copy of `x` that stays on the tape.")
+clone = _clone.binding
 
 
-def clone(x):
-    """A copy of `x` that stays on the tape."""
-    return apply1(_clone, as_tensor(x))
+def _fill_like_forward(xp, x, value, dtype=None):
+    return xp.full(x.shape, value, dtype=dtype or x.dtype)
 
 
-def _fill_like_forward(x, value, dtype=None):
-    return np.full(x.shape, value, dtype=dtype or x.dtype)
-
-
-_fill_like = register(
+_fill_like = define(
     "fill_like", forward=_fill_like_forward,
     infer=lambda x, value, dtype=None: (x.shape, dtype or x.dtype), kind=E,
+    onnx=None, onnx_reason="folded to a constant before export", public="full_like",
 )
 
 
+@binds(_fill_like)
 def full_like(x, value, dtype=None):
     """A tensor of `x`'s shape filled with `value` (works on symbolic tensors too)."""
     return apply1(_fill_like, as_tensor(x), value=value,
@@ -446,17 +324,21 @@ def full_like(x, value, dtype=None):
 
 
 def zeros_like(x, dtype=None):
+    """Zeros shaped like `x`."""
     return full_like(x, 0, dtype)
 
 
 def ones_like(x, dtype=None):
+    """Ones shaped like `x`."""
     return full_like(x, 1, dtype)
 
 
-_stop_gradient = register("stop_gradient", forward=lambda x: x, infer=lambda x: inf.same(x),
-                          kind=E)
+_stop_gradient = define("stop_gradient", forward=lambda xp, x: x, infer=lambda x: inf.same(x),
+                        kind=E, onnx="Identity", public=("stop_gradient",))
 
 
+@binds(_stop_gradient)
 def stop_gradient(x):
     """`x`, with no gradient flowing back through it (`detach` of a symbolic tensor)."""
     return apply1(_stop_gradient, as_tensor(x))
+

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import infer as inf
 from ..dispatch import apply, apply1
+from ..registry import Spec, define
 from ..tensor import Tensor
-from . import infer as inf
 from .convert import as_tensor
-from .registry import Spec, register
 
 
 class Slot:
@@ -82,54 +82,92 @@ def _has_arrays(template) -> bool:
     return any(type(item) is Slot for item in template)
 
 
-def _getitem_forward(x, *arrays, key):
+def _getitem_forward(xp, x, *arrays, key):
     out = x[build_key(key, arrays)]
-    if isinstance(out, np.ndarray) and out.base is not None:
+    if getattr(out, "base", None) is not None:
         out = out.copy()  # a result never aliases its input (no view tracking on the tape)
     return out
 
 
-_UNKNOWN = 1_000_003  # stand-in size of an unknown dim during inference
-
-
-def _dummy(shape, dtype):
-    """A zero-stride array of `shape` (None dims -> a large stand-in) costing no memory."""
-    sizes = tuple(_UNKNOWN if d is None else d for d in shape)
-    return np.lib.stride_tricks.as_strided(np.zeros(1, dtype), sizes, (0,) * len(sizes))
+def _slice_length(item: tuple, size):
+    if item[3] == 0:
+        raise IndexError("getitem: slice step cannot be zero")
+    if size is None:
+        return None  # unknown stays unknown: the length is decided by the fed array
+    return len(range(*slice(item[1], item[2], item[3]).indices(size)))
 
 
 def _getitem_infer(x: Spec, *index: Spec, key):
-    arrays = []
-    for spec in index:
-        if spec.dtype.kind == "b":
-            # a mask of k dims consumes k dims and yields one of data-dependent length
-            k = len(spec.shape)
-            arrays.append(tuple(np.zeros(_UNKNOWN + 1, np.int64) for _ in range(k)))
-        else:
-            arrays.append(_dummy(spec.shape, np.int64))
-    parts = []
+    """The result shape of `x[key]` by NumPy's rules, computed on the shape symbols.
+
+    Unknown (None) dims stay unknown wherever the result depends on them; a boolean mask
+    yields one dim of data-dependent length (None).
+    """
+    where = f"(indexing a tensor of shape {inf.fmt(x.shape)})"
+    advanced = any(type(item) is Slot for item in key)
+
+    def consumed(item):
+        if item is None or item is Ellipsis:
+            return 0
+        if type(item) is Slot and index[item.i].dtype.kind == "b":
+            return max(len(index[item.i].shape), 1)
+        return 1
+
+    used = sum(consumed(item) for item in key)
+    if used > len(x.shape):
+        raise IndexError(f"getitem: too many indices ({used}) {where}")
+    if sum(item is Ellipsis for item in key) > 1:
+        raise IndexError(f"getitem: an index can only have one Ellipsis {where}")
+    items = []
     for item in key:
-        if type(item) is Slot and isinstance(arrays[item.i], tuple):
-            parts.extend(Slot(-1 - j) for j in range(len(arrays[item.i])))
-        else:
-            parts.append(item)
-    flat = []
-    for item in parts:
-        if type(item) is Slot and item.i < 0:
-            flat.append(np.zeros(_UNKNOWN + 1, np.int64))
-        elif type(item) is Slot:
-            flat.append(arrays[item.i])
+        items.extend([slice(None)] * (len(x.shape) - used) if item is Ellipsis else [item])
+    items.extend([slice(None)] * (len(x.shape) - used) if Ellipsis not in key else [])
+    out: list = []
+    fancy: list = []  # shapes of the advanced indices
+    fancy_at: list = []  # their positions in `items`
+    dim = 0
+    for pos, item in enumerate(items):
+        if item is None:
+            out.append(1)
+        elif type(item) is slice:
+            out.append(x.shape[dim])
+            dim += 1
         elif type(item) is tuple:
-            flat.append(slice(item[1], item[2], item[3]))
-        else:
-            flat.append(item)
-    try:
-        out = _dummy(x.shape, x.dtype)[tuple(flat)]
-    except IndexError as exc:
-        shape = inf.fmt(x.shape)
-        raise IndexError(f"getitem: {exc} (indexing a tensor of shape {shape})") from None
-    shape = tuple(None if d >= _UNKNOWN - 2 else d for d in np.shape(out))
-    return shape, x.dtype
+            out.append(_slice_length(item, x.shape[dim]))
+            dim += 1
+        elif type(item) is int:
+            size = x.shape[dim]
+            if size is not None and not -size <= item < size:
+                raise IndexError(
+                    f"getitem: index {item} is out of bounds for dim {dim} of size {size} {where}"
+                )
+            if advanced:
+                fancy.append(())
+                fancy_at.append((pos, len(out)))
+            dim += 1
+        else:  # an index tensor
+            spec = index[item.i]
+            if spec.dtype.kind == "b":
+                k = max(len(spec.shape), 1)
+                for j, (m, d) in enumerate(zip(spec.shape, x.shape[dim:dim + k])):
+                    if m is not None and d is not None and m != d:
+                        raise IndexError(
+                            f"getitem: a boolean mask of shape {inf.fmt(spec.shape)} does not "
+                            f"match dim {dim + j} of size {d} {where}"
+                        )
+                fancy.append((None,))
+                dim += k
+            else:
+                fancy.append(tuple(spec.shape))
+                dim += 1
+            fancy_at.append((pos, len(out)))
+    if fancy:
+        shape = inf.broadcast("getitem", *fancy)
+        positions = [p for p, _ in fancy_at]
+        adjacent = positions == list(range(positions[0], positions[0] + len(positions)))
+        at = fancy_at[0][1] if adjacent else 0
+        out[at:at] = shape
+    return tuple(out), x.dtype
 
 
 def _getitem_vjp(g, inputs, out, needs, attrs):
@@ -138,8 +176,8 @@ def _getitem_vjp(g, inputs, out, needs, attrs):
     return (grad,) + (None,) * len(index)
 
 
-_getitem = register("getitem", forward=_getitem_forward, infer=_getitem_infer,
-                    vjp=_getitem_vjp, kind="opaque", grad_name="IndexBackward0")
+_getitem = define("getitem", forward=_getitem_forward, infer=_getitem_infer,
+                  vjp=_getitem_vjp, grad_name="IndexBackward0", onnx="Gather")
 
 
 def getitem(x, key):
@@ -151,11 +189,11 @@ def getitem(x, key):
     return apply(_getitem, x, *tensors, key=template)
 
 
-def _getitem_grad_forward(g, x, *arrays, key):
-    out = np.zeros(x.shape, dtype=g.dtype)
+def _getitem_grad_forward(xp, g, x, *arrays, key):
+    out = xp.zeros(x.shape, dtype=g.dtype)
     real = build_key(key, arrays)
     if _has_arrays(key):
-        np.add.at(out, real, g)  # repeated indices add up
+        xp.add.at(out, real, g)  # repeated indices add up
     else:
         out[real] = g
     return out
@@ -166,10 +204,11 @@ def _getitem_grad_vjp(gg, inputs, out, needs, attrs):
     return (apply(_getitem, gg, *index, key=attrs["key"]), None) + (None,) * len(index)
 
 
-_getitem_grad = register(
+_getitem_grad = define(
     "getitem_grad", forward=_getitem_grad_forward,
     infer=lambda g, x, *index, key: (x.shape, g.dtype), vjp=_getitem_grad_vjp,
-    kind="opaque", grad_name="IndexPutBackward0",
+    grad_name="IndexPutBackward0",
+    onnx=None, onnx_reason="a gradient op: export differentiates before export",
 )
 
 

@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import numpy as np
-
 from .. import dtypes
+from .. import infer as inf
 from ..dispatch import apply1, apply2
 from ..errors import ShapeError
-from . import infer as inf
-from .broadcast import sum_to_shape
+from ..registry import Spec, binds, define
 from .convert import pair
-from .registry import Spec, register
 from .shape import _permute, squeeze, transpose, unsqueeze
 
 
@@ -39,34 +36,38 @@ def _swap_last(x):
     return transpose(x, -1, -2)
 
 
-def _matmul_vjp(g, inputs, out, needs, attrs):
-    a, b = inputs
+def _matmul_grad_a(g, a, b):
     if a.ndim == 2 and b.ndim == 2:  # the common case, without reshaping
-        return (apply2(_matmul, g, apply1(_permute, b, dims=(1, 0))) if needs[0] else None,
-                apply2(_matmul, apply1(_permute, a, dims=(1, 0)), g) if needs[1] else None)
-    a2 = a if a.ndim > 1 else unsqueeze(a, 0)
+        return apply2(_matmul, g, apply1(_permute, b, dims=(1, 0)))
     b2 = b if b.ndim > 1 else unsqueeze(b, -1)
-    g2 = g
+    g2 = _lift(g, a, b)
+    ga = matmul(g2, _swap_last(b2))
+    return squeeze(ga, -2) if a.ndim == 1 else ga  # the engine sums broadcast batch dims
+
+
+def _matmul_grad_b(g, a, b):
+    if a.ndim == 2 and b.ndim == 2:
+        return apply2(_matmul, apply1(_permute, a, dims=(1, 0)), g)
+    a2 = a if a.ndim > 1 else unsqueeze(a, 0)
+    gb = matmul(_swap_last(a2), _lift(g, a, b))
+    return squeeze(gb, -1) if b.ndim == 1 else gb
+
+
+def _lift(g, a, b):
+    """`g` with the dims that 1-d operands dropped put back."""
     if b.ndim == 1:
-        g2 = unsqueeze(g2, -1)
+        g = unsqueeze(g, -1)
     if a.ndim == 1:
-        g2 = unsqueeze(g2, -2)
-    ga = gb = None
-    if needs[0]:
-        ga = sum_to_shape(matmul(g2, _swap_last(b2)), a2.shape)
-        if a.ndim == 1:
-            ga = squeeze(ga, 0)
-    if needs[1]:
-        gb = sum_to_shape(matmul(_swap_last(a2), g2), b2.shape)
-        if b.ndim == 1:
-            gb = squeeze(gb, -1)
-    return ga, gb
+        g = unsqueeze(g, -2)
+    return g
 
 
-_matmul = register("matmul", forward=np.matmul, infer=_matmul_infer, vjp=_matmul_vjp,
-                   kind="opaque", grad_name="MmBackward0", ufunc=np.matmul)
+_matmul = define("matmul", ufunc="matmul", infer=_matmul_infer,
+                 grads=(_matmul_grad_a, _matmul_grad_b), grad_name="MmBackward0",
+                 onnx="MatMul", public="matmul", methods=("matmul", "__matmul__", "__rmatmul__"))
 
 
+@binds(_matmul)
 def matmul(a, b):
     """Matrix product with NumPy/PyTorch semantics (1-d, 2-d, batched, broadcast batch dims)."""
     a, b = pair(a, b)

@@ -3,14 +3,14 @@ convolution and pooling), one_hot, and dropout's random mask."""
 
 from __future__ import annotations
 
-import numpy as np
+import math
 
 from .. import dtypes
+from .. import infer as inf
 from ..dispatch import apply1
 from ..errors import DTypeError, ShapeError
-from . import infer as inf
+from ..registry import Cost, Kind, Spec, binds, define
 from .convert import as_tensor
-from .registry import Spec, register
 
 
 def out_size(size, kernel: int, stride: int, padding: int, op: str = "unfold2d"):
@@ -34,29 +34,32 @@ def _unfold_infer(x: Spec, kernel, stride, padding, pad_value=0.0):
         raise ShapeError(f"unfold2d: the spatial dims of {inf.fmt(x.shape)} must be known")
     oh = out_size(h, kernel[0], stride[0], padding[0])
     ow = out_size(w, kernel[1], stride[1], padding[1])
+    if any(padding) and x.dtype.kind != "f" and not math.isfinite(pad_value):
+        raise DTypeError(f"unfold2d: padding a {x.dtype} tensor with {pad_value} "
+                         "(max-pooling with padding needs a floating tensor)")
     return (n, c, kernel[0], kernel[1], oh, ow), x.dtype
 
 
-def _unfold_forward(x, kernel, stride, padding, pad_value=0.0):
+def _unfold_forward(xp, x, kernel, stride, padding, pad_value=0.0):
     (kh, kw), (sh, sw), (ph, pw) = kernel, stride, padding
     n, c, h, w = x.shape
     if ph or pw:
-        x = np.pad(x, ((0, 0), (0, 0), (ph, ph), (pw, pw)), constant_values=pad_value)
+        x = xp.pad(x, ((0, 0), (0, 0), (ph, ph), (pw, pw)), constant_values=pad_value)
     oh, ow = (h + 2 * ph - kh) // sh + 1, (w + 2 * pw - kw) // sw + 1
-    out = np.empty((n, c, kh, kw, oh, ow), dtype=x.dtype)
+    out = xp.empty((n, c, kh, kw, oh, ow), dtype=x.dtype)
     for i in range(kh):
         for j in range(kw):
             out[:, :, i, j] = x[:, :, i : i + sh * oh : sh, j : j + sw * ow : sw]
     return out
 
 
-def _unfold_vjp(g, inputs, out, needs, attrs):
-    (x,) = inputs
-    return (fold2d(g, x.shape[2:], attrs["kernel"], attrs["stride"], attrs["padding"]),)
+def _unfold_grad(g, x, kernel, stride, padding, pad_value=0.0):
+    return fold2d(g, x.shape[2:], kernel, stride, padding)
 
 
-_unfold = register("unfold2d", forward=_unfold_forward, infer=_unfold_infer, vjp=_unfold_vjp,
-                   grad_name="Im2ColBackward0")
+_unfold = define("unfold2d", forward=_unfold_forward, infer=_unfold_infer,
+                 grads=(_unfold_grad,), grad_name="Im2ColBackward0", public="unfold2d",
+                 onnx=None, onnx_reason="exported through the Conv / MaxPool that use it")
 
 
 def _fold_infer(cols: Spec, size, kernel, stride, padding):
@@ -74,22 +77,21 @@ def _fold_infer(cols: Spec, size, kernel, stride, padding):
     return (cols.shape[0], cols.shape[1], size[0], size[1]), cols.dtype
 
 
-def _fold_forward(cols, size, kernel, stride, padding):
+def _fold_forward(xp, cols, size, kernel, stride, padding):
     (kh, kw), (sh, sw), (ph, pw) = kernel, stride, padding
     n, c, _, _, oh, ow = cols.shape
-    out = np.zeros((n, c, size[0] + 2 * ph, size[1] + 2 * pw), dtype=cols.dtype)
+    out = xp.zeros((n, c, size[0] + 2 * ph, size[1] + 2 * pw), dtype=cols.dtype)
     for i in range(kh):
         for j in range(kw):
             out[:, :, i : i + sh * oh : sh, j : j + sw * ow : sw] += cols[:, :, i, j]
     return out[:, :, ph : ph + size[0], pw : pw + size[1]]
 
 
-def _fold_vjp(g, inputs, out, needs, attrs):
-    return (unfold2d(g, attrs["kernel"], attrs["stride"], attrs["padding"]),)
-
-
-_fold = register("fold2d", forward=_fold_forward, infer=_fold_infer, vjp=_fold_vjp,
-                 grad_name="Col2ImBackward0")
+_fold = define("fold2d", forward=_fold_forward, infer=_fold_infer,
+               grads=(lambda g, cols, size, kernel, stride, padding: unfold2d(
+                   g, kernel, stride, padding),),
+               grad_name="Col2ImBackward0", public="fold2d",
+               onnx=None, onnx_reason="exported through the ConvTranspose-free gradients only")
 
 
 def _pair(v, name: str) -> tuple[int, int]:
@@ -100,6 +102,7 @@ def _pair(v, name: str) -> tuple[int, int]:
     return int(v), int(v)
 
 
+@binds(_unfold)
 def unfold2d(x, kernel, stride=1, padding=0, pad_value: float = 0.0):
     """Every `kernel` window of an (N, C, H, W) tensor: shape (N, C, kh, kw, OH, OW) (im2col).
 
@@ -110,6 +113,7 @@ def unfold2d(x, kernel, stride=1, padding=0, pad_value: float = 0.0):
                   padding=_pair(padding, "padding"), pad_value=float(pad_value))
 
 
+@binds(_fold)
 def fold2d(cols, size, kernel, stride=1, padding=0):
     """The adjoint of `unfold2d`: windows summed back into an (N, C, H, W) tensor of `size`."""
     return apply1(_fold, as_tensor(cols), size=tuple(int(d) for d in size),
@@ -132,22 +136,23 @@ def _check_classes(y, num_classes):
         )
 
 
-def _one_hot_forward(y, num_classes, dtype):
+def _one_hot_forward(xp, y, num_classes, dtype):
     _check_classes(y, num_classes)
-    return np.eye(num_classes, dtype=dtype)[y]
+    return xp.eye(num_classes, dtype=dtype)[y]
 
 
-def _one_hot_out(y, num_classes, dtype, out):
+def _one_hot_out(xp, y, num_classes, dtype, out):
     _check_classes(y, num_classes)
     out[...] = 0
-    np.put_along_axis(out, y[..., None], 1, axis=-1)
+    xp.put_along_axis(out, y[..., None], 1, axis=-1)
     return out
 
 
-_one_hot = register("one_hot", forward=_one_hot_forward, infer=_one_hot_infer,
-                    forward_out=_one_hot_out)
+_one_hot = define("one_hot", forward=_one_hot_forward, infer=_one_hot_infer,
+                  forward_out=_one_hot_out, onnx="OneHot", public="one_hot")
 
 
+@binds(_one_hot)
 def one_hot(y, num_classes: int, dtype=None):
     """Rows of the identity picked by integer labels `y`: shape `y.shape + (num_classes,)`."""
     dtype = dtypes.as_dtype(dtype) if dtype is not None else dtypes.default_float
@@ -161,17 +166,19 @@ def _dropout_mask_infer(x: Spec, p):
     return x.shape, x.dtype
 
 
-def _dropout_mask_forward(x, p):
+def _dropout_mask_forward(xp, x, p):
     from ..random import generator
 
     keep = generator().random(x.shape) >= p
     return keep.astype(x.dtype) * x.dtype.type(1.0 / (1.0 - p))
 
 
-_dropout_mask = register("dropout_mask", forward=_dropout_mask_forward,
-                         infer=_dropout_mask_infer, random=True)
+_dropout_mask = define("dropout_mask", forward=_dropout_mask_forward,
+                       infer=_dropout_mask_infer, random=True, public="dropout_mask",
+                       onnx=None, onnx_reason="training only: Dropout exports as identity")
 
 
+@binds(_dropout_mask)
 def dropout_mask(x, p: float):
     """A fresh random mask shaped like `x`: 0 with probability `p`, else 1 / (1 - p)."""
     if not 0.0 <= p < 1.0:
@@ -180,26 +187,27 @@ def dropout_mask(x, p: float):
 
 
 # --- erf (for the exact GELU) ------------------------------------------------------------------
-def _erf_forward(x):
+def _erf_forward(xp, x):
     # Abramowitz & Stegun 7.1.26 in float64: absolute error below 1.5e-7
-    t = np.abs(x).astype(np.float64)
+    t = xp.abs(x).astype(dtypes.float64)
     k = 1.0 / (1.0 + 0.3275911 * t)
     poly = k * (0.254829592 + k * (-0.284496736 + k * (1.421413741 + k * (-1.453152027
                                                                         + k * 1.061405429))))
-    return (np.sign(x) * (1.0 - poly * np.exp(-t * t))).astype(x.dtype)
+    return (xp.sign(x) * (1.0 - poly * xp.exp(-t * t))).astype(x.dtype)
 
 
-def _erf_vjp(g, inputs, out, needs, attrs):
+def _erf_grad(g, x):
     from .elementwise import exp, mul
 
-    (x,) = inputs
-    return (mul(g, mul(exp(mul(mul(x, x), -1.0)), 2.0 / np.sqrt(np.pi))),)
+    return mul(g, mul(exp(mul(mul(x, x), -1.0)), 2.0 / math.sqrt(math.pi)))
 
 
-_erf = register("erf", forward=_erf_forward, infer=inf.floating("erf"), vjp=_erf_vjp,
-                kind="elementwise")
+_erf = define("erf", forward=_erf_forward, infer=inf.floating("erf"), grads=(_erf_grad,),
+              kind=Kind.ELEMENTWISE, cost=Cost.TRANSCENDENTAL, onnx="Erf", public="erf",
+              methods="erf")
 
 
+@binds(_erf)
 def erf(x):
     """The error function, elementwise (accurate to about 1e-7)."""
     return apply1(_erf, as_tensor(x))

@@ -4,16 +4,14 @@ from __future__ import annotations
 
 from collections import namedtuple
 
-import numpy as np
-
 from .. import dtypes
+from .. import infer as inf
 from ..dispatch import apply1
-from . import infer as inf
+from ..registry import Kind, Spec, binds, define
 from . import shape as _shape
 from .convert import as_tensor
-from .registry import Spec, register
 
-R = "reduce"
+R = Kind.REDUCE
 
 
 def _reduced_shape(shape, axes, keepdim):
@@ -35,8 +33,8 @@ def _sum_dtype(dtype):
     return dtype if dtype.kind == "f" else dtypes.int64
 
 
-def _sum_forward(x, dim=None, keepdim=False):
-    return np.sum(x, axis=dim, keepdims=keepdim, dtype=_sum_dtype(x.dtype))
+def _sum_forward(xp, x, dim=None, keepdim=False):
+    return xp.sum(x, axis=dim, keepdims=keepdim, dtype=_sum_dtype(x.dtype))
 
 
 def _restore(g, x, dim, keepdim):
@@ -47,17 +45,14 @@ def _restore(g, x, dim, keepdim):
     return _shape.broadcast_to_like(g, x)
 
 
-def _sum_vjp(g, inputs, out, needs, attrs):
-    (x,) = inputs
-    return (_restore(g, x, attrs.get("dim"), attrs.get("keepdim", False)),)
+def _sum_forward_out(xp, x, out, dim=None, keepdim=False):
+    return xp.sum(x, axis=dim, keepdims=keepdim, dtype=_sum_dtype(x.dtype), out=out)
 
 
-def _sum_forward_out(x, out, dim=None, keepdim=False):
-    return np.sum(x, axis=dim, keepdims=keepdim, dtype=_sum_dtype(x.dtype), out=out)
-
-
-_sum = register("sum", forward=_sum_forward, infer=_reduce_infer("sum", _sum_dtype),
-                vjp=_sum_vjp, kind=R, forward_out=_sum_forward_out)
+_sum = define("sum", forward=_sum_forward, infer=_reduce_infer("sum", _sum_dtype),
+              grads=(lambda g, x, dim=None, keepdim=False: _restore(g, x, dim, keepdim),),
+              kind=R, forward_out=_sum_forward_out, onnx="ReduceSum", public="sum",
+              methods="sum")
 
 
 def _canon_dim(x, dim):
@@ -67,35 +62,30 @@ def _canon_dim(x, dim):
     return axes
 
 
+@binds(_sum)
 def sum(x, dim=None, keepdim: bool = False):
     """Sum over all elements, or over `dim` (an int or a tuple of ints)."""
     x = as_tensor(x)
     return apply1(_sum, x, dim=_canon_dim(x, dim), keepdim=keepdim)
 
 
-def _extreme_vjp(g, inputs, out, needs, attrs):
+def _extreme_grad(g, x, *, out, dim=None, keepdim=False):
     from .elementwise import cast, div, eq, mul
 
-    (x,) = inputs
-    dim, keepdim = attrs.get("dim"), attrs.get("keepdim", False)
     hit = cast(eq(x, _restore(out, x, dim, keepdim)), g.dtype)
     count = sum(hit, dim=dim, keepdim=True)
     # ties share the gradient evenly, as PyTorch's amax/amin do
-    return (mul(_restore(g, x, dim, keepdim), div(hit, _restore(count, x, dim, True))),)
+    return mul(_restore(g, x, dim, keepdim), div(hit, _restore(count, x, dim, True)))
 
 
-def _amax_forward(x, dim=None, keepdim=False):
-    return np.max(x, axis=dim, keepdims=keepdim)
-
-
-def _amin_forward(x, dim=None, keepdim=False):
-    return np.min(x, axis=dim, keepdims=keepdim)
-
-
-_amax = register("amax", forward=_amax_forward, infer=_reduce_infer("amax"),
-                 vjp=_extreme_vjp, kind=R, saves_output=True)
-_amin = register("amin", forward=_amin_forward, infer=_reduce_infer("amin"),
-                 vjp=_extreme_vjp, kind=R, saves_output=True)
+_amax = define("amax", forward=lambda xp, x, dim=None, keepdim=False: xp.max(
+                   x, axis=dim, keepdims=keepdim),
+               infer=_reduce_infer("amax"), grads=(_extreme_grad,), kind=R, onnx="ReduceMax",
+               public="amax", methods="amax")
+_amin = define("amin", forward=lambda xp, x, dim=None, keepdim=False: xp.min(
+                   x, axis=dim, keepdims=keepdim),
+               infer=_reduce_infer("amin"), grads=(_extreme_grad,), kind=R, onnx="ReduceMin",
+               public="amin", methods="amin")
 
 
 def _empty_check(name, x, dim):
@@ -105,6 +95,7 @@ def _empty_check(name, x, dim):
         raise ShapeError(f"{name}: cannot reduce an empty tensor of shape {x.shape}")
 
 
+@binds(_amax)
 def amax(x, dim=None, keepdim: bool = False):
     """Largest value over all elements or over `dim`."""
     x = as_tensor(x)
@@ -112,7 +103,9 @@ def amax(x, dim=None, keepdim: bool = False):
     return apply1(_amax, x, dim=_canon_dim(x, dim), keepdim=keepdim)
 
 
+@binds(_amin)
 def amin(x, dim=None, keepdim: bool = False):
+    """Smallest value over all elements or over `dim`."""
     x = as_tensor(x)
     _empty_check("amin", x, dim)
     return apply1(_amin, x, dim=_canon_dim(x, dim), keepdim=keepdim)
@@ -127,18 +120,17 @@ def _arg_infer(name):
     return infer
 
 
-def _argmax_forward(x, dim=None, keepdim=False):
-    return np.argmax(x, axis=dim, keepdims=keepdim)
+_argmax = define("argmax", forward=lambda xp, x, dim=None, keepdim=False: xp.argmax(
+                     x, axis=dim, keepdims=keepdim),
+                 infer=_arg_infer("argmax"), kind=R, onnx="ArgMax", public="argmax",
+                 methods="argmax")
+_argmin = define("argmin", forward=lambda xp, x, dim=None, keepdim=False: xp.argmin(
+                     x, axis=dim, keepdims=keepdim),
+                 infer=_arg_infer("argmin"), kind=R, onnx="ArgMin", public="argmin",
+                 methods="argmin")
 
 
-def _argmin_forward(x, dim=None, keepdim=False):
-    return np.argmin(x, axis=dim, keepdims=keepdim)
-
-
-_argmax = register("argmax", forward=_argmax_forward, infer=_arg_infer("argmax"), kind=R)
-_argmin = register("argmin", forward=_argmin_forward, infer=_arg_infer("argmin"), kind=R)
-
-
+@binds(_argmax)
 def argmax(x, dim: int | None = None, keepdim: bool = False):
     """Index of the largest value (of the flattened tensor when `dim` is None)."""
     x = as_tensor(x)
@@ -147,7 +139,9 @@ def argmax(x, dim: int | None = None, keepdim: bool = False):
     return apply1(_argmax, x, dim=dim, keepdim=keepdim)
 
 
+@binds(_argmin)
 def argmin(x, dim: int | None = None, keepdim: bool = False):
+    """Index of the smallest value (of the flattened tensor when `dim` is None)."""
     x = as_tensor(x)
     if dim is not None:
         dim = inf.normalize_dim("argmin", dim, x.ndim)
@@ -183,21 +177,24 @@ def min(x, dim=None, keepdim: bool = False):
     return ValuesIndices(amin(x, dim, keepdim), argmin(x, dim, keepdim))
 
 
-def _count_forward(x, dim=None, dtype=None):
+def _count_forward(xp, x, dim=None, dtype=None):
     axes = range(x.ndim) if dim is None else dim
     n = 1
     for a in axes:
         n *= x.shape[a]
-    return np.array(n, dtype=dtype)
+    return xp.asarray(n, dtype=dtype)
 
 
 def _count_infer(x: Spec, dim=None, dtype=None):
     return (), dtype
 
 
-_count = register("count", forward=_count_forward, infer=_count_infer, kind="shape")
+_count = define("count", forward=_count_forward, infer=_count_infer, kind=Kind.SHAPE,
+                public="count",
+                onnx=None, onnx_reason="folded to a constant once shapes are known")
 
 
+@binds(_count)
 def count(x, dim=None, dtype=dtypes.float32):
     """Number of elements of `x` over `dim`, as a 0-d tensor (folds away once shapes are known)."""
     x = as_tensor(x)

@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-import numpy as np
-
+from .. import infer as inf
 from ..dispatch import apply, apply1, apply2
 from ..errors import ShapeError
-from . import infer as inf
-from .broadcast import sum_to_shape
+from ..registry import Kind, Spec, binds, define
 from .convert import as_tensor
-from .registry import Spec, register
 
-S = "opaque"
+S = Kind.OPAQUE
 
 
 # --- reshape ------------------------------------------------------------------------------
@@ -45,18 +42,13 @@ def _reshape_infer(x: Spec, shape):
     return tuple(out), x.dtype
 
 
-def _reshape_vjp(g, inputs, out, needs, attrs):
-    return (reshape_like(g, inputs[0]),)
+_reshape = define("reshape", forward=lambda xp, x, shape: xp.reshape(x, shape),
+                  infer=_reshape_infer, grads=(lambda g, x, shape: reshape_like(g, x),), kind=S,
+                  grad_name="ViewBackward0", onnx="Reshape", methods=("reshape", "view"),
+                  public="reshape")
 
 
-def _reshape_forward(x, shape):
-    return np.reshape(x, shape)
-
-
-_reshape = register("reshape", forward=_reshape_forward, infer=_reshape_infer,
-                    vjp=_reshape_vjp, kind=S, grad_name="ViewBackward0")
-
-
+@binds(_reshape)
 def reshape(x, *shape):
     """`x` with a new shape of the same number of elements (one dim may be -1)."""
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
@@ -68,21 +60,15 @@ def reshape(x, *shape):
     return apply1(_reshape, x, shape=shape)
 
 
-def _reshape_like_forward(x, like):
-    return np.reshape(x, like.shape)
-
-
-def _reshape_like_vjp(g, inputs, out, needs, attrs):
-    return (reshape_like(g, inputs[0]), None)
-
-
-_reshape_like = register(
-    "reshape_like", forward=_reshape_like_forward,
-    infer=lambda x, like: (like.shape, x.dtype), vjp=_reshape_like_vjp, kind=S,
-    grad_name="ViewBackward0",
+_reshape_like = define(
+    "reshape_like", forward=lambda xp, x, like: xp.reshape(x, like.shape),
+    infer=lambda x, like: (like.shape, x.dtype),
+    grads=(lambda g, x, like: reshape_like(g, x), None), kind=S, grad_name="ViewBackward0",
+    onnx="Reshape", methods=("reshape_as", "view_as"),
 )
 
 
+@binds(_reshape_like)
 def reshape_like(x, like):
     """`x` reshaped to the (run-time) shape of `like`."""
     x, like = as_tensor(x), as_tensor(like)
@@ -100,7 +86,7 @@ def flatten(x, start_dim: int = 0, end_dim: int = -1):
     start, end = start_dim % n, end_dim % n
     shape = x.shape
     merged = shape[start : end + 1]
-    size = -1 if any(d is None for d in merged) else int(np.prod(merged))
+    size = -1 if any(d is None for d in merged) else inf.numel(merged)
     new = [(-1 if d is None else d) for d in shape[:start]] + [size] + [
         (-1 if d is None else d) for d in shape[end + 1 :]
     ]
@@ -119,19 +105,16 @@ def _permute_infer(x: Spec, dims):
     return tuple(x.shape[d] for d in dims), x.dtype
 
 
-def _permute_vjp(g, inputs, out, needs, attrs):
-    inverse = tuple(np.argsort(attrs["dims"]).tolist())
-    return (permute(g, inverse),)
+def _permute_grad(g, x, dims):
+    return permute(g, tuple(sorted(range(len(dims)), key=dims.__getitem__)))
 
 
-def _permute_forward(x, dims):
-    return np.transpose(x, dims)
+_permute = define("permute", forward=lambda xp, x, dims: xp.transpose(x, dims),
+                  infer=_permute_infer, grads=(_permute_grad,), kind=S, onnx="Transpose",
+                  methods="permute", public="permute")
 
 
-_permute = register("permute", forward=_permute_forward, infer=_permute_infer,
-                    vjp=_permute_vjp, kind=S)
-
-
+@binds(_permute)
 def permute(x, *dims):
     """Reorder the dims of `x`."""
     if len(dims) == 1 and isinstance(dims[0], (tuple, list)):
@@ -171,20 +154,19 @@ def _expand_infer(x: Spec, shape):
     return tuple(out), x.dtype
 
 
-def _expand_forward(x, shape):
+def _expand_forward(xp, x, shape):
     lead = len(shape) - x.ndim
     target = tuple(x.shape[i - lead] if d == -1 else d for i, d in enumerate(shape))
-    return np.broadcast_to(x, target)
+    return xp.broadcast_to(x, target)
 
 
-def _expand_vjp(g, inputs, out, needs, attrs):
-    return (sum_to_shape(g, inputs[0].shape),)
+# the gradient is g itself: the engines reduce it to the input's shape
+_expand = define("expand", forward=_expand_forward, infer=_expand_infer,
+                 grads=(lambda g, x, shape: g,), kind=S, onnx="Expand", methods="expand",
+                 public="expand")
 
 
-_expand = register("expand", forward=_expand_forward, infer=_expand_infer, vjp=_expand_vjp,
-                   kind=S)
-
-
+@binds(_expand)
 def expand(x, *shape):
     """`x` broadcast (without copying) to `shape`; -1 keeps a dim."""
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
@@ -196,12 +178,12 @@ def broadcast_to(x, shape):
     return expand(x, shape)
 
 
-def _broadcast_like_forward(x, like):
-    if like.size <= 4096:  # small: a filled copy is cheaper than numpy's broadcast_to
-        out = np.empty(like.shape, x.dtype)
+def _broadcast_like_forward(xp, x, like):
+    if like.size <= 4096:  # small: a filled copy is cheaper than a broadcast view
+        out = xp.empty(like.shape, x.dtype)
         out[...] = x
         return out
-    return np.broadcast_to(x, like.shape)
+    return xp.broadcast_to(x, like.shape)
 
 
 def _broadcast_like_infer(x: Spec, like: Spec):
@@ -209,15 +191,12 @@ def _broadcast_like_infer(x: Spec, like: Spec):
     return like.shape, x.dtype
 
 
-def _broadcast_like_vjp(g, inputs, out, needs, attrs):
-    return (sum_to_shape(g, inputs[0].shape), None)
+_broadcast_like = define("broadcast_to_like", forward=_broadcast_like_forward,
+                         infer=_broadcast_like_infer, grads=(lambda g, x, like: g, None), kind=S,
+                         grad_name="ExpandBackward0", onnx="Expand", methods="expand_as")
 
 
-_broadcast_like = register("broadcast_to_like", forward=_broadcast_like_forward,
-                           infer=_broadcast_like_infer, vjp=_broadcast_like_vjp, kind=S,
-                           grad_name="ExpandBackward0")
-
-
+@binds(_broadcast_like)
 def broadcast_to_like(x, like):
     """`x` broadcast to the (run-time) shape of `like`."""
     x, like = as_tensor(x), as_tensor(like)
@@ -233,14 +212,12 @@ def _unsqueeze_infer(x: Spec, dim):
     return tuple(shape), x.dtype
 
 
-def _unsqueeze_forward(x, dim):
-    return np.expand_dims(x, dim)
+_unsqueeze = define("unsqueeze", forward=lambda xp, x, dim: xp.expand_dims(x, dim),
+                    infer=_unsqueeze_infer, grads=(lambda g, x, dim: squeeze(g, dim),), kind=S,
+                    onnx="Unsqueeze", methods="unsqueeze", public="unsqueeze")
 
 
-_unsqueeze = register("unsqueeze", forward=_unsqueeze_forward, infer=_unsqueeze_infer,
-                      vjp=lambda g, i, out, n, a: (squeeze(g, a["dim"]),), kind=S)
-
-
+@binds(_unsqueeze)
 def unsqueeze(x, dim: int):
     """Insert a dim of size 1 at `dim`."""
     x = as_tensor(x)
@@ -257,14 +234,12 @@ def _squeeze_infer(x: Spec, dim):
     return tuple(s for i, s in enumerate(x.shape) if i not in dim), x.dtype
 
 
-def _squeeze_forward(x, dim):
-    return np.squeeze(x, axis=dim)
+_squeeze = define("squeeze", forward=lambda xp, x, dim: xp.squeeze(x, axis=dim),
+                  infer=_squeeze_infer, grads=(lambda g, x, dim: reshape_like(g, x),), kind=S,
+                  onnx="Squeeze", methods="squeeze", public="squeeze")
 
 
-_squeeze = register("squeeze", forward=_squeeze_forward, infer=_squeeze_infer,
-                    vjp=lambda g, i, out, n, a: (reshape_like(g, i[0]),), kind=S)
-
-
+@binds(_squeeze)
 def squeeze(x, dim=None):
     """Remove dims of size 1 (all of them, or those in `dim`)."""
     x = as_tensor(x)
@@ -327,14 +302,12 @@ def _concat_vjp(g, inputs, out, needs, attrs):
     return tuple(grads)
 
 
-def _concat_forward(*xs, dim):
-    return np.concatenate(xs, axis=dim)
+_concat = define("concat", forward=lambda xp, *xs, dim: xp.concatenate(xs, axis=dim),
+                 infer=_concat_infer, vjp=_concat_vjp, kind=S, grad_name="CatBackward0",
+                 onnx="Concat", public=("concat", "cat"))
 
 
-_concat = register("concat", forward=_concat_forward, infer=_concat_infer, vjp=_concat_vjp,
-                   kind=S, grad_name="CatBackward0")
-
-
+@binds(_concat)
 def concat(tensors, dim: int = 0):
     """Join tensors along an existing dim."""
     tensors = [as_tensor(t) for t in tensors]
@@ -359,3 +332,4 @@ def stack(tensors, dim: int = 0):
         )
     dim = inf.normalize_dim("stack", dim, tensors[0].ndim + 1)
     return concat([unsqueeze(t, dim) for t in tensors], dim)
+

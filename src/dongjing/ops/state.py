@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import infer as inf
 from ..errors import DTypeError, GraphError, ShapeError
-from . import infer as inf
-from .registry import Spec, register
+from ..registry import Spec, register
 
 
 def _assign_forward(old, value, ref):

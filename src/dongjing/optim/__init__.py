@@ -3,4 +3,4 @@
 
 from . import lr_scheduler
 from .optimizer import Optimizer
-from .rules import SGD, Adam, AdamW, RMSprop
+from .rules import SGD, Adadelta, Adagrad, Adam, AdamW, RMSprop

@@ -3,6 +3,7 @@ update rule written once with dongjing ops: eager `step()` and static `minimize(
 
 from __future__ import annotations
 
+from collections import defaultdict
 from collections.abc import Iterable
 
 import numpy as np
@@ -10,36 +11,110 @@ import numpy as np
 from ..autograd.grad_mode import no_grad
 from ..errors import GraphError, StateDictError
 from ..graph.variable import Variable
+from ..profiler import hooks as _profiler  # `_profiler.on`: a profiler is recording
 from ..tensor import Tensor
 
 
 class ParamGroup(dict):
-    """A parameter group: a dict of `params` and hyperparameters. Graphs read its `lr` from a
-    Variable that follows every `group["lr"] = ...` (schedulers), so a built train op or a
-    traced step uses the current learning rate."""
+    """A parameter group: a dict of `params` and hyperparameters. Graphs read its `lr`, and any
+    `momentum` or `betas` a scheduler changes (OneCycleLR), from Variables that follow every
+    `group[key] = ...`, so a built train op or a traced step uses the current values. Other
+    hyperparameters are constants in a built graph: changing one afterwards raises."""
 
-    _lr = None
+    _variables = None  # (key, position) -> Variable
+    _scheduled = frozenset()  # keys set by a scheduler (`schedule`)
+    _baked = frozenset()  # keys a built graph holds as constants
+
+    def variable(self, key: str, position: int | None = None) -> Variable:
+        """The Variable a graph reads for `self[key]` (`self[key][position]` for a tuple)."""
+        if self._variables is None:
+            self._variables = {}
+        var = self._variables.get((key, position))
+        if var is None:
+            value = self[key] if position is None else self[key][position]
+            var = Variable(np.float32(value), name=key, trainable=False)
+            self._variables[(key, position)] = var
+        return var
 
     def lr_variable(self) -> Variable:
-        if self._lr is None:
-            self._lr = Variable(np.float32(self["lr"]), name="lr", trainable=False)
-        return self._lr
+        return self.variable("lr")
+
+    def schedule(self, key: str, value) -> None:
+        """Set `momentum` or `betas` as a scheduler does: from now on graphs read it from a
+        Variable, so changing it needs no retrace."""
+        self[key] = value
+        self._scheduled = self._scheduled | {key}
+
+    def runtime_keys(self) -> frozenset:
+        """The hyperparameters a graph reads from Variables (a dj.jit trace need not retrace
+        when they change)."""
+        scheduled = self._scheduled & {"momentum", "betas"}
+        return frozenset({"lr"} | scheduled | {name for name, _ in (self._variables or {})})
+
+    def for_graph(self, static: bool = True) -> dict:
+        """This group with the scheduled hyperparameters replaced by their Variables; for a
+        static train op (`static`), later changes of the other hyperparameters raise (dj.jit
+        retraces on them instead)."""
+        out = {**self, "lr": self.variable("lr")}
+        if "momentum" in self._scheduled and self.get("momentum"):
+            out["momentum"] = self.variable("momentum")
+        if "betas" in self._scheduled:
+            out["betas"] = (self.variable("betas", 0), self.variable("betas", 1))
+        if not static:
+            return out
+        self._baked = frozenset(k for k, v in out.items() if not isinstance(v, (Variable, tuple))
+                                and k != "params") | (
+            {"betas"} if "betas" in out and "betas" not in self._scheduled else set())
+        return out
 
     def __setitem__(self, key, value) -> None:
+        if key in self._baked and key != "params" and value != self.get(key):
+            raise RuntimeError(
+                f"param_groups[...][{key!r}] = {value!r}: a built graph or dj.jit trace holds "
+                f"{key}={self.get(key)!r} as a constant; set it before building the graph (only "
+                "lr, and momentum/betas changed by a scheduler before tracing, follow changes)"
+            )
         super().__setitem__(key, value)
-        if key == "lr" and self._lr is not None:
-            self._lr.data[...] = value
-            self._lr._version[0] += 1
+        for (name, position), var in (self._variables or {}).items():
+            if name == key:
+                var.data[...] = value if position is None else value[position]
+                var._version[0] += 1
+
+
+def _eager_only(step, name: str):
+    """Wrap a custom `step()`: its in-place updates run eagerly; a dj.jit trace refuses it."""
+    import functools
+
+    @functools.wraps(step)
+    def wrapper(self, *args, **kwargs):
+        from ..tensor import grad_scope
+
+        if grad_scope.current is not None:
+            raise GraphError(
+                f"{name}.step() updates tensors in place, which a dj.jit trace cannot record; "
+                "call it outside the jitted function, or write the optimizer with "
+                "init_state()/update() (see dj.optim.SGD) so its step traces"
+            )
+        return step(self, *args, **kwargs)
+
+    return wrapper
 
 
 class Optimizer:
     """Base class. A subclass defines `defaults`, `init_state(p, group) -> {name: array}` and
     `update(p, g, state, group) -> (new_p, {name: new_value})` with dongjing ops."""
 
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if "step" in cls.__dict__:  # a PyTorch-style optimizer with its own in-place step()
+            cls.step = _eager_only(cls.step, cls.__name__)
+
     def __init__(self, params, defaults: dict):
         self.defaults = dict(defaults)
         self.param_groups: list[dict] = []
-        self.state: dict = {}  # parameter -> {name: Variable}
+        # parameter -> {name: value}; a defaultdict as in PyTorch, so custom optimizers can
+        # write `state = self.state[p]` (the built-in rules keep Variables there)
+        self.state: defaultdict = defaultdict(dict)
         if params is None:  # static graphs: minimize() adds the graph's trainable Variables
             return
         if isinstance(params, Tensor):
@@ -76,7 +151,7 @@ class Optimizer:
 
     def _state_of(self, p: Tensor) -> dict:
         state = self.state.get(p)
-        if state is None:
+        if not state:
             state = {name: Variable(value, trainable=False)
                      for name, value in self.init_state(p, self._group_of(p)).items()}
             self.state[p] = state
@@ -103,6 +178,11 @@ class Optimizer:
 
         Inside a graph being traced, the updates become `dj.assign` ops; their group is returned.
         """
+        if _profiler.on:  # profiler hook: one event per step
+            return _profiler.optimizer_step(self, self._step, closure)
+        return self._step(closure)
+
+    def _step(self, closure=None):
         loss = None
         if closure is not None:
             from ..autograd.grad_mode import enable_grad
@@ -123,8 +203,10 @@ class Optimizer:
 
     def _apply(self, p: Tensor, g: Tensor, group: dict) -> list:
         state = self._state_of(p)
-        if g._node is not None:  # building a graph: the learning rate is read when it runs
-            group = {**group, "lr": group.lr_variable()}
+        if g._node is not None:  # building a graph: scheduled values are read when it runs
+            from ..tensor import grad_scope
+
+            group = group.for_graph(static=grad_scope.current is None)
         new_p, new_state = self.update(p, g, state, group)
         writes = [(p, new_p)] + [(state[k], v) for k, v in new_state.items()]
         if not any(v._node is not None for _, v in writes):
@@ -137,10 +219,12 @@ class Optimizer:
         return [dongjing.assign(target, value) for target, value in writes]
 
     # --- static ---------------------------------------------------------------------------------
-    def minimize(self, loss: Tensor, var_list: Iterable | None = None):
+    def minimize(self, loss: Tensor, var_list: Iterable | None = None,
+                 distributed: bool = False, bucket_cap_mb: float = 25.0):
         """A train op for the graph of symbolic `loss`: one `dj.group` of `dj.assign`s updating
         each parameter (default: this optimizer's) and its state; also runs the batch-norm
-        updates the graph collected (`dj.nn.update_ops`)."""
+        updates the graph collected (`dj.nn.update_ops`). With `distributed=True` the gradients
+        are averaged over all ranks (bucketed `all_reduce` ops) before the updates."""
         import dongjing
 
         from ..nn.updates import take_update_ops
@@ -164,6 +248,10 @@ class Optimizer:
                 self.add_param_group({"params": extra})
         with graph.as_default():
             grads = dongjing.gradients(loss, var_list)
+            if distributed:  # data parallel: reduce in the order backward produces them
+                from ..distributed import all_reduce_gradients
+
+                grads = all_reduce_gradients(grads[::-1], bucket_cap_mb)[::-1]
             effects = []
             for p, g in zip(var_list, grads):
                 if g is not None:
@@ -186,8 +274,9 @@ class Optimizer:
         state = {}
         for group in self.param_groups:
             for p in group["params"]:
-                if p in self.state:
-                    state[index[id(p)]] = {k: v.detach() for k, v in self.state[p].items()}
+                if self.state.get(p):
+                    state[index[id(p)]] = {k: v.detach() if isinstance(v, Tensor) else v
+                                           for k, v in self.state[p].items()}
         return {"state": state, "param_groups": groups}
 
     def load_state_dict(self, state_dict: dict) -> None:
@@ -214,6 +303,9 @@ class Optimizer:
             fresh = self.init_state(p, self._group_of(p))
             staged[p] = {}
             for name, value in entries.items():
+                if not isinstance(value, (Tensor, np.ndarray)):  # a custom optimizer's number
+                    staged[p][name] = value
+                    continue
                 array = value.numpy() if isinstance(value, Tensor) else np.asarray(value)
                 want = np.shape(fresh.get(name, array))
                 if array.shape != want:
@@ -227,7 +319,9 @@ class Optimizer:
         for p, entries in staged.items():
             state = self._state_of(p)
             for name, array in entries.items():
-                if name in state:
+                if not isinstance(array, np.ndarray):
+                    state[name] = array
+                elif isinstance(state.get(name), Tensor):
                     np.copyto(state[name].data, array, casting="unsafe")
                     state[name]._version[0] += 1
                 else:

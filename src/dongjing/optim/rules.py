@@ -139,3 +139,59 @@ class RMSprop(Optimizer):
         if group["momentum"]:
             scaled = new["momentum_buffer"] = state["momentum_buffer"] * group["momentum"] + scaled
         return p - scaled * group["lr"], new
+
+
+class Adadelta(Optimizer):
+    """Adadelta: v <- rho*v + (1-rho)*g^2; d <- sqrt(u + eps) / sqrt(v + eps) * g;
+    u <- rho*u + (1-rho)*d^2; p <- p - lr*d. `weight_decay` is L2 (added to g)."""
+
+    def __init__(self, params, lr: float = 1.0, rho: float = 0.9, eps: float = 1e-6,
+                 weight_decay: float = 0.0):
+        if lr < 0 or eps < 0 or weight_decay < 0 or not 0 <= rho <= 1:
+            raise ValueError(f"Adadelta: invalid lr={lr}, rho={rho}, eps={eps} or "
+                             f"weight_decay={weight_decay}")
+        super().__init__(params, dict(lr=lr, rho=rho, eps=eps, weight_decay=weight_decay))
+
+    def init_state(self, p, group):
+        return {"step": _step0(), "square_avg": _zeros(p), "acc_delta": _zeros(p)}
+
+    def update(self, p, g, state, group):
+        rho, eps = group["rho"], group["eps"]
+        if group["weight_decay"]:
+            g = g + p * group["weight_decay"]
+        v = state["square_avg"] * rho + g * g * (1.0 - rho)
+        delta = ops.sqrt(state["acc_delta"] + eps) / ops.sqrt(v + eps) * g
+        u = state["acc_delta"] * rho + delta * delta * (1.0 - rho)
+        new = {"step": state["step"] + 1.0, "square_avg": v, "acc_delta": u}
+        return p - delta * group["lr"], new
+
+
+class Adagrad(Optimizer):
+    """Adagrad: s <- s + g^2; p <- p - lr / (1 + (t-1)*lr_decay) * g / (sqrt(s) + eps).
+    `weight_decay` is L2 (added to g); s starts at `initial_accumulator_value`."""
+
+    def __init__(self, params, lr: float = 1e-2, lr_decay: float = 0.0,
+                 weight_decay: float = 0.0, initial_accumulator_value: float = 0.0,
+                 eps: float = 1e-10):
+        if lr < 0 or lr_decay < 0 or weight_decay < 0 or eps < 0 or \
+                initial_accumulator_value < 0:
+            raise ValueError(f"Adagrad: invalid lr={lr}, lr_decay={lr_decay}, eps={eps}, "
+                             f"weight_decay={weight_decay} or initial_accumulator_value="
+                             f"{initial_accumulator_value}")
+        super().__init__(params, dict(lr=lr, lr_decay=lr_decay, weight_decay=weight_decay,
+                                      initial_accumulator_value=initial_accumulator_value,
+                                      eps=eps))
+
+    def init_state(self, p, group):
+        return {"step": _step0(),
+                "sum": np.full(p.shape, group["initial_accumulator_value"], p.dtype)}
+
+    def update(self, p, g, state, group):
+        if group["weight_decay"]:
+            g = g + p * group["weight_decay"]
+        step = state["step"] + 1.0
+        lr = group["lr"]
+        if group["lr_decay"]:
+            lr = lr / (ops.cast(step - 1.0, p.dtype) * group["lr_decay"] + 1.0)
+        total = state["sum"] + g * g
+        return p - g / (ops.sqrt(total) + group["eps"]) * lr, {"step": step, "sum": total}

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import FeedError
-from ..ops.infer import fmt
+from ..infer import fmt
 from ..validation import fits_integer
 
 # which kinds of given values a placeholder of each kind accepts (bool < int < float)

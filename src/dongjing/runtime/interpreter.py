@@ -1,6 +1,6 @@
 """The reference executor: runs the needed nodes of a graph in topological order via op.forward.
 
-`build_program` makes the Program that `Session(optimize=0)` runs (see runtime/program.py);
+`build_interpreter` makes the Program that `Session(optimize=0)` runs (see runtime/program.py);
 `run_subgraph` runs the sub-graph of a control-flow op.
 """
 
@@ -9,7 +9,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import GraphError
-from .program import commit_assignments, storage
+from ..profiler import hooks as _profiler  # `_profiler.on`: a profiler is recording
+from .program import Program, commit_assignments, storage
 
 
 def needed_nodes(fetch_nodes, fed) -> list:
@@ -26,7 +27,7 @@ def needed_nodes(fetch_nodes, fed) -> list:
     return sorted(seen, key=lambda n: n.id)
 
 
-class Interpreter:
+class Interpreter(Program):
     """A Program that walks a fixed schedule of nodes; values live in a list of slots."""
 
     source = None
@@ -70,7 +71,8 @@ class Interpreter:
         for i, s in zip(self.feed_index, self.feed_slots):
             values[s] = feed_arrays[i]
         pending = []
-        for out, kind, payload, inputs, attrs in self.steps:
+        steps = self.steps if not _profiler.on else _profiler.interpreted_steps(self)
+        for out, kind, payload, inputs, attrs in steps:
             if kind == "call":
                 values[out] = payload(*[values[i] for i in inputs], **attrs)
             elif kind == "var":
@@ -94,7 +96,7 @@ class Interpreter:
         return results
 
 
-def build_program(graph, fetch_nodes, feed_nodes) -> Interpreter:
+def build_interpreter(graph, fetch_nodes, feed_nodes) -> Interpreter:
     """A Program running the nodes `fetch_nodes` need, in topological order, via op.forward."""
     return Interpreter(graph, fetch_nodes, feed_nodes)
 

@@ -6,15 +6,19 @@ from __future__ import annotations
 import functools
 import types
 import warnings
+from collections import OrderedDict
 
+from ..autograd.grad_mode import state as grad_state
+from ..errors import JitError
 from ..graph import builder
-from ..tensor import grad_scope
+from ..tensor import Tensor, grad_scope
 from ..validation import check_choice
-from .signature import describe_changes, signature, watched_objects
+from .signature import describe_changes, map_tensors, signature, watched_objects
 from .trace_grads import describe_guard_change
 from .tracing import Trace
 
 RETRACE_WARNING = 8  # traces of one function before dj.jit warns (once)
+DEFAULT_CACHE_SIZE = 256  # traces kept per jitted function (as Session keeps 256 programs)
 
 
 class JitFunction:
@@ -24,14 +28,20 @@ class JitFunction:
     `.optimized_graph(*args)` and `.source(*args)`.
     """
 
-    def __init__(self, fn, optimize: int = 2, module=None):
+    def __init__(self, fn, optimize: int = 2, module=None,
+                 cache_size: int = DEFAULT_CACHE_SIZE, strict: bool = False, check=False):
         self.fn = fn
+        self.check_mode, self.checks_left = _check_setting(check)
         self.optimize = check_choice("dj.jit", "optimize", optimize, (0, 1, 2))
+        self.strict = bool(strict)
+        self._last_trace = None
         self.module = module
+        self.cache_limit = _cache_limit(cache_size)
         self.name = getattr(fn, "__name__", None) or type(fn).__name__
         if module is not None:
             self.name = type(module).__name__
-        self._cache: dict = {}  # signature -> [Trace, ...] (differing in .grad guards)
+        # signature -> [Trace, ...] (differing in .grad guards), least recently used first
+        self._cache: OrderedDict = OrderedDict()
         self._last_signature: tuple | None = None
         self.retrace_reasons: list[str] = []
         self.compile_times: list[float] = []
@@ -45,9 +55,20 @@ class JitFunction:
     def __call__(self, *args, **kwargs):
         if builder.state.graph is not None or grad_scope.current is not None:
             return self.fn(*args, **kwargs)  # inside a graph or another trace: inline
+        if self.checks_left:
+            self.checks_left -= 1
+            return self.checked_call(args, kwargs, self.check_mode)
         arrays: list = []
         trace = self._trace_for(args, kwargs, arrays)
-        return trace.run(arrays)
+        return trace.run(arrays, _tensor_args(args, kwargs) if grad_state.grad_enabled else None)
+
+    def checked_call(self, args: tuple, kwargs: dict, mode=True):
+        """One call run eagerly and compiled, compared (check mode; see `dj.check`)."""
+        from .check_mode import check_call
+
+        arrays: list = []
+        trace = self._trace_for(args, kwargs, arrays)
+        return check_call(self, trace, args, kwargs, arrays, _tensor_args(args, kwargs), mode)
 
     def __get__(self, obj, objtype=None):
         """As a method: `self` is the first argument (a module: its training flags count)."""
@@ -78,10 +99,13 @@ class JitFunction:
             for trace in traces:
                 if trace.matches():
                     self._last_signature = sig
+                    self._cache.move_to_end(sig)
                     return trace
         self._note_retrace(sig, traces)
-        trace = Trace(self.fn, args, kwargs, self.name, self.optimize)
+        trace = self._new_trace(args, kwargs)
         self._cache.setdefault(sig, []).append(trace)
+        self._cache.move_to_end(sig)
+        self._evict()
         self.compile_times.append(trace.compile_time)
         self._last_signature = sig
         if len(self.compile_times) == RETRACE_WARNING:
@@ -93,6 +117,30 @@ class JitFunction:
                 stacklevel=3,
             )
         return trace
+
+    def _new_trace(self, args: tuple, kwargs: dict) -> Trace:
+        """Trace and compile the function for this call (the one entry to tracing)."""
+        trace = Trace(self.fn, args, kwargs, self.name, self.optimize, strict=self.strict)
+        self._last_trace = trace
+        return trace
+
+    @property
+    def side_effects(self) -> list:
+        """What the last trace did that runs only at trace time (`SideEffect`s: kind, where,
+        text); empty for a pure function or before the first call."""
+        return list(self._last_trace.side_effects) if self._last_trace is not None else []
+
+    def _evict(self) -> None:
+        """Drop the least recently used traces beyond `cache_limit`."""
+        excess = self.cache_size - self.cache_limit
+        while excess > 0 and self._cache:
+            sig, traces = next(iter(self._cache.items()))
+            if excess >= len(traces):
+                del self._cache[sig]
+                excess -= len(traces)
+            else:
+                del traces[:excess]
+                excess = 0
 
     def _note_retrace(self, sig: tuple, traces: list | None) -> None:
         if traces:
@@ -111,7 +159,41 @@ class JitFunction:
         return f"<dj.jit {self.name} ({self.cache_size} traced)>"
 
 
-def jit(fn=None, *, optimize: int = 2):
+def _check_setting(check) -> tuple:
+    """(mode, number of calls to check) from `check=`: True / N / "warn" / False."""
+    if check is False or check is None or check == 0:
+        return True, 0
+    if check is True:
+        return True, 1
+    if check == "warn":
+        return "warn", 1
+    if isinstance(check, int) and check > 0:
+        return True, check
+    raise JitError(f"dj.jit: check must be True, False, a number of calls or 'warn'; "
+                   f"got {check!r}")
+
+
+def _cache_limit(value) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise JitError(f"dj.jit: cache_size must be a positive int, got {value!r}")
+    return value
+
+
+def _tensor_args(args: tuple, kwargs: dict) -> list:
+    """The call's tensor leaves in the order `signature` collects their arrays (None for
+    NumPy arrays, which never require grad)."""
+    found: list = []
+
+    def collect(path, value):
+        found.append(value if isinstance(value, Tensor) else None)
+        return value
+
+    map_tensors(args, kwargs, collect)
+    return found
+
+
+def jit(fn=None, *, optimize: int = 2, cache_size: int = DEFAULT_CACHE_SIZE,
+        strict: bool = False, check=False):
     """Compile `fn` (a function, or an nn.Module: its forward) by tracing it into a static graph.
 
     On each call the arguments' signature (tensor shapes and dtypes; Python values; module
@@ -120,6 +202,15 @@ def jit(fn=None, *, optimize: int = 2):
     by reference, `loss.backward()` / `opt.step()` / `opt.zero_grad()` become graph nodes and
     assignments. Results come back as eager tensors; parameters' `.grad` is set as eagerly.
 
+    A jitted function is a differentiable op: when a tensor argument or a captured Parameter
+    requires grad, its results carry a `JitBackward0` node and `loss.backward()` runs a compiled
+    gradient program (docs/jit.md). `cache_size` (default 256) bounds the traces kept; the
+    least recently used is dropped first. `fn.side_effects` lists what the last trace did that
+    runs only at trace time (prints, Python random numbers, reads of global numbers, ...);
+    `strict=True` raises a `SideEffectError` on the first instead. `check=True` (or N, or
+    "warn") runs the first call (N calls) eagerly too and raises `dj.CheckError` naming the
+    first diverging node when eager and compiled results or gradients differ.
+
     >>> @dj.jit
     ... def f(x):
     ...     return dj.tanh(x) * 2
@@ -127,13 +218,21 @@ def jit(fn=None, *, optimize: int = 2):
     tensor([1.5231884, 1.5231884, 1.5231884])
     """
     if fn is None:
-        return lambda f: jit(f, optimize=optimize)
+        return lambda f: jit(f, optimize=optimize, cache_size=cache_size, strict=strict,
+                             check=check)
     from ..nn.module import Module
 
     if isinstance(fn, JitFunction):
-        return fn
+        same = (optimize, cache_size, strict, check) == (fn.optimize, fn.cache_limit, fn.strict,
+                                                         False)
+        if same:
+            return fn
+        # other options: a new cache over the same function (or module)
+        return JitFunction(fn.fn, optimize, module=fn.module, cache_size=cache_size,
+                           strict=strict, check=check)
     if isinstance(fn, Module):
-        return JitFunction(fn.__call__, optimize, module=fn)
+        return JitFunction(fn.__call__, optimize, module=fn, cache_size=cache_size,
+                           strict=strict, check=check)
     if not callable(fn):
         raise TypeError(f"dj.jit needs a function or an nn.Module, got {type(fn).__name__}")
-    return JitFunction(fn, optimize)
+    return JitFunction(fn, optimize, cache_size=cache_size, strict=strict, check=check)

@@ -1,9 +1,12 @@
 """The contract between Session and whatever builds executable code for a graph.
 
-`Session` asks a builder for a `Program` once per (graph.version, fetch nodes, feed nodes) and
-calls it for every run. Two builders exist: `runtime.interpreter.build_program` (a plain
-topological-order interpreter, `optimize=0`) and `dongjing.compiler.build_program(graph,
-fetch_nodes, feed_nodes, level)` (passes + code generation, `optimize>=1`).
+`Session` (and `dj.jit`, through it) asks a builder for a `Program` once per (graph.version,
+fetch nodes, feed nodes) and calls it for every run. Two builders exist:
+`runtime.interpreter.build_interpreter` (a plain topological-order interpreter, `optimize=0`)
+and `dongjing.compiler.build_program(graph, fetch_nodes, feed_nodes, level)` (passes + code
+generation, `optimize>=1`). Both return a subclass of `Program`, which answers the questions a
+caller has about a program — which nodes it takes (`feed_nodes`, in call order), which it
+returns (`fetch_nodes`, in result order), which graph it runs — so no caller recomputes them.
 
 Run semantics every Program must keep:
 - `program(feed_arrays)` takes one array per feed node (same order, already validated and
@@ -24,20 +27,25 @@ arrays (`node.dtype is None`); `tuple_get` nodes (attrs `index`) pick one elemen
 
 from __future__ import annotations
 
-from typing import Protocol, runtime_checkable
-
 import numpy as np
 
 
-@runtime_checkable
-class Program(Protocol):
-    """Executable code for one set of fetches of one graph (see the module docstring)."""
+class Program:
+    """Executable code for one set of fetches of one graph (see the module docstring).
 
-    graph: object  # the graph it runs (after optimization, for a compiled program)
-    source: str | None  # generated Python source, or None for an interpreter
-    stats: list  # one dict per pass saying what it changed, or []
+    `graph` is the graph it runs (after optimization, for a compiled program); `feed_nodes`
+    and `fetch_nodes` are nodes of that graph, in call and result order; `source` is the
+    generated Python source (None for an interpreter); `stats` has one dict per pass.
+    """
 
-    def __call__(self, feed_arrays: list[np.ndarray]) -> list: ...
+    graph: object
+    feed_nodes: list
+    fetch_nodes: list
+    source: str | None = None
+    stats: list
+
+    def __call__(self, feed_arrays: list) -> list:
+        raise NotImplementedError
 
 
 def storage(array):

@@ -142,7 +142,7 @@ class Session:
         if program is None:
             builder = _compiler_builder() if self.optimize >= 1 else None
             if builder is None:
-                program = interpreter.build_program(self.graph, fetch_nodes, feed_nodes)
+                program = interpreter.build_interpreter(self.graph, fetch_nodes, feed_nodes)
             else:
                 program = builder(self.graph, fetch_nodes, feed_nodes, self.optimize)
             if len(self._programs) >= _CACHE_LIMIT:  # a graph that keeps growing between runs

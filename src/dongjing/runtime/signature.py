@@ -92,9 +92,10 @@ def _hyperparameters(opt) -> tuple:
     (`ParamGroup.lr_variable`): a schedule changing it needs no retrace."""
     groups = []
     for g in opt.param_groups:
-        read_at_run = hasattr(g, "lr_variable")
+        # values a graph reads from Variables (ParamGroup.runtime_keys) need no retrace
+        read_at_run = g.runtime_keys() if hasattr(g, "runtime_keys") else ()
         groups.append(tuple((k, v) for k, v in sorted(g.items())
-                            if k != "params" and not (k == "lr" and read_at_run) and _hashable(v)))
+                            if k != "params" and k not in read_at_run and _hashable(v)))
     return tuple(groups)
 
 

@@ -8,9 +8,10 @@ import re
 import time
 import warnings
 
-from ..errors import DongjingError, GraphError
+from ..errors import DongjingError, GraphError, SideEffectError
 from ..tensor import Tensor
 from .fetch_structure import flatten
+from .side_effects import SideEffectRecorder
 from .signature import map_tensors
 from .trace_grads import TraceGrads, guards_hold
 
@@ -22,7 +23,8 @@ class Trace:
     eager `.grad`), and every assignment (committed by the Session at the end of the run).
     """
 
-    def __init__(self, fn, args: tuple, kwargs: dict, name: str, optimize: int):
+    def __init__(self, fn, args: tuple, kwargs: dict, name: str, optimize: int,
+                 strict: bool = False):
         from ..graph.builder import to_node
         from ..graph.graph import Graph
         from .session import Session
@@ -33,15 +35,21 @@ class Trace:
         self.placeholders: list = []
         with self.graph.as_default():
             sym_args, sym_kwargs = map_tensors(args, kwargs, self._placeholder_maker(names))
-            with TraceGrads(self.graph) as grads:
+            with TraceGrads(self.graph) as grads, SideEffectRecorder() as effects:
                 try:
                     out = fn(*sym_args, **sym_kwargs)
                 except DongjingError as exc:
                     _annotate(exc, name)
                     raise
+            self.side_effects = effects.log
+            if strict and effects.log:
+                raise SideEffectError(
+                    f"dj.jit({name}, strict=True): {effects.log[0]} (this runs once, while "
+                    f"tracing; the compiled function will not repeat it)")
             out_leaves: list = []
             self._rebuild = _flatten(out, out_leaves)
             out_nodes = [to_node(self.graph, t) for t in out_leaves]
+        self.name = name
         self.guards = grads.guards
         self.grad_inputs = [(p, g._node) for p, g in grads.inputs]
         finals = grads.results()
@@ -59,6 +67,10 @@ class Trace:
         # guarantees each fed array's shape and dtype, so Session.run's feed checks are skipped
         self.program = self.session.program(self.fetches)
         self._feed_plan = self._plan_feeds()
+        self.grad_candidates = self._grad_candidates()
+        # a function that runs backward() itself returns results without history
+        self.differentiable = not grads.written and bool(self.grad_candidates)
+        self.grad_plans: dict = {}  # inputs needing grad -> jit_autograd.GradPlan
         self.compile_time = time.perf_counter() - start
 
     def _plan_feeds(self) -> list:
@@ -82,14 +94,45 @@ class Trace:
 
         return make
 
+    def _grad_candidates(self) -> list:
+        """What a gradient may flow to: ("arg", placeholder, index of the tensor argument) for
+        floating tensor arguments, ("captured", node, tensor) for captured tensors that require
+        grad (Parameters, trainable Variables, leaves)."""
+        from .trace_grads import _trainable
+
+        found = [("arg", n, i) for i, n in enumerate(self.placeholders) if n.dtype.kind == "f"]
+        for t, node in self.graph._captured.values():
+            if node.dtype is not None and node.dtype.kind == "f" and _trainable(t):
+                found.append(("captured", node, t))
+        return found
+
     def matches(self) -> bool:
         """Whether the eager `.grad` states this trace assumed still hold."""
         return guards_hold(self.guards)
 
-    def run(self, arrays: list):
-        """Run the traced graph on the arrays of the tensor arguments; eager results."""
-        feed = [arrays[src] if type(src) is int else src._grad.data for src in self._feed_plan]
-        values = self.program(feed)
+    def run(self, arrays: list, tensors: list | None = None):
+        """Run the traced graph on the arrays of the tensor arguments; eager results, which
+        carry a JitBackward0 tape node when gradients are wanted (`tensors`: the call's tensor
+        arguments, aligned with `arrays`)."""
+        if tensors is not None:
+            from .jit_autograd import differentiable_call
+
+            out = differentiable_call(self, tensors, arrays)
+            if out is not None:
+                return out
+        values = self.write_grads(self.program(self.feed_arrays(arrays)))
+        return self.rebuild([Tensor._make(v) for v in values[:self.n_out]])
+
+    def feed_arrays(self, arrays: list) -> list:
+        """The program's feeds: argument arrays and the eager .grad values the trace reads."""
+        return [arrays[src] if type(src) is int else src._grad.data for src in self._feed_plan]
+
+    def rebuild(self, outs: list):
+        """The function's output structure around the eager output tensors."""
+        return self._rebuild(outs)
+
+    def write_grads(self, values: list) -> list:
+        """Set the eager `.grad` of parameters as the traced function left them; `values`."""
         for p in self.grads_none:
             p._grad = None
         for p, g in self.grads_eager:
@@ -97,7 +140,7 @@ class Trace:
         n = self.n_out
         for p, value in zip(self.grads_fetched, values[n:n + len(self.grads_fetched)]):
             p._grad = Tensor._make(value)
-        return self._rebuild([Tensor._make(v) for v in values[:n]])
+        return values
 
     def source(self) -> str | None:
         """The generated Python source of the traced graph."""

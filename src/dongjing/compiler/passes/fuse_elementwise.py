@@ -1,7 +1,8 @@
 """Elementwise fusion: maximal convex groups of cheap elementwise ops on one large shape become
 one kernel node that reads each input once and writes each output once.
 
-"Cheap" ops are arithmetic, comparisons and logic; transcendental ufuncs (exp, log, tanh, ...)
+"Cheap" ops (declared `cost=Cost.CHEAP` in the op table) are arithmetic, comparisons and logic;
+transcendental ufuncs (exp, log, tanh, ...)
 stay NumPy calls, whose SIMD loops beat a kernel library's scalar libm calls (measured, see
 docs/compiler.md). Groups under `MIN_SIZE` elements are left alone: call overhead dominates.
 """
@@ -9,24 +10,23 @@ docs/compiler.md). Groups under `MIN_SIZE` elements are left alone: call overhea
 from __future__ import annotations
 
 from ...errors import GraphError
-from ...ops.registry import OPS, Op
+from ...registry import OPS, Cost, Kind, Op
 from .. import kernels
 from ..ir import PassResult, Rebuilder, numel
 
 MIN_SIZE = 1 << 17  # elements; smaller groups stay NumPy (see docs/compiler.md)
 KERNEL_DTYPES = {"float32", "float64", "int32", "int64", "bool"}  # what the kernels are tested on
 MAX_RECOMPUTE = 4  # ops; a cheaper value read by another kernel is recomputed there
-CHEAP = {"add", "subtract", "multiply", "divide", "negative", "maximum", "minimum", "greater",
-         "greater_equal", "less", "less_equal", "equal", "not_equal", "logical_and",
-         "logical_or", "logical_not", "absolute"}
 
 
 class FusedBody:
     """The steps of a fused kernel: `steps[j] = (ufunc, args)`, an arg being ("in", k) (kernel
-    input k) or ("t", j) (step j); `outputs` = the steps written out, in order."""
+    input k) or ("t", j) (step j); `outputs` = the steps written out, in order; `members` =
+    (node name, op name, user source line) of each step's node (for the profiler)."""
 
-    def __init__(self, steps: tuple, outputs: tuple, size: int):
+    def __init__(self, steps: tuple, outputs: tuple, size: int, members: tuple = ()):
         self.steps, self.outputs, self.size = steps, outputs, size
+        self.members = members
 
     def __repr__(self) -> str:
         def ref(arg):
@@ -49,7 +49,7 @@ FUSED = Op("fused_elementwise", forward=_no_forward, infer=lambda *s, **a: ((), 
 def fusible(node, size_min: int) -> bool:
     """One elementwise cheap ufunc on a known shape whose inputs are that shape or size 1."""
     op = node.op
-    if op.kind != "elementwise" or op.ufunc is None or op.ufunc.__name__ not in CHEAP:
+    if op.kind is not Kind.ELEMENTWISE or op.ufunc is None or op.cost is not Cost.CHEAP:
         return False
     n = numel(node.shape)
     if n is None or n < size_min or op.ufunc.nout != 1 or node.dtype.name not in KERNEL_DTYPES:
@@ -296,7 +296,8 @@ def _emit_group(rb, nodes, own, stored, changes) -> None:
         index[node] = len(steps)
         steps.append((node.op.ufunc, tuple(args)))
     size = numel(next(iter(own)).shape)  # recomputed values may be smaller (broadcast)
-    body = FusedBody(tuple(steps), tuple(index[n] for n in escaping), size)
+    members = tuple((n.name, n.op.name, n.source) for n in nodes)
+    body = FusedBody(tuple(steps), tuple(index[n] for n in escaping), size, members)
     kernel = rb.emit(tuple(rb.map[i] for i in inputs), op=FUSED, attrs={"body": body},
                      shape=(), dtype=None, name=rb.fresh_name("fused"), source=nodes[-1].source)
     get = OPS["tuple_get"]

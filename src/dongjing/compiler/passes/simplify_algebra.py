@@ -13,7 +13,7 @@ import numpy as np
 
 from ...errors import ShapeError
 from ...ops.infer import broadcast
-from ...ops.registry import OPS
+from ...registry import OPS
 from ..ir import PassResult, Rebuilder, numel
 from .fold_constants import MAX_FOLD_ELEMENTS
 

@@ -6,7 +6,8 @@ import itertools
 import linecache
 
 from ..errors import GraphError
-from ..runtime.program import commit_assignments
+from ..profiler import hooks as _profiler  # `_profiler.on`: a profiler is recording
+from ..runtime.program import Program, commit_assignments
 
 _counter = itertools.count()
 
@@ -16,7 +17,7 @@ class _SourceError(GraphError):
         super().__init__(f"source node {name!r} needs a value: feed it")
 
 
-class CompiledProgram:
+class CompiledProgram(Program):
     """Callable `program(feed_arrays) -> fetched values`; `.graph`, `.source`, `.stats`."""
 
     def __init__(self, graph, source: str, namespace: dict, stats: list, fetch_nodes,
@@ -34,8 +35,12 @@ class CompiledProgram:
         exec(code, namespace)  # defines `program` from our own generated source
         namespace.update(kernels or {})  # the compiled kernels, not their Python text
         self._run = namespace["program"]
+        self.namespace = namespace
+        self.generator = None  # the code generator (set by build_program): timed variants
 
     def __call__(self, feed_arrays: list) -> list:
+        if _profiler.on:  # profiler hook: run the variant timing each node
+            return _profiler.run_compiled(self, feed_arrays)
         outputs, pending = self._run(feed_arrays)
         commit_assignments(pending)
         return outputs

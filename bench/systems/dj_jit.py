@@ -1,0 +1,77 @@
+"""dongjing with the model under ``dj.jit`` and everything else eager: the forward (the model, or
+the workload's loss function) is compiled, ``backward()`` runs its compiled gradient program
+through the eager tape, and the update is the eager system's manual momentum SGD."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bench.systems import dj_eager
+from bench.systems.base import Unavailable
+from bench.systems.dj_common import ce_note, chain, cross_entropy, import_dj, mlp_forward, rnn
+
+
+class Mlp(dj_eager.Mlp):
+    def __init__(self, dj: Any, d: Any) -> None:
+        super().__init__(dj, d)
+        self.note = ce_note(dj) + ", dj.jit(model) + eager loss/backward, manual SGD in no_grad"
+        self.model = dj.jit(lambda x: mlp_forward(dj, x, self.params))
+
+    def _fb(self) -> Any:
+        for p in self.params:
+            p.grad = None
+        loss = cross_entropy(self.dj, self.model(self.x), self.y, self.onehot)
+        loss.backward()
+        return loss
+
+
+class Op(dj_eager.Op):
+    note = "the function jitted, eager backward"
+
+    def __init__(self, dj: Any, d: Any) -> None:
+        super().__init__(dj, d)
+        self.fn = dj.jit(lambda x, y: (x * y + x).sum())
+
+    def step(self) -> Any:
+        self.x.grad = self.y.grad = None
+        z = self.fn(self.x, self.y)
+        z.backward()
+        return z
+
+
+class Chain(dj_eager.Chain):
+    note = "the function jitted, eager backward"
+
+    def __init__(self, dj: Any, d: Any) -> None:
+        super().__init__(dj, d)
+        self.fn = dj.jit(lambda x: chain(dj, x))
+
+    def step(self) -> Any:
+        self.x.grad = None
+        loss = self.fn(self.x)
+        loss.backward()
+        return loss
+
+
+class Rnn(dj_eager.Rnn):
+    note = "the unrolled recurrence jitted, eager backward"
+
+    def __init__(self, dj: Any, d: Any) -> None:
+        super().__init__(dj, d)
+        steps = self.steps
+        self.fn = dj.jit(lambda x, h, w_xh, w_hh, b: rnn(dj, x, h, w_xh, w_hh, b, steps))
+
+    def step(self) -> Any:
+        for p in self.params:
+            p.grad = None
+        loss = self.fn(self.x, self.dj.zeros(self.h0), *self.params)
+        loss.backward()
+        return loss
+
+
+def build(kind: str, data: Any) -> Any:
+    """A dongjing runner with the forward under dj.jit and an eager backward."""
+    dj = import_dj()
+    if not hasattr(dj, "jit"):
+        raise Unavailable("dj.jit is not there")
+    return {"mlp": Mlp, "op": Op, "chain": Chain, "rnn": Rnn}[kind](dj, data)

@@ -1,0 +1,118 @@
+"""The TensorFlow 1.x API over dongjing's static graphs: `import dongjing.compat.v1 as tf`.
+
+An implicit default graph, `tf.placeholder` (also of unknown rank), `tf.Variable`,
+`tf.Session().run`, `tf.global_variables_initializer()`, `tf.train.*Optimizer(...).minimize`,
+the common math / reduction / nn functions, `tf.while_loop`, `tf.cond` and `Tensor.eval`.
+A TF1 name that is not provided raises `NotProvidedError` naming it.
+See docs/coming-from-tensorflow.md for what maps and what does not.
+"""
+
+from ...graph import Graph
+from ...tensor import Tensor
+from . import nn, train
+from .control import (
+    cond,
+    gradients,
+    group,
+    no_op,
+    placeholder,
+    while_loop,
+)
+from .dtypes import (
+    as_dtype,
+    bool,
+    double,
+    float16,
+    float32,
+    float64,
+    half,
+    int8,
+    int16,
+    int32,
+    int64,
+    uint8,
+)
+from .graphs import get_default_graph, reset_default_graph
+from .math_ops import (
+    abs,
+    add,
+    argmax,
+    argmin,
+    cast,
+    clip_by_value,
+    concat,
+    constant,
+    div,
+    divide,
+    equal,
+    exp,
+    expand_dims,
+    fill,
+    greater,
+    greater_equal,
+    identity,
+    less,
+    less_equal,
+    log,
+    logical_and,
+    logical_not,
+    logical_or,
+    matmul,
+    maximum,
+    minimum,
+    multiply,
+    negative,
+    not_equal,
+    one_hot,
+    ones,
+    ones_like,
+    pow,
+    reduce_max,
+    reduce_mean,
+    reduce_min,
+    reduce_sum,
+    reshape,
+    sigmoid,
+    sign,
+    sqrt,
+    square,
+    squeeze,
+    stack,
+    stop_gradient,
+    subtract,
+    tanh,
+    to_float,
+    to_int32,
+    to_int64,
+    transpose,
+    truediv,
+    where,
+    zeros,
+    zeros_like,
+)
+from .math_ops import range_ as range  # noqa: A004
+from .random_ops import random_normal, random_uniform, set_random_seed, truncated_normal
+from .session import InteractiveSession, Operation, Session, TensorShape, get_default_session
+from .session import eval_tensor as _eval_tensor
+from .session import get_shape as _get_shape
+from .unsupported import NotProvidedError, module_getattr
+from .variables import (
+    Variable,
+    assign,
+    assign_add,
+    assign_sub,
+    global_variables,
+    global_variables_initializer,
+    initialize_all_variables,
+    local_variables_initializer,
+    trainable_variables,
+    variables_initializer,
+)
+
+# TF1 tensors have .eval() and .get_shape(); dongjing's graph tensors get them with this module.
+Tensor.eval = _eval_tensor
+Tensor.get_shape = _get_shape
+
+__getattr__ = module_getattr("tf")
+
+__all__ = [name for name in dir() if not name.startswith("_")]

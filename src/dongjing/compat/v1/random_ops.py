@@ -1,0 +1,84 @@
+"""tf.random_normal / random_uniform / truncated_normal: a random graph op (a fresh draw every
+run, so a Variable's initializer draws again), from dongjing's generator (`tf.set_random_seed`
+seeds it) or, with an op-level `seed`, from that op's own generator."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...dispatch import apply1
+from ...errors import DTypeError
+from ...graph.builder import constant as _dj_constant
+from ...random import generator, manual_seed
+from ...registry import Spec, register
+from .dtypes import as_dtype
+from .graphs import building
+from .math_ops import _static_shape
+
+
+def _draw(rng, shape, dtype, dist, a, b) -> np.ndarray:
+    if dist == "normal":
+        return (rng.standard_normal(shape) * b + a).astype(dtype)
+    if dist == "truncated_normal":  # redraw what falls beyond two standard deviations
+        z = rng.standard_normal(shape)
+        bad = np.abs(z) > 2.0
+        while bad.any():
+            z[bad] = rng.standard_normal(int(bad.sum()))
+            bad = np.abs(z) > 2.0
+        return (z * b + a).astype(dtype)
+    if np.dtype(dtype).kind in "iu":
+        return rng.integers(a, b, shape).astype(dtype)
+    return rng.uniform(a, b, shape).astype(dtype)
+
+
+def _forward(anchor, shape, dtype, dist, a, b, rng):
+    return _draw(rng if rng is not None else generator(), shape, dtype, dist, a, b)
+
+
+def _infer(anchor: Spec, shape, dtype, dist, a, b, rng):
+    return shape, dtype
+
+
+# the input is a 0-d anchor that places the op in a graph; the op reads only its attributes
+_random = register("tf_random", forward=_forward, infer=_infer, random=True)
+
+
+def random_tensor(shape, dtype, dist: str, a, b, seed=None):
+    """A graph op drawing a fresh array of `shape` each run (used by the tf.random_* names)."""
+    shape = _static_shape(shape, f"tf.{dist}")
+    dtype = as_dtype(dtype)
+    rng = None if seed is None else np.random.default_rng(int(seed))
+    with building():
+        anchor = _dj_constant(np.zeros((), dtype))
+        return apply1(_random, anchor, shape=shape, dtype=dtype, dist=dist, a=a, b=b, rng=rng)
+
+
+def random_normal(shape, mean=0.0, stddev=1.0, dtype="float32", seed=None, name=None):
+    """Normal samples of `shape` (fresh every run)."""
+    if as_dtype(dtype).kind != "f":
+        raise DTypeError("tf.random_normal: dtype must be floating point")
+    return random_tensor(shape, dtype, "normal", float(mean), float(stddev), seed)
+
+
+def truncated_normal(shape, mean=0.0, stddev=1.0, dtype="float32", seed=None, name=None):
+    """Normal samples within two standard deviations of the mean (fresh every run)."""
+    if as_dtype(dtype).kind != "f":
+        raise DTypeError("tf.truncated_normal: dtype must be floating point")
+    return random_tensor(shape, dtype, "truncated_normal", float(mean), float(stddev), seed)
+
+
+def random_uniform(shape, minval=0, maxval=None, dtype="float32", seed=None, name=None):
+    """Uniform samples in [minval, maxval) (maxval defaults to 1 for floats; integers need it)."""
+    dtype = as_dtype(dtype)
+    if maxval is None:
+        if dtype.kind != "f":
+            raise DTypeError("tf.random_uniform: an integer dtype needs maxval")
+        maxval = 1.0
+    if not minval < maxval:
+        raise DTypeError(f"tf.random_uniform: minval {minval} must be below maxval {maxval}")
+    return random_tensor(shape, dtype, "uniform", minval, maxval, seed)
+
+
+def set_random_seed(seed: int) -> None:
+    """Seed the random ops that have no seed of their own (dongjing's generator)."""
+    manual_seed(int(seed))

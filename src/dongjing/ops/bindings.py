@@ -1,0 +1,75 @@
+"""The user-facing functions of the op table, generated from each op's declared input policy.
+
+A policy turns the op into `dj.<name>`: it converts the arguments to Tensors (Python scalars take
+the other operand's dtype, as in PyTorch), applies the declared promotion, and dispatches. Ops
+whose arguments need more (axes, keys, attributes) write their binding by hand and `bind` it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from .. import dtypes
+from ..dispatch import apply, apply1, apply2
+from ..registry import OPS, Op, bind
+from .convert import as_tensor, pair
+
+
+def _publish(op: Op, fn: Callable) -> Callable:
+    fn.__name__ = fn.__qualname__ = op.public[0] if op.public else op.name
+    fn.__module__ = "dongjing"
+    fn.__doc__ = op.doc
+    return bind(op, fn)
+
+
+def _to_float(x):
+    from .elementwise import cast
+
+    return x if x.dtype.kind == "f" else cast(x, dtypes.default_float)
+
+
+def unary(op: Op) -> Callable:
+    """f(x): any dtype the op's rule accepts."""
+    return _publish(op, lambda x: apply1(op, as_tensor(x)))
+
+
+def float_unary(op: Op) -> Callable:
+    """f(x): integer and bool inputs are promoted to the default float dtype first."""
+    return _publish(op, lambda x: apply1(op, _to_float(as_tensor(x))))
+
+
+def binary(op: Op) -> Callable:
+    """f(a, b): broadcast, both operands promoted to one dtype."""
+
+    def fn(a, b):
+        a, b = pair(a, b)
+        return apply2(op, a, b)
+
+    return _publish(op, fn)
+
+
+def float_binary(op: Op) -> Callable:
+    """f(a, b): as `binary`, then integer operands promoted to the default float dtype."""
+
+    def fn(a, b):
+        a, b = pair(a, b)
+        if a.dtype.kind != "f":
+            a, b = _to_float(a), _to_float(b)
+        return apply2(op, a, b)
+
+    return _publish(op, fn)
+
+
+def nary(op: Op) -> Callable:
+    """f(*tensors)."""
+    return _publish(op, lambda *xs: apply(op, *[as_tensor(x) for x in xs]))
+
+
+def public_functions() -> dict[str, Callable]:
+    """Every published name of the op table -> its binding."""
+    found = {}
+    for op in OPS.values():
+        if op.binding is not None:
+            for name in op.public:
+                found[name] = op.binding
+    return found

@@ -1,0 +1,9 @@
+"""`dj.profiler`: where the time goes, per eager op and per compiled node, as a table, a
+timeline (Chrome trace) and an eager-versus-compiled comparison. See docs/profiling.md."""
+
+from .compare import Comparison, compare
+from .events import Event
+from .profile import ProfilerError, profile
+from .record_function import record_function
+
+__all__ = ["Comparison", "Event", "ProfilerError", "compare", "profile", "record_function"]

@@ -1,0 +1,282 @@
+"""The op record and the op table: every primitive declared once, used by every executor.
+
+One `define(...)` call states all an op's facts:
+
+- ``forward``: the array computation, written against a backend namespace ``xp`` as
+  ``forward(xp, *arrays, **attrs)``; or ``ufunc="multiply"`` when the op *is* that universal
+  function of the array library (the forward, the compiler's lowering and ``out=`` writes are
+  then all derived from that one name).
+- ``infer(*specs, **attrs) -> (shape, dtype)``: the only statement of the op's dtype and shape
+  rule. Graph building calls it; eager dispatch checks every result's dtype against it.
+- ``grads``: one rule per input, ``rule(g, *inputs, **attrs)`` written with dongjing ops (so it
+  runs eagerly, builds graph nodes and is itself differentiable). A rule that takes an ``out``
+  keyword receives the op's output (the op then keeps it for backward). The engines reduce a
+  broadcast gradient to its input's shape and skip inputs that need none; rules never do.
+  ``vjp(g, inputs, out, needs, attrs)`` is the whole-op escape hatch for variadic and control
+  ops.
+- ``kind`` (`Kind`), and for elementwise ops the fusion ``cost`` (`Cost`).
+- ``onnx``: how the op exports (an ONNX op type, or a callable emitting nodes); ``None`` with
+  ``onnx_reason`` for ops that cannot export.
+- ``public`` / ``methods``: the names under which the op's user-facing function is published
+  as ``dj.<name>`` and as ``Tensor.<name>``; ``binding`` is the policy that generates that
+  function (`dongjing.ops.bindings`), or `bind` attaches a hand-written one.
+
+This module is a leaf: it imports only the dtype and error modules, so every other layer may
+import it.
+"""
+
+from __future__ import annotations
+
+import enum
+import functools
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
+
+import numpy
+
+from .errors import DongjingError
+
+
+class Spec(NamedTuple):
+    """What inference knows of a value: its shape (``None`` for an unknown dim) and dtype."""
+
+    shape: tuple
+    dtype: Any
+
+
+class Kind(str, enum.Enum):
+    """What the executors and passes may assume about an op."""
+
+    ELEMENTWISE = "elementwise"  # output shape = broadcast of the inputs; fusable per element
+    REDUCE = "reduce"            # folds one or more dims
+    SHAPE = "shape"              # a value computed from shapes only (folds at build time)
+    OPAQUE = "opaque"            # anything else computed from its inputs
+    SOURCE = "source"            # no inputs: placeholders, variables, constants, sub-graph args
+    EFFECT = "effect"            # writes state (assign) or orders effects (group)
+    CONTROL = "control"          # runs sub-graphs (cond, while_loop); outputs a tuple
+    FUSED = "fused"              # a kernel made by the compiler from elementwise ops
+
+    def __str__(self) -> str:
+        return self.value
+
+
+class Cost(enum.Enum):
+    """Fusion class of an elementwise op: how a fused kernel may treat it."""
+
+    CHEAP = "cheap"                    # one or two machine instructions: always worth fusing
+    TRANSCENDENTAL = "transcendental"  # exp, log, tanh: fused only when the kernel is compiled
+
+
+@dataclass(frozen=True, eq=False)
+class Op:
+    """One primitive of the op table. Build it with `define`, never directly."""
+
+    name: str
+    forward: Callable  # NumPy-bound: forward(*arrays, **attrs)
+    infer: Callable
+    vjp: Callable | None
+    kind: Kind = Kind.OPAQUE
+    cost: Cost | None = None
+    ufunc: Any = None  # the NumPy ufunc object, when the op is one
+    ufunc_name: str | None = None
+    impl: Callable | None = None  # the backend-generic forward(xp, *arrays, **attrs)
+    forward_out: Callable | None = None
+    decompose: Callable | None = None
+    grad_name: str = ""
+    saves_output: bool = False
+    random: bool = False
+    onnx: Any = None
+    onnx_reason: str | None = None
+    public: tuple = ()
+    methods: tuple = ()
+    binding: Callable | None = None
+    doc: str = ""
+    cache: dict = field(default_factory=dict, repr=False)  # derived, per process
+    dtype_rules: dict = field(default_factory=dict, repr=False)  # input dtypes+attrs -> dtype
+
+    @property
+    def differentiable(self) -> bool:
+        return self.vjp is not None
+
+    @property
+    def backward_class(self):
+        return self.cache.get("backward_class")
+
+    def forward_for(self, xp) -> Callable:
+        """The forward bound to the array namespace `xp` (cached per namespace)."""
+        key = ("forward", id(xp))
+        fn = self.cache.get(key)
+        if fn is None:
+            if self.ufunc_name is not None:
+                fn = getattr(xp, self.ufunc_name)
+            elif self.impl is not None:
+                fn = functools.partial(self.impl, xp)
+            else:
+                fn = self.forward
+            self.cache[key] = fn
+        return fn
+
+    def __repr__(self) -> str:
+        return f"<op {self.name}>"
+
+
+OPS: dict[str, Op] = {}
+
+
+def _camel(name: str) -> str:
+    return "".join(part.capitalize() for part in name.split("_"))
+
+
+def _wants_out(rule: Callable) -> bool:
+    try:
+        return "out" in inspect.signature(rule).parameters
+    except (TypeError, ValueError):
+        return False
+
+
+def rules_vjp(op_name: str, grads: tuple) -> tuple[Callable, bool]:
+    """A whole-op vjp from per-input rules, and whether any rule reads the op's output."""
+    wants = tuple(rule is not None and _wants_out(rule) for rule in grads)
+
+    def vjp(g, inputs, out, needs, attrs):
+        results = []
+        for rule, want, need in zip(grads, wants, needs):
+            if rule is None or not need:
+                results.append(None)
+            elif want:
+                results.append(rule(g, *inputs, out=out, **attrs))
+            else:
+                results.append(rule(g, *inputs, **attrs))
+        return tuple(results)
+
+    vjp.__qualname__ = f"{op_name}_vjp"
+    return vjp, any(wants)
+
+
+def define(
+    name: str,
+    *,
+    infer: Callable,
+    forward: Callable | None = None,
+    ufunc: str | None = None,
+    grads: tuple | None = None,
+    vjp: Callable | None = None,
+    kind: Kind | str = Kind.OPAQUE,
+    cost: Cost | None = None,
+    grad_name: str | None = None,
+    saves_output: bool = False,
+    random: bool = False,
+    forward_out: Callable | None = None,
+    decompose: Callable | None = None,
+    onnx: Any = None,
+    onnx_reason: str | None = None,
+    public: tuple | str = (),
+    methods: tuple | str = (),
+    binding: Callable | None = None,
+    doc: str = "",
+) -> Op:
+    """Declare a primitive: one call holds every fact about it (see the module docstring).
+
+    `forward` is ``forward(xp, *arrays, **attrs)``; pass `ufunc` instead when the op is a
+    universal function of the array library. Give `grads` (one rule per input) or, for
+    variadic and control ops, `vjp`; neither means the op is not differentiable.
+    """
+    if name in OPS:
+        raise DongjingError(f"op {name!r} is already declared")
+    if (forward is None) == (ufunc is None):
+        raise DongjingError(f"op {name!r}: give exactly one of forward= and ufunc=")
+    if grads is not None and vjp is not None:
+        raise DongjingError(f"op {name!r}: give grads= (per input) or vjp=, not both")
+    np_ufunc = None
+    if ufunc is not None:
+        np_ufunc = getattr(numpy, ufunc, None)
+        if not isinstance(np_ufunc, numpy.ufunc):
+            raise DongjingError(f"op {name!r}: {ufunc!r} is not a universal function")
+        bound = np_ufunc
+        impl = None
+    else:
+        impl = forward
+        bound = functools.partial(forward, numpy)
+        functools.update_wrapper(bound, forward)
+    if grads is not None:
+        vjp, reads_out = rules_vjp(name, tuple(grads))
+        saves_output = saves_output or reads_out
+    op = Op(
+        name=name,
+        forward=bound,
+        infer=infer,
+        vjp=vjp,
+        kind=Kind(kind),
+        cost=cost,
+        ufunc=np_ufunc,
+        ufunc_name=ufunc,
+        impl=impl,
+        forward_out=(functools.partial(forward_out, numpy) if forward_out is not None
+                     else np_ufunc),
+        decompose=decompose,
+        grad_name=grad_name or _camel(name) + "Backward0",
+        saves_output=saves_output,
+        random=random,
+        onnx=onnx,
+        onnx_reason=onnx_reason,
+        public=(public,) if isinstance(public, str) else tuple(public),
+        methods=(methods,) if isinstance(methods, str) else tuple(methods),
+        doc=doc,
+    )
+    OPS[name] = op
+    if binding is not None:
+        binding(op)  # a policy from dongjing.ops.bindings: publishes op.binding
+    return op
+
+
+def bind(op: Op, function: Callable) -> Callable:
+    """Make `function` the op's user-facing binding (published under ``op.public``)."""
+    object.__setattr__(op, "binding", function)
+    if not function.__doc__ and op.doc:
+        function.__doc__ = op.doc
+    return function
+
+
+def binds(op: Op) -> Callable:
+    """Decorator form of `bind`: ``@binds(_pow)`` above the hand-written ``def pow(...)``."""
+    return functools.partial(bind, op)
+
+
+def register(name: str, *, forward: Callable, infer: Callable, vjp: Callable | None = None,
+             ufunc: Any = None, **facts) -> Op:
+    """Declare an op whose forward is already bound to NumPy (``forward(*arrays, **attrs)``).
+
+    For ops whose forward cannot run on another backend (effects, sources, control flow);
+    new ops should use `define`.
+    """
+    if ufunc is not None and not isinstance(ufunc, str):
+        ufunc = ufunc.__name__
+    numpy_out = facts.pop("forward_out", None)
+    if numpy_out is not None:
+        facts["forward_out"] = lambda xp, *a, **k: numpy_out(*a, **k)
+    if ufunc is not None and getattr(numpy, ufunc, None) is forward:
+        return define(name, ufunc=ufunc, infer=infer, vjp=vjp, **facts)
+    op = define(name, forward=lambda xp, *a, **k: forward(*a, **k), infer=infer, vjp=vjp,
+                **facts)
+    object.__setattr__(op, "forward", forward)
+    object.__setattr__(op, "impl", None)
+    if ufunc is not None:
+        np_ufunc = getattr(numpy, ufunc)
+        object.__setattr__(op, "ufunc", np_ufunc)
+        if numpy_out is None:
+            object.__setattr__(op, "forward_out", np_ufunc)
+    return op
+
+
+def get(name: str) -> Op:
+    return OPS[name]
+
+
+def all_ops() -> dict[str, Op]:
+    """The whole table, name -> Op (tests enumerate it)."""
+    return dict(OPS)
+
+
+Attrs = dict[str, Any]

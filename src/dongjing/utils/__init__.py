@@ -1,0 +1,3 @@
+"""`dongjing.utils`: PyTorch's import paths (`dongjing.utils.data`)."""
+
+from . import data

@@ -1,0 +1,76 @@
+"""Eager dispatch obeys each op's `infer` rule: for every op case and input dtype, the eager
+result has the dtype (and shape) the graph builder infers, and both refuse the same inputs."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from op_cases import CASES
+
+import dongjing as dj
+from dongjing.dispatch import apply, apply1
+from dongjing.errors import DongjingError, DTypeError
+from dongjing.registry import OPS
+
+DTYPES = [np.float32, np.float64, np.int64, np.bool_]
+
+
+def _variant(case, dtype):
+    """The case's inputs with every float input converted to `dtype`."""
+    return [np.asarray(a).astype(dtype) if np.asarray(a).dtype.kind == "f" else np.asarray(a)
+            for a in case.inputs]
+
+
+def _params():
+    for op_name, cases in sorted(CASES.items()):
+        if OPS[op_name].kind in ("source", "effect", "control"):
+            continue
+        for i, case in enumerate(cases):
+            for dtype in DTYPES:
+                yield pytest.param(case, dtype, id=f"{op_name}-{i}-{np.dtype(dtype).name}")
+
+
+def _run_eager(case, arrays):
+    try:
+        return case.fn(*[dj.tensor(a) for a in arrays]), None
+    except DongjingError as exc:
+        return None, exc
+
+
+def _run_graph(case, arrays):
+    with dj.Graph():
+        xs = [dj.placeholder(a.shape, a.dtype) for a in arrays]
+        try:
+            return case.fn(*xs), None
+        except DongjingError as exc:
+            return None, exc
+
+
+@pytest.mark.parametrize("case,dtype", list(_params()))
+def test_eager_dtype_and_shape_follow_infer(case, dtype):
+    arrays = _variant(case, dtype)
+    with np.errstate(all="ignore"):
+        eager, eager_error = _run_eager(case, arrays)
+    graph, graph_error = _run_graph(case, arrays)
+    assert (eager_error is None) == (graph_error is None), (eager_error, graph_error)
+    if eager is None:
+        assert type(eager_error) is type(graph_error)
+        return
+    assert eager.dtype == graph.dtype
+    assert len(eager.shape) == len(graph.shape)
+    # a None dim in the graph is data-dependent (a boolean mask)
+    assert all(g is None or e == g for e, g in zip(eager.shape, graph.shape))
+
+
+def test_a_float_only_op_refuses_integers_eagerly_as_infer_does():
+    ints = dj.tensor([1, 2, 3])
+    with pytest.raises(DTypeError, match="tanh"):
+        apply1(OPS["tanh"], ints)
+    assert dj.tanh(ints).dtype == dj.float32  # the public function promotes first
+
+
+def test_a_forward_choosing_another_dtype_is_cast_to_the_rule():
+    a, b = dj.tensor([1, 2], dtype=dj.int32), dj.tensor([3, 4], dtype=dj.int32)
+    out = apply(OPS["div"], dj.tensor([1.0, 2.0]), dj.tensor([4.0, 8.0]))
+    assert out.dtype == dj.float32
+    assert (a + b).dtype == dj.int32
