@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import dongjing as dj
+from dongjing.compiler import kernels
 
 _FLOATS = [np.nan, -np.nan, np.inf, -np.inf, -0.0, 0.0, 1.0, -1.5, 3e38, -1e-45, 7.25]
 _INTS = [0, -1, 7, 2 ** 53 + 1, -(2 ** 53) - 3, 2 ** 62 + 1, 2 ** 63 - 1, -(2 ** 63)]
@@ -153,3 +154,17 @@ def test_holds_every_value(small, big, exact):
         extremes = np.array([info.min, info.max, info.max - 1], small)
         with np.errstate(all="ignore"):
             assert np.array_equal(extremes.astype(big).astype(small), extremes) or not exact
+
+
+@pytest.mark.skipif(not kernels.available(), reason="numba is not installed")
+def test_fused_maximum_and_minimum_keep_numpys_zero_signs(monkeypatch):
+    from dongjing.compiler.passes import fuse_elementwise as fusion
+
+    monkeypatch.setattr(fusion, "MIN_SIZE", 1)
+    with dj.Graph() as g:
+        a = dj.placeholder((4,), dj.float64, name="a")
+        b = dj.placeholder((4,), dj.float64, name="b")
+        outs = [dj.minimum(a * 1.0, b) + 0.0 * a, dj.maximum(a, b - 0.0) * 1.0]
+    feed = {a: np.array([0.0, -0.0, 1.0, -0.0]), b: np.array([-0.0, 0.0, 1.0, -0.0])}
+    results = [dj.Session(g, optimize=level).run(outs, dict(feed)) for level in (0, 2)]
+    _assert_bitwise(results, "min/max of signed zeros")

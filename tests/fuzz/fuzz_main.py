@@ -37,6 +37,10 @@ KNOWN_BUGS = [
                              "graph shape inference refuses it"),
     ("broadcast", "broadcast_to_like", "broadcast_to_like to fewer dims is accepted eagerly, then "
      "its gradient fails (sum_to_shape) and O1 turns it into an invalid expand"),
+    ("axis remapping", "broadcast_to_like", "broadcast_to_like to fewer dims: O1 turns it into "
+     "an invalid expand"),
+    ("dj.cond: output", "dj.cond", "dj.cond refuses branches of different float dtypes in a graph "
+     "(eager promotes)"),
     ("tuple index out of range", "broadcast_to_like", "broadcast_to_like to fewer dims is "
      "accepted eagerly, then its gradient fails (sum_to_shape)"),
     ("IndexError: getitem: index 0 is out of bounds", " > 0]", "a boolean mask on a zero-size "

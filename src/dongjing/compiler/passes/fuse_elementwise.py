@@ -16,6 +16,9 @@ from ..ir import PassResult, Rebuilder, numel
 
 MIN_SIZE = 1 << 17  # elements; smaller groups stay NumPy (see docs/compiler.md)
 KERNEL_DTYPES = {"float32", "float64", "int32", "int64", "bool"}  # what the kernels are tested on
+# numba's scalar maximum/minimum return the first operand for +0.0 vs -0.0, NumPy the second:
+# fusing them would change the sign of a zero (found by the fuzzer), so they stay NumPy calls
+NOT_IN_KERNELS = {"maximum", "minimum"}
 MAX_RECOMPUTE = 4  # ops; a cheaper value read by another kernel is recomputed there
 
 
@@ -49,7 +52,8 @@ FUSED = Op("fused_elementwise", forward=_no_forward, infer=lambda *s, **a: ((), 
 def fusible(node, size_min: int) -> bool:
     """One elementwise cheap ufunc on a known shape whose inputs are that shape or size 1."""
     op = node.op
-    if op.kind is not Kind.ELEMENTWISE or op.ufunc is None or op.cost is not Cost.CHEAP:
+    if (op.kind is not Kind.ELEMENTWISE or op.ufunc is None or op.cost is not Cost.CHEAP
+            or op.ufunc.__name__ in NOT_IN_KERNELS):
         return False
     n = numel(node.shape)
     if n is None or n < size_min or op.ufunc.nout != 1 or node.dtype.name not in KERNEL_DTYPES:
