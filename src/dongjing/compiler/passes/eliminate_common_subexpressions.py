@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import numpy as np
-
+from ...backends import backend_of, is_array
 from ..ir import PassResult, Rebuilder, is_pure
 
 _SMALL = 4096  # constants up to this many elements are compared by value
@@ -11,9 +10,10 @@ _SMALL = 4096  # constants up to this many elements are compared by value
 
 def _freeze(value):
     """A hashable stand-in for an attribute value."""
-    if isinstance(value, np.ndarray):
+    if is_array(value):
         if value.size <= _SMALL:
-            return ("array", value.dtype.str, value.shape, value.tobytes())
+            data = backend_of(value).to_numpy(value).tobytes()
+            return ("array", value.dtype.str, value.shape, data)
         return ("object", id(value))
     if isinstance(value, (list, tuple)):
         return (type(value).__name__,) + tuple(_freeze(v) for v in value)

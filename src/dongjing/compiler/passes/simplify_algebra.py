@@ -6,8 +6,7 @@ left alone on purpose: in floating point they are not the identity (rounding, ov
 
 from __future__ import annotations
 
-import numpy as np
-
+from ...backends import default_backend
 from ...errors import ShapeError
 from ...ops.infer import broadcast
 from ...registry import OPS
@@ -97,7 +96,7 @@ def _unbroadcast(rb, node, inputs):
 
 def _zeros(rb, node, x):
     if numel(node.shape) is not None and numel(node.shape) <= MAX_FOLD_ELEMENTS:
-        return rb.constant(np.zeros(node.shape, node.dtype), node)
+        return rb.constant(default_backend().zeros(node.shape, node.dtype), node)
     return rb.copy(node, (x,), op=OPS["fill_like"], attrs={"value": 0, "dtype": node.dtype})
 
 
@@ -106,7 +105,7 @@ def _cast(node, x):
         return x, "cast to the same dtype -> x"
     if x.op.name == "cast":
         inner = x.inputs[0]
-        widened = np.can_cast(inner.dtype, x.dtype, "safe")
+        widened = default_backend().xp.can_cast(inner.dtype, x.dtype, "safe")
         if widened and inner.dtype == node.dtype:
             return inner, "cast(cast(x, wider), x.dtype) -> x"
     return None
