@@ -102,6 +102,8 @@ def test_op_runs_on_the_test_backend(op_name, case, strict_results):
     assert len(got_grads) == len(want_grads)
     for i, (got, want) in enumerate(zip(got_grads, want_grads)):
         _same(f"{op_name} gradient of input {i}", got, want)
+    if case.grad and OPS[op_name].differentiable:  # and against finite differences, there
+        assert dj.autograd.gradcheck(case.fn, _inputs(case, wrapped=True), **case.tol)
 
 
 def test_backend_of_follows_the_array_type():
