@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from .autograd.function import record
 from .autograd.grad_mode import state as _grad_state
-from .backends import backend_of, default_backend
+from .backends import backend_of, default_backend, numpy_backend
 from .errors import DongjingError, ShapeError
 from .graph import builder as _builder
 from .profiler import hooks as _profiler  # `_profiler.on`: a profiler is recording
@@ -27,6 +27,7 @@ from .tensor import Tensor, ndarray
 
 _graph_state = _builder.state
 _make = Tensor._make
+_numpy_asarray = numpy_backend.xp.asarray
 
 
 def _rule_key(dtypes: tuple, attrs: dict):
@@ -67,17 +68,20 @@ def apply(op: Op, *inputs: Tensor, **attrs) -> Tensor:
     """Run `op` on `inputs` (Tensors) eagerly or symbolically; the only entry to the op table."""
     if _graph_state.graph is not None:
         return _builder.add(op, inputs, attrs)
-    requires = False
+    requires = foreign = False
     arrays = []
     for t in inputs:
         if t._node is not None:
             return _builder.add(op, inputs, attrs)
-        arrays.append(t.data)
+        data = t.data
+        arrays.append(data)
+        if type(data) is not ndarray:
+            foreign = True
         if t.requires_grad:
             requires = True
     expected = expected_dtype(op, inputs, attrs)
     try:
-        if not all(type(a) is ndarray for a in arrays):
+        if foreign:
             out = _run_foreign(op, arrays, attrs)
         elif not _profiler.on:
             out = op.forward(*arrays, **attrs)
@@ -165,13 +169,18 @@ def _run_foreign(op: Op, arrays, attrs: dict):
         return op.forward(*arrays, **attrs)
     if op.impl is None and op.ufunc_name is None:  # NumPy-bound (`register`): via the host
         host = [backend.to_numpy(a) if backend.owns(a) else a for a in arrays]
-        return backend.asarray(op.forward(*host, **attrs))
+        out = op.forward(*host, **attrs)
+        if isinstance(out, tuple):  # control ops give a tuple of values
+            return tuple(None if v is None else backend.asarray(v) for v in out)
+        return backend.asarray(out)
     arrays = [a if backend.owns(a) else backend.asarray(a) for a in arrays]
     return op.forward_for(backend.xp)(*arrays, **attrs)
 
 
 def _as_array(value, inputs=()):
     """A forward's result `value` as an array of the inputs' backend."""
+    if all(type(t.data) is ndarray for t in inputs):  # a NumPy scalar from a NumPy forward
+        return _numpy_asarray(value)
     backend = _backend_of_arrays([t.data for t in inputs])
     return value if isinstance(value, backend.array_types[0]) else backend.asarray(value)
 
