@@ -89,7 +89,7 @@ def apply(op: Op, *inputs: Tensor, **attrs) -> Tensor:
             out = _profiler.op_forward(op, arrays, attrs)
     except DongjingError:
         raise
-    except Exception as exc:  # numpy's message is replaced by ours (op, shapes)
+    except Exception as exc:  # the array library's message is replaced by ours (op, shapes)
         raise explain_failure(op, inputs, attrs, exc) from exc
     return _finish(op, out, expected, inputs, attrs, requires)
 
