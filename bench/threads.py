@@ -10,7 +10,10 @@ UNSET_VARS = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
 # Left to each library's default on purpose: OMP_WAIT_POLICY=PASSIVE made PyTorch's W5 step 9x
 # slower (36 ms against 3.9 ms, 2 threads) and left every other system unchanged; the 10-100x
 # slowdowns once seen were other processes competing for the 2 cores (see docs/performance.md).
-FIXED_VARS: dict[str, str] = {}
+# dongjing no longer retunes glibc's allocator at import; eager runs keep freed memory for
+# reuse as they did (W3 eager is several times slower without it), and every system in a
+# worker shares the setting, as it did when importing dongjing applied it.
+FIXED_VARS: dict[str, str] = {"DONGJING_KEEP_FREED_MEMORY": "1"}
 
 
 def thread_env(threads: int, base: dict[str, str] | None = None) -> dict[str, str]:

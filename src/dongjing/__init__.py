@@ -6,6 +6,7 @@ The public API, re-exported; nothing is defined here.
 from . import (
     autograd,
     backend,
+    backends,
     cuda,
     data,
     distributed,

@@ -1,57 +1,14 @@
-"""The one seam through which ops reach their array library (NumPy today; CuPy could slot in),
-and the allocator policy behind it."""
+"""Compatibility name for the default backend: `dongjing.backends` is the seam now.
+
+`xp` is the default backend's array namespace; `keep_freed_memory` / `release_memory` are the
+NumPy backend's opt-in allocator policy (`dongjing.backends.numpy`).
+"""
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
-import sys
+from .backends import numpy_backend
+from .backends.numpy import keep_freed_memory, release_memory
 
-import numpy as xp
+xp = numpy_backend.xp
 
 __all__ = ["xp", "keep_freed_memory", "release_memory"]
-
-_M_TRIM_THRESHOLD = -1
-_M_MMAP_THRESHOLD = -3
-
-
-def _libc():
-    if not sys.platform.startswith("linux"):
-        return None
-    try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-        return libc if hasattr(libc, "mallopt") else None
-    except OSError:
-        return None
-
-
-_LIBC = _libc()
-
-
-def keep_freed_memory(enabled: bool = True) -> bool:
-    """Let glibc keep freed array memory for reuse instead of returning it to the OS.
-
-    Eager ops allocate a fresh result per call; for arrays of megabytes glibc would otherwise
-    unmap each freed block and fault the next one back in page by page, which costs more than
-    the arithmetic (W3: 27 ms a step with the default policy, 5.6 ms with this one). Blocks up
-    to 32 MiB come from the heap and freed ones are reused; `release_memory()` gives the unused
-    part back. Returns False where the C library offers no such control (non-glibc systems).
-    """
-    if _LIBC is None:
-        return False
-    if enabled:
-        ok = _LIBC.mallopt(_M_MMAP_THRESHOLD, 32 * 1024 * 1024)
-        ok &= _LIBC.mallopt(_M_TRIM_THRESHOLD, 1 << 30)
-    else:  # glibc's defaults
-        ok = _LIBC.mallopt(_M_MMAP_THRESHOLD, 128 * 1024)
-        ok &= _LIBC.mallopt(_M_TRIM_THRESHOLD, 128 * 1024)
-    return bool(ok)
-
-
-def release_memory() -> None:
-    """Return the heap's free memory to the operating system (glibc `malloc_trim`)."""
-    if _LIBC is not None and hasattr(_LIBC, "malloc_trim"):
-        _LIBC.malloc_trim(0)
-
-
-keep_freed_memory(True)

@@ -8,12 +8,17 @@ Eager results obey the op's `infer` dtype rule too: the rule is asked once per c
 input dtypes and attributes (which also checks the inputs before any work is done) and the
 answer is kept in `op.dtype_rules`; a forward whose array library picks another dtype has its
 result cast, so eager and graph execution cannot disagree on dtypes.
+
+Arrays are NumPy's on the hot path (`op.forward`, bound to NumPy). When an input holds another
+backend's array the op runs on that backend's namespace (`op.forward_for(backend.xp)`), with any
+NumPy inputs (constants made from Python scalars) converted to that backend first.
 """
 
 from __future__ import annotations
 
 from .autograd.function import record
 from .autograd.grad_mode import state as _grad_state
+from .backends import backend_of, default_backend, numpy_backend
 from .errors import DongjingError, ShapeError
 from .graph import builder as _builder
 from .profiler import hooks as _profiler  # `_profiler.on`: a profiler is recording
@@ -22,6 +27,7 @@ from .tensor import Tensor, ndarray
 
 _graph_state = _builder.state
 _make = Tensor._make
+_numpy_asarray = numpy_backend.xp.asarray
 
 
 def _rule_key(dtypes: tuple, attrs: dict):
@@ -48,7 +54,7 @@ def _infer_dtype(op: Op, inputs, attrs: dict):
 
 def _finish(op: Op, out, expected, inputs, attrs, requires: bool) -> Tensor:
     if type(out) is not ndarray:
-        out = _as_array(out)
+        out = _as_array(out, inputs)
     if expected is not None and out.dtype is not expected and out.dtype != expected:
         out = out.astype(expected)
     if requires and _grad_state.grad_enabled and op.vjp is not None:
@@ -62,23 +68,28 @@ def apply(op: Op, *inputs: Tensor, **attrs) -> Tensor:
     """Run `op` on `inputs` (Tensors) eagerly or symbolically; the only entry to the op table."""
     if _graph_state.graph is not None:
         return _builder.add(op, inputs, attrs)
-    requires = False
+    requires = foreign = False
     arrays = []
     for t in inputs:
         if t._node is not None:
             return _builder.add(op, inputs, attrs)
-        arrays.append(t.data)
+        data = t.data
+        arrays.append(data)
+        if type(data) is not ndarray:
+            foreign = True
         if t.requires_grad:
             requires = True
     expected = expected_dtype(op, inputs, attrs)
     try:
-        if not _profiler.on:
+        if foreign:
+            out = _run_foreign(op, arrays, attrs)
+        elif not _profiler.on:
             out = op.forward(*arrays, **attrs)
         else:  # profiler hook: the same call, timed
             out = _profiler.op_forward(op, arrays, attrs)
     except DongjingError:
         raise
-    except Exception as exc:  # numpy's message is replaced by ours (op, shapes)
+    except Exception as exc:  # the array library's message is replaced by ours (op, shapes)
         raise explain_failure(op, inputs, attrs, exc) from exc
     return _finish(op, out, expected, inputs, attrs, requires)
 
@@ -93,7 +104,9 @@ def apply1(op: Op, x: Tensor, **attrs) -> Tensor:
     except (KeyError, TypeError):
         expected = _learn1(op, x, attrs)
     try:
-        if not _profiler.on:
+        if type(data) is not ndarray:
+            out = _run_foreign(op, (data,), attrs)
+        elif not _profiler.on:
             out = op.forward(data, **attrs)
         else:  # profiler hook: the same call, timed
             out = _profiler.op_forward(op, (data,), attrs)
@@ -126,7 +139,9 @@ def apply2(op: Op, a: Tensor, b: Tensor, **attrs) -> Tensor:
         if expected is None:
             expected = expected_dtype(op, (a, b), attrs)
     try:
-        if not _profiler.on:
+        if type(da) is not ndarray or type(db) is not ndarray:
+            out = _run_foreign(op, (da, db), attrs)
+        elif not _profiler.on:
             out = op.forward(da, db, **attrs)
         else:  # profiler hook: the same call, timed
             out = _profiler.op_forward(op, (da, db), attrs)
@@ -137,10 +152,37 @@ def apply2(op: Op, a: Tensor, b: Tensor, **attrs) -> Tensor:
     return _finish(op, out, expected, (a, b), attrs, a.requires_grad or b.requires_grad)
 
 
-def _as_array(value):
-    import numpy as np
+def _backend_of_arrays(arrays):
+    """The backend of the first non-NumPy array among `arrays` (NumPy when there is none)."""
+    default = default_backend()
+    for a in arrays:
+        found = backend_of(a, default)
+        if found is not default:
+            return found
+    return default
 
-    return np.asarray(value)
+
+def _run_foreign(op: Op, arrays, attrs: dict):
+    """`op`'s forward on the backend of `arrays` (not all of them NumPy ndarrays)."""
+    backend = _backend_of_arrays(arrays)
+    if backend is default_backend():
+        return op.forward(*arrays, **attrs)
+    if op.impl is None and op.ufunc_name is None:  # NumPy-bound (`register`): via the host
+        host = [backend.to_numpy(a) if backend.owns(a) else a for a in arrays]
+        out = op.forward(*host, **attrs)
+        if isinstance(out, tuple):  # control ops give a tuple of values
+            return tuple(None if v is None else backend.asarray(v) for v in out)
+        return backend.asarray(out)
+    arrays = [a if backend.owns(a) else backend.asarray(a) for a in arrays]
+    return op.forward_for(backend.xp)(*arrays, **attrs)
+
+
+def _as_array(value, inputs=()):
+    """A forward's result `value` as an array of the inputs' backend."""
+    if all(type(t.data) is ndarray for t in inputs):  # a NumPy scalar from a NumPy forward
+        return _numpy_asarray(value)
+    backend = _backend_of_arrays([t.data for t in inputs])
+    return value if isinstance(value, backend.array_types[0]) else backend.asarray(value)
 
 
 def explain_failure(op: Op, inputs, attrs, exc: Exception) -> Exception:

@@ -74,3 +74,25 @@ def scalar_dtype(value, like: np.dtype | None) -> np.dtype:
     if isinstance(value, float):
         return like if like is not None and like.kind == "f" else default_float
     raise TypeError(f"expected a Python number, got {type(value).__name__}")
+
+
+def holds_every_value(small, big) -> bool:
+    """Whether every value of dtype `small` converts to `big` and back unchanged (np.can_cast
+    calls int64 -> float64 "safe", but 2**53 + 1 does not survive it)."""
+    small, big = np.dtype(small), np.dtype(big)
+    if small.kind == "b":
+        return big.kind in "biuf"
+    if small.kind in "iu" and big.kind in "iu":
+        return np.can_cast(small, big, "safe")
+    if small.kind in "iu" and big.kind == "f":
+        return small.itemsize * 8 - (small.kind == "i") <= np.finfo(big).nmant + 1
+    if small.kind == "f" and big.kind == "f":
+        return big.itemsize >= small.itemsize
+    return False
+
+
+FLOAT_SCALARS = (float, np.floating)
+"""Python and NumPy floating scalar types (attribute values the compiler compares)."""
+
+ARRAY_SCALARS = np.generic
+"""The array library's scalar type (a 0-d value that is not a Python number)."""

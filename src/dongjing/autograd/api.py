@@ -5,8 +5,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Sequence
 
-import numpy as np
-
+from ..backends import backend_of
 from ..errors import ShapeError
 from .engine import run_backward
 from .function import accumulator_of
@@ -40,7 +39,7 @@ def _initial_grad(t, gradient):
                 f"grad can be implicitly created only for scalar outputs; this output has shape "
                 f"{t.shape}: pass gradient= (a tensor of that shape) to backward()"
             )
-        return Tensor._make(np.ones(t.shape, dtype=t.dtype))
+        return Tensor._make(backend_of(t.data).ones(t.shape, t.data.dtype))
     gradient = as_tensor(gradient)
     if gradient.shape != t.shape:
         raise ShapeError(

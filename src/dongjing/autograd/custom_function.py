@@ -146,13 +146,14 @@ def _op_of(cls) -> Op:
         return _run_forward(cls, ctx, [Tensor._make(a) for a in arrays], template).data
 
     def infer(*specs, template):
-        import numpy as np
+        from ..backends import default_backend
 
+        host = default_backend()
         if any(d is None for s in specs for d in s.shape):
-            dummy = [np.zeros([1 if d is None else d for d in s.shape], s.dtype) for s in specs]
-            out = forward(np, *dummy, template=template)
+            dummy = [host.zeros([1 if d is None else d for d in s.shape], s.dtype) for s in specs]
+            out = forward(host.xp, *dummy, template=template)
             return tuple(None for _ in out.shape), out.dtype
-        out = forward(np, *[np.zeros(s.shape, s.dtype) for s in specs], template=template)
+        out = forward(host.xp, *[host.zeros(s.shape, s.dtype) for s in specs], template=template)
         return tuple(out.shape), out.dtype
 
     def vjp(g, inputs, out, needs, attrs):

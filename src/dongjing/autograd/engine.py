@@ -6,8 +6,7 @@ reaches a node along several paths is summed before the node runs, never pushed 
 
 from __future__ import annotations
 
-import numpy as np
-
+from ..backends import backend_of
 from ..errors import DongjingError
 from ..profiler import hooks as _profiler  # `_profiler.on`: a profiler is recording
 from ..tensor import Tensor
@@ -128,8 +127,9 @@ def run_backward(
                     prev = buffers.get(fn)
                     if prev is None:
                         buffers[fn] = g
-                    elif id(prev) in owned and prev.data.dtype == g.data.dtype:
-                        np.add(prev.data, g.data, out=prev.data)
+                    elif (id(prev) in owned and prev.data.dtype == g.data.dtype
+                          and type(prev.data) is type(g.data)):
+                        backend_of(prev.data).add_into(prev.data, g.data)
                     else:
                         total = prev + g
                         if not create_graph:

@@ -1,10 +1,13 @@
-"""Finite-difference checking of analytic gradients, in float64."""
+"""Finite-difference checking of analytic gradients, in float64.
+
+The inputs may live on any backend; the comparison itself runs on the host (NumPy copies)."""
 
 from __future__ import annotations
 
-import numpy as np
-
+from ..backends import backend_of, numpy_backend
 from ..errors import DongjingError
+
+xp = numpy_backend.xp  # the host namespace the comparison runs in
 
 
 class GradcheckError(DongjingError, AssertionError):
@@ -17,7 +20,7 @@ def _as_float64(inputs):
     out = []
     for x in inputs:
         if isinstance(x, Tensor) and x.dtype.kind == "f":
-            out.append(Tensor(x.data.astype(np.float64), requires_grad=x.requires_grad))
+            out.append(Tensor._make(x.data.astype(xp.float64), x.requires_grad))
         else:
             out.append(x)
     return out
@@ -46,8 +49,9 @@ def gradcheck(fn, inputs, eps: float = 1e-6, atol: float = 1e-5, rtol: float = 1
     inputs = _as_float64(list(inputs))
     probe = fn(*inputs)
     probe = probe if isinstance(probe, (tuple, list)) else (probe,)
-    rng = np.random.default_rng(seed)
-    weights = [Tensor(rng.standard_normal(o.shape)) for o in probe]
+    rng = numpy_backend.generator(seed)
+    weights = [Tensor._make(backend_of(o.data).asarray(rng.standard_normal(o.shape)))
+               for o in probe]
     checked = [i for i, x in enumerate(inputs) if isinstance(x, Tensor) and x.requires_grad]
     if not checked:
         raise GradcheckError("gradcheck: no input requires grad")
@@ -57,21 +61,22 @@ def gradcheck(fn, inputs, eps: float = 1e-6, atol: float = 1e-5, rtol: float = 1
     _scalar_fn(fn, inputs, weights).backward()
     for i in checked:
         x = inputs[i]
-        analytic = np.zeros(x.shape) if x.grad is None else x.grad.numpy().astype(np.float64)
-        numeric = np.zeros(x.shape)
+        analytic = (xp.zeros(x.shape) if x.grad is None
+                    else backend_of(x.grad.data).to_numpy(x.grad.data).astype(xp.float64))
+        numeric = xp.zeros(x.shape)
         flat = x.data.reshape(-1)
         for j in range(flat.size):
             orig = flat[j]
             flat[j] = orig + eps
-            plus = _scalar_fn(fn, inputs, weights).item()
+            plus = float(_scalar_fn(fn, inputs, weights).data)
             flat[j] = orig - eps
-            minus = _scalar_fn(fn, inputs, weights).item()
+            minus = float(_scalar_fn(fn, inputs, weights).data)
             flat[j] = orig
             numeric.reshape(-1)[j] = (plus - minus) / (2 * eps)
-        err = np.abs(analytic - numeric) - (atol + rtol * np.abs(numeric))
+        err = xp.abs(analytic - numeric) - (atol + rtol * xp.abs(numeric))
         if err.size and err.max() > 0:
-            k = int(np.argmax(err))
-            idx = np.unravel_index(k, x.shape) if x.shape else ()
+            k = int(xp.argmax(err))
+            idx = xp.unravel_index(k, x.shape) if x.shape else ()
             raise GradcheckError(
                 f"gradcheck: input {i} (shape {x.shape}) differs at index {idx}: analytic "
                 f"{analytic.reshape(-1)[k]:.8g} vs numerical {numeric.reshape(-1)[k]:.8g} "

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
-import numpy as np
-
+from ..backends import default_backend
 from ..graph.graph import Graph, Node
 
 
@@ -87,9 +87,11 @@ class Rebuilder:
                 return name
             i += 1
 
-    def constant(self, value: np.ndarray, like: Node) -> Node:
-        """A constant node named after `like` holding `value` (cast to `like`'s dtype)."""
-        value = np.asarray(value)
+    def constant(self, value, like: Node) -> Node:
+        """A constant node named after `like` holding `value` (cast to `like`'s dtype).
+
+        Graph constants live on the default backend (the one compiled programs run on)."""
+        value = default_backend().asarray(value)
         if like.dtype is not None and value.dtype != like.dtype:
             value = value.astype(like.dtype)
         return self.emit((), op=_constant_op(), attrs={"value": value}, shape=value.shape,
@@ -115,4 +117,4 @@ def _constant_op():
 def numel(shape) -> int | None:
     if any(d is None for d in shape):
         return None
-    return int(np.prod(shape, dtype=np.int64))
+    return int(math.prod(shape))

@@ -3,8 +3,9 @@ rules the eager tape runs, so there is no second set of derivative formulas."""
 
 from __future__ import annotations
 
-import numpy as np
+import math
 
+from ..backends import default_backend
 from ..errors import GraphError
 from ..registry import Kind
 
@@ -55,15 +56,15 @@ def _seed(y, g, graph):
 
     if g is None:
         shape = y.shape
-        if any(d is None for d in shape) or int(np.prod(shape)) != 1:
+        if any(d is None for d in shape) or math.prod(shape) != 1:
             raise GraphError(
                 f"dj.gradients: {y.name!r} has shape {shape}, not a single value; pass grad_ys= "
                 "(the gradient flowing into it, same shape) to differentiate a non-scalar"
             )
-        return Tensor._make(np.ones(shape, dtype=y.dtype))
+        return Tensor._make(default_backend().ones(shape, y.dtype))
     if isinstance(g, Tensor):
         return g
-    return Tensor._make(np.asarray(g, dtype=y.dtype))
+    return Tensor._make(default_backend().asarray(g, y.dtype))
 
 
 def gradients(ys, xs, grad_ys=None) -> list:
@@ -145,7 +146,7 @@ def _propagate(node, grads: dict, relevant: set) -> None:
     for inp, need, r in zip(node.inputs, needs, results):
         if need and r is not None:
             if not isinstance(r, Tensor):
-                r = Tensor._make(np.asarray(r, dtype=inp.dtype))
+                r = Tensor._make(default_backend().asarray(r, inp.dtype))
             if tuple(r.shape) != tuple(inp.shape) or (
                     None in tuple(inp.shape) and op.kind is Kind.ELEMENTWISE):
                 r = _fit_shape(r, inp)

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import numpy as np
-
 from .. import dtypes
+from ..backends import backend_of, default_backend
 from ..tensor import Tensor, to_array
 
 _make = Tensor._make
@@ -16,7 +15,9 @@ def as_tensor(value, like: Tensor | None = None) -> Tensor:
         return value
     if isinstance(value, (bool, int, float)):
         dtype = dtypes.scalar_dtype(value, None if like is None else like.dtype)
-        return _make(np.array(value, dtype=dtype))
+        data = None if like is None else like.data
+        backend = default_backend() if data is None else backend_of(data)
+        return _make(backend.asarray(value, dtype))
     return _make(to_array(value))
 
 

@@ -3,9 +3,10 @@ scatter-add gradients. Index tensors are op inputs, so a graph may index by a pl
 
 from __future__ import annotations
 
-import numpy as np
+import numbers
 
 from .. import infer as inf
+from ..backends import is_array
 from ..dispatch import apply, apply1
 from ..registry import Spec, define
 from ..tensor import Tensor
@@ -36,7 +37,7 @@ def parse_key(key) -> tuple[tuple, list]:
         key = (key,)
     template, tensors = [], []
     for item in key:
-        if isinstance(item, Tensor) or isinstance(item, (list, np.ndarray)):
+        if isinstance(item, (Tensor, list)) or is_array(item):
             t = as_tensor(item)
             if t.dtype.kind not in "biu":
                 raise IndexError(
@@ -49,9 +50,9 @@ def parse_key(key) -> tuple[tuple, list]:
                              _int_or_none(item.step)))
         elif item is None or item is Ellipsis:
             template.append(item)
-        elif isinstance(item, (bool, np.bool_)):
+        elif isinstance(item, bool) or getattr(getattr(item, "dtype", None), "kind", "") == "b":
             raise IndexError("getitem: a Python bool is not a valid index")
-        elif isinstance(item, (int, np.integer)):
+        elif isinstance(item, numbers.Integral):
             template.append(int(item))
         else:
             raise IndexError(f"getitem: unsupported index of type {type(item).__name__}")

@@ -169,7 +169,7 @@ def _dropout_mask_infer(x: Spec, p):
 def _dropout_mask_forward(xp, x, p):
     from ..random import generator
 
-    keep = generator().random(x.shape) >= p
+    keep = xp.asarray(generator().random(x.shape)) >= p  # drawn on the host, one stream
     return keep.astype(x.dtype) * x.dtype.type(1.0 / (1.0 - p))
 
 

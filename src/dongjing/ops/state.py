@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-import numpy as np
-
 from .. import infer as inf
+from ..backends import backend_of
 from ..errors import DTypeError, GraphError, ShapeError
-from ..registry import Spec, register
+from ..registry import Spec, define, register
 
 
-def _assign_forward(old, value, ref):
+def _assign_forward(xp, old, value, ref):
     """The value to commit: `value` cast to the Variable's dtype, broadcast to its shape."""
-    return np.broadcast_to(np.asarray(value, dtype=old.dtype), old.shape)
+    return xp.broadcast_to(xp.asarray(value, dtype=old.dtype), old.shape)
 
 
 def _assign_infer(var: Spec, value: Spec, ref):
@@ -33,7 +32,7 @@ def _assign_infer(var: Spec, value: Spec, ref):
     return var.shape, var.dtype
 
 
-_assign = register("assign", forward=_assign_forward, infer=_assign_infer, kind="effect")
+_assign = define("assign", forward=_assign_forward, infer=_assign_infer, kind="effect")
 _group = register("group", forward=lambda *values: None, infer=lambda *specs: ((), None),
                   kind="effect")
 
@@ -56,7 +55,8 @@ def assign(var, value):
     if builder.state.graph is None and value._node is None:
         _assign_infer(Spec(ref.data.shape, ref.data.dtype),
                       Spec(value.data.shape, value.data.dtype), ref)
-        commit_assignments([(ref, _assign_forward(ref.data, value.data, ref))])
+        xp = backend_of(ref.data).xp
+        commit_assignments([(ref, _assign_forward(xp, ref.data, value.data, ref))])
         return var
     graph = builder.state.graph
     if graph is not None and graph.parent is not None:

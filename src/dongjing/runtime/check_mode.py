@@ -14,45 +14,53 @@ from __future__ import annotations
 
 import warnings
 
-import numpy as np
-
+from ..backends import backend_of, default_backend, numpy_backend
 from ..errors import CheckError
 from ..random import default as _rng
 from ..tensor import Tensor
 from .interpreter import Interpreter, needed_nodes
+
+xp = numpy_backend.xp  # comparisons run on the host, on NumPy copies of the values
 
 _TOLERANCE = {2: 1e-2, 4: 1e-4, 8: 1e-9}  # relative tolerance by float itemsize
 
 
 def tolerance(dtype) -> float:
     """The relative (and, scaled by the values' size, absolute) tolerance for a dtype."""
-    dtype = np.dtype(dtype)
+    dtype = xp.dtype(dtype)
     return _TOLERANCE.get(dtype.itemsize, 1e-4) if dtype.kind in "fc" else 0.0
 
 
 def errors(got, want) -> tuple[float, float] | None:
     """(max abs error, max rel error) of `got` against `want`; None when within tolerance.
     Differing shapes count as infinitely wrong."""
-    got, want = np.asarray(got), np.asarray(want)
+    got, want = _host(got), _host(want)
     if got.shape != want.shape:
         return float("inf"), float("inf")
     if want.dtype.kind not in "fc":
         bad = got != want
-        return (float(np.max(np.abs(got.astype(float) - want.astype(float)))), 1.0) \
-            if np.any(bad) else None
-    g, w = got.astype(np.float64), want.astype(np.float64)
-    both_nan = np.isnan(g) & np.isnan(w)
-    same_inf = np.isinf(g) & (g == w)
-    diff = np.where(both_nan | same_inf, 0.0, np.abs(g - w))
-    diff = np.where(np.isnan(diff), np.inf, diff)
+        return (float(xp.max(xp.abs(got.astype(float) - want.astype(float)))), 1.0) \
+            if xp.any(bad) else None
+    g, w = got.astype(xp.float64), want.astype(xp.float64)
+    both_nan = xp.isnan(g) & xp.isnan(w)
+    same_inf = xp.isinf(g) & (g == w)
+    diff = xp.where(both_nan | same_inf, 0.0, xp.abs(g - w))
+    diff = xp.where(xp.isnan(diff), xp.inf, diff)
     if diff.size == 0:
         return None
     tol = tolerance(want.dtype)
-    scale = max(1.0, float(np.max(np.abs(np.where(np.isfinite(w), w, 0.0)), initial=0.0)))
-    if np.all(diff <= tol * np.abs(w) + tol * scale):
+    scale = max(1.0, float(xp.max(xp.abs(xp.where(xp.isfinite(w), w, 0.0)), initial=0.0)))
+    if xp.all(diff <= tol * xp.abs(w) + tol * scale):
         return None
-    rel = diff / np.maximum(np.abs(w), np.finfo(np.float64).tiny)
-    return float(np.max(diff)), float(np.max(rel))
+    rel = diff / xp.maximum(xp.abs(w), xp.finfo(xp.float64).tiny)
+    return float(xp.max(diff)), float(xp.max(rel))
+
+
+def _host(value):
+    """`value` as a NumPy array (a copy when another backend holds it)."""
+    if isinstance(value, Tensor):
+        value = value.data
+    return backend_of(value).to_numpy(value) if hasattr(value, "dtype") else xp.asarray(value)
 
 
 class _State:
@@ -128,7 +136,7 @@ def _weighted_sum(outs: list, weights: list):
         if not (isinstance(o, Tensor) and o.requires_grad and o.data.dtype.kind == "f"):
             continue
         if k == len(weights):
-            rng = np.random.default_rng(len(weights))
+            rng = backend_of(o.data).generator(len(weights))
             weights.append(rng.uniform(0.5, 1.5, o.data.shape).astype(o.data.dtype))
         term = dj_sum(o * Tensor._make(weights[k]))
         total = term if total is None else total + term
@@ -222,7 +230,7 @@ def _feeds(trace, arrays: list, weights: list) -> dict:
             values[node] = p._grad.data
     for plan in trace.grad_plans.values():
         for node, w in zip(plan.seed_nodes, weights):
-            values[node] = np.asarray(w, dtype=node.dtype)
+            values[node] = default_backend().asarray(w, node.dtype)
     return values
 
 

@@ -3,8 +3,7 @@ run starts, and every problem is a FeedError naming the placeholder."""
 
 from __future__ import annotations
 
-import numpy as np
-
+from ..backends import default_backend, is_array
 from ..errors import FeedError
 from ..infer import fmt
 from ..validation import fits_integer
@@ -40,16 +39,17 @@ def _describe(node) -> str:
     return f"{what} {node.name!r}"
 
 
-def convert(node, value) -> np.ndarray:
-    """`value` as an array of `node`'s dtype, or a FeedError saying what does not fit."""
-    if not isinstance(value, np.ndarray):
+def convert(node, value):
+    """`value` as an array of `node`'s dtype on the default backend (the one programs run
+    on), or a FeedError saying what does not fit."""
+    if not is_array(value):
         value = _plain_value(node, value)
     want = node.dtype
     try:
-        given = value if isinstance(value, np.ndarray) else np.asarray(value)
+        given = default_backend().asarray(value)
     except (ValueError, TypeError) as exc:
         raise FeedError(f"feed for {_describe(node)}: expected {_expected(node)}, got a value "
-                        f"NumPy cannot turn into an array ({exc})") from None
+                        f"that cannot be turned into an array ({exc})") from None
     if given.dtype.kind not in _ACCEPTS.get(want.kind, want.kind):
         raise FeedError(f"feed for {_describe(node)}: expected {_expected(node)}, got shape "
                         f"{fmt(given.shape)} {_kind_name(given)}")
@@ -83,7 +83,7 @@ def _expected(node) -> str:
     return f"shape {fmt(node.shape)} {node.dtype}"
 
 
-def _kind_name(array: np.ndarray) -> str:
+def _kind_name(array) -> str:
     kind = array.dtype.kind
     if kind in "US":
         return f"{array.dtype} (strings)"

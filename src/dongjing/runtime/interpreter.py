@@ -6,8 +6,7 @@
 
 from __future__ import annotations
 
-import numpy as np
-
+from ..backends import default_backend, is_array
 from ..errors import GraphError
 from ..profiler import hooks as _profiler  # `_profiler.on`: a profiler is recording
 from .program import Program, commit_assignments, storage
@@ -87,10 +86,10 @@ class Interpreter(Program):
         shared = self.source_ids | {id(storage(v.data)) for v in self.variables}
         for s, none in zip(self.fetch_slots, self.fetch_none):
             value = None if none else values[s]
-            if isinstance(value, np.ndarray) and id(storage(value)) in shared:
+            if is_array(value) and id(storage(value)) in shared:
                 value = value.copy()
-            elif value is not None and not isinstance(value, (np.ndarray, tuple)):
-                value = np.asarray(value)
+            elif value is not None and not isinstance(value, tuple) and not is_array(value):
+                value = default_backend().asarray(value)
             results.append(value)
         commit_assignments(pending)
         return results

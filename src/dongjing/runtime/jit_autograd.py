@@ -9,12 +9,13 @@ outputs carry a `JitBackward0` node the eager engine runs like any other op's.
 
 from __future__ import annotations
 
+import itertools
+import math
 import weakref
-
-import numpy as np
 
 from ..autograd.function import BackwardNode, accumulator_of
 from ..autograd.grad_mode import state as grad_state
+from ..backends import default_backend, is_array
 from ..errors import DongjingError, JitError
 from ..tensor import Tensor
 from .program import storage
@@ -161,7 +162,7 @@ def _run(trace, plan: GradPlan, tensors: list, arrays: list):
         "plan": plan,
         "variables": [(v, v._version[0]) for v in plan.variables],
         "name": trace.name,
-        "specs": [(np.shape(values[i]), plan.out_dtypes[k]) for k, i in enumerate(plan.diff_outs)],
+        "specs": [(_shape(values[i]), plan.out_dtypes[k]) for k, i in enumerate(plan.diff_outs)],
     }
     core = _tape_node(JitBackward0, _JIT_OP, inputs, attrs)
     # kept where the engine drops saved data after a backward without retain_graph
@@ -175,6 +176,10 @@ def _run(trace, plan: GradPlan, tensors: list, arrays: list):
     else:
         _attach_outputs(core, plan, outs, attrs["specs"])
     return trace.rebuild(outs)
+
+
+def _shape(value) -> tuple:
+    return tuple(getattr(value, "shape", ()))
 
 
 def _tape_node(cls, op: _NodeOp, inputs: list, attrs: dict) -> BackwardNode:
@@ -194,9 +199,8 @@ def _tape_node(cls, op: _NodeOp, inputs: list, attrs: dict) -> BackwardNode:
 
 def _attach_outputs(core: BackwardNode, plan: GradPlan, outs: list, specs: list) -> None:
     """Give each differentiable output its own node packing its gradient into one vector."""
-    sizes = [int(np.prod(shape)) for shape, _ in specs]
-    offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(int)
-    dtype = np.result_type(*[d for _, d in specs])
+    offsets = [0, *itertools.accumulate(math.prod(shape) for shape, _ in specs)]
+    dtype = default_backend().xp.result_type(*[d for _, d in specs])
     core.attrs["packed"] = (offsets, dtype)
     for slot, i in enumerate(plan.diff_outs):
         attrs = {"span": (int(offsets[slot]), int(offsets[slot + 1])),
@@ -210,8 +214,9 @@ def _attach_outputs(core: BackwardNode, plan: GradPlan, outs: list, specs: list)
 
 def _pack_vjp(grad, inputs, out, needs, attrs):
     start, stop = attrs["span"]
-    packed = np.zeros(attrs["total"], dtype=attrs["dtype"])
-    packed[start:stop] = np.asarray(grad.data).ravel()
+    host = default_backend()
+    packed = host.zeros(attrs["total"], attrs["dtype"])
+    packed[start:stop] = host.asarray(grad.data).ravel()
     return (Tensor._make(packed),)
 
 
@@ -236,15 +241,15 @@ def _jit_vjp(grad, inputs, out, needs, attrs):
     sources = {"seed": seeds, "saved": kept["saved"], "fed": kept["fed"]}
     feed = [sources[kind][i] for kind, i in plan.bwd_sources]
     values = iter(plan.backward(feed))
-    fed_ids = {id(storage(a)) for a in feed if isinstance(a, np.ndarray)}
+    fed_ids = {id(storage(a)) for a in feed if is_array(a)}
     results = []
     for has in plan.has_grad:
         if not has:
             results.append(None)
             continue
-        value = np.asarray(next(values))
+        value = default_backend().asarray(next(values))
         if not value.flags.c_contiguous:  # a transposed weight gradient: the optimizer's
-            value = np.ascontiguousarray(value)  # elementwise updates run faster in C order
+            value = value.copy()  # elementwise updates run faster in C order
         elif id(storage(value)) in fed_ids:  # never hand out the caller's or a saved array
             value = value.copy()
         results.append(Tensor._make(value))
@@ -252,7 +257,7 @@ def _jit_vjp(grad, inputs, out, needs, attrs):
 
 
 def _seeds(grad, plan: GradPlan, attrs: dict) -> list:
-    data = np.asarray(grad.data)
+    data = default_backend().asarray(grad.data)
     if "packed" not in attrs:
         shape, dtype = attrs["specs"][0]
         return [_fit(data, shape, dtype, attrs["name"])]
@@ -268,7 +273,7 @@ def _fit(data, shape, dtype, name: str):
     if data.shape != tuple(shape):
         raise JitError(f"the gradient flowing into an output of the jitted function "
                            f"{name}() has shape {data.shape}, expected {tuple(shape)}")
-    data = np.asarray(data, dtype=dtype)
+    data = default_backend().asarray(data, dtype)
     return data if data.flags.c_contiguous else data.copy()  # (ascontiguousarray makes 0-d 1-d)
 
 

@@ -27,7 +27,7 @@ arrays (`node.dtype is None`); `tuple_get` nodes (attrs `index`) pick one elemen
 
 from __future__ import annotations
 
-import numpy as np
+from ..backends import backend_of, is_array
 
 
 class Program:
@@ -51,7 +51,7 @@ class Program:
 def storage(array):
     """The array that owns `array`'s memory (following `.base`), to compare by identity."""
     base = getattr(array, "base", None)
-    while isinstance(base, np.ndarray):
+    while is_array(base):
         array, base = base, base.base
     return array
 
@@ -69,7 +69,7 @@ def commit_assignments(pending: list) -> None:
     staged = []
     for ref, value in pending:
         if id(storage(value)) in targets:
-            value = np.array(value, copy=True)
+            value = backend_of(ref.data).array(value)
         staged.append((ref, value))
     for ref, value in staged:
         ref.data[...] = value

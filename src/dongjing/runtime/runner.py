@@ -11,11 +11,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import numpy as np
-
+from ..backends import default_backend
 from . import feeds
 
-_ndarray = np.ndarray
+_ndarray = default_backend().array_types[0]  # programs run on the default backend
 
 
 def _fits(value, node) -> bool:

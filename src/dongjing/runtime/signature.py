@@ -3,8 +3,8 @@ Python values, module training flags, optimizer hyperparameters), and why two of
 
 from __future__ import annotations
 
-import numpy as np
-
+from ..backends import is_array
+from ..dtypes import as_dtype
 from ..graph.variable import Variable
 from ..nn.module import Module
 from ..optim.optimizer import Optimizer
@@ -39,7 +39,7 @@ def map_tensors(args: tuple, kwargs: dict, fn) -> tuple[tuple, dict]:
 
 
 def _map(path: str, value, fn):
-    if isinstance(value, (Tensor, np.ndarray)) and not _is_variable(value):
+    if (isinstance(value, Tensor) or is_array(value)) and not _is_variable(value):
         return fn(path, value)
     if isinstance(value, (tuple, list)):
         items = [_map(f"{path}[{i}]", v, fn) for i, v in enumerate(value)]
@@ -57,7 +57,7 @@ def _leaf(path: str, value, entries: list, arrays: list) -> None:
             raise TypeError(f"{path}: a symbolic tensor cannot be passed to a jitted function")
         entries.append((path, "tensor", (value.data.shape, value.data.dtype.str)))
         arrays.append(value.data)
-    elif isinstance(value, np.ndarray):
+    elif is_array(value):
         entries.append((path, "tensor", (value.shape, value.dtype.str)))
         arrays.append(value)
     elif isinstance(value, (tuple, list)):
@@ -155,7 +155,7 @@ def describe_changes(old: tuple, new: tuple) -> list[str]:
             if s0 != s1:
                 reasons.append(f"{path}: shape {s0} -> {s1}")
             if d0 != d1:
-                reasons.append(f"{path}: dtype {np.dtype(d0)} -> {np.dtype(d1)}")
+                reasons.append(f"{path}: dtype {as_dtype(d0)} -> {as_dtype(d1)}")
         elif old_detail[0] != detail[0] and kind in ("module", "optimizer", "variable"):
             reasons.append(f"{path}: another {kind} object")
         elif kind == "module":
@@ -172,11 +172,11 @@ def describe_changes(old: tuple, new: tuple) -> list[str]:
 
 def _show(kind: str, detail) -> str:
     if kind == "tensor":
-        return f"tensor {detail[0]} {np.dtype(detail[1])}"
+        return f"tensor {detail[0]} {as_dtype(detail[1])}"
     if kind == "value":
         return repr(detail[1])
     if kind == "variable":
-        return f"Variable {detail[1]} {np.dtype(detail[2])}"
+        return f"Variable {detail[1]} {as_dtype(detail[2])}"
     if kind == "sequence":
         return f"{detail[0].__name__} of {detail[1]}"
     return kind

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import numpy as np
-
+from ... import dtypes
+from ...backends import backend_of, default_backend, is_array
 from ..ir import PassResult, Rebuilder, is_pure
 
 _SMALL = 4096  # constants up to this many elements are compared by value
@@ -11,14 +11,15 @@ _SMALL = 4096  # constants up to this many elements are compared by value
 
 def _freeze(value):
     """A hashable stand-in for an attribute value."""
-    if isinstance(value, np.ndarray):
+    if is_array(value):
         if value.size <= _SMALL:
-            return ("array", value.dtype.str, value.shape, value.tobytes())
+            data = backend_of(value).to_numpy(value).tobytes()
+            return ("array", value.dtype.str, value.shape, data)
         return ("object", id(value))
-    if isinstance(value, (float, np.floating)):
+    if isinstance(value, dtypes.FLOAT_SCALARS):
         return ("float", float(value).hex())  # 0.0 and -0.0 are equal but not the same attr
-    if isinstance(value, np.generic):
-        return _freeze(np.asarray(value))
+    if isinstance(value, dtypes.ARRAY_SCALARS):
+        return _freeze(default_backend().asarray(value))
     if isinstance(value, (list, tuple)):
         return (type(value).__name__,) + tuple(_freeze(v) for v in value)
     if isinstance(value, dict):

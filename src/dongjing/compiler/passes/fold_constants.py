@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import numpy as np
-
-from ..ir import PassResult, Rebuilder, is_constant, is_pure
+from ...backends import default_backend
+from ..ir import PassResult, Rebuilder, is_constant, is_pure, numel
 
 MAX_FOLD_ELEMENTS = 1 << 20  # a folded result bigger than this stays a computation
 
@@ -15,7 +14,7 @@ def _shape_only_arrays(inputs):
     for node in inputs:
         if node.dtype is None or any(d is None for d in node.shape):
             return None
-        arrays.append(np.broadcast_to(np.zeros((), node.dtype), node.shape))
+        arrays.append(default_backend().broadcast_scalar(0, node.dtype, node.shape))
     return arrays
 
 
@@ -35,14 +34,14 @@ def fold_constants(graph, fetches: list) -> PassResult:
             if arrays is not None:
                 value = node.op.forward(*arrays, **node.attrs)  # count(x) -> its number
         elif inputs and is_pure(node) and all(is_constant(i) for i in inputs):
-            size = 1 if any(d is None for d in node.shape) else int(np.prod(node.shape))
+            size = numel(node.shape) or 1
             if size <= MAX_FOLD_ELEMENTS:
                 arrays = [i.attrs["value"] for i in inputs]
                 value = node.op.forward(*arrays, **node.attrs)  # f(constants) -> constant
         if value is None:
             rb.map[node] = rb.copy(node, inputs)
             continue
-        value = np.array(value, copy=True)  # own storage, never a view of another constant
+        value = default_backend().array(value)  # own storage, never a view of another constant
         rb.map[node] = rb.constant(value, node)
         changes.append(f"folded %{node.name} = {node.op.name}(...) to a constant "
                        f"{value.dtype}{list(value.shape)}")

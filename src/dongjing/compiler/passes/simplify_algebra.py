@@ -9,8 +9,8 @@ are left alone: in floating point they are not the identity (rounding, overflow,
 
 from __future__ import annotations
 
-import numpy as np
-
+from ... import dtypes
+from ...backends import default_backend
 from ...errors import ShapeError
 from ...ops.infer import broadcast
 from ...registry import OPS
@@ -26,7 +26,8 @@ def _scalar_constant(node, value, negative_zero: bool | None = None) -> bool:
     v = node.attrs["value"]
     if v.size != 1 or not bool(v.reshape(()) == value):
         return False
-    return negative_zero is None or bool(np.signbit(v.reshape(()))) == negative_zero
+    sign = bool(default_backend().xp.signbit(v.reshape(())))
+    return negative_zero is None or sign == negative_zero
 
 
 def _unit(op: str, dtype) -> tuple:
@@ -116,7 +117,7 @@ def _unbroadcast(rb, node, inputs):
 
 def _zeros(rb, node, x):
     if numel(node.shape) is not None and numel(node.shape) <= MAX_FOLD_ELEMENTS:
-        return rb.constant(np.zeros(node.shape, node.dtype), node)
+        return rb.constant(default_backend().zeros(node.shape, node.dtype), node)
     return rb.copy(node, (x,), op=OPS["fill_like"], attrs={"value": 0, "dtype": node.dtype})
 
 
@@ -125,24 +126,9 @@ def _cast(node, x):
         return x, "cast to the same dtype -> x"
     if x.op.name == "cast":
         inner = x.inputs[0]
-        if inner.dtype == node.dtype and holds_every_value(inner.dtype, x.dtype):
+        if inner.dtype == node.dtype and dtypes.holds_every_value(inner.dtype, x.dtype):
             return inner, "cast(cast(x, wider), x.dtype) -> x"
     return None
-
-
-def holds_every_value(small, big) -> bool:
-    """Whether every value of dtype `small` converts to `big` and back unchanged (np.can_cast
-    calls int64 -> float64 "safe", but 2**53 + 1 does not survive it)."""
-    small, big = np.dtype(small), np.dtype(big)
-    if small.kind == "b":
-        return big.kind in "biuf"
-    if small.kind in "iu" and big.kind in "iu":
-        return np.can_cast(small, big, "safe")
-    if small.kind in "iu" and big.kind == "f":
-        return small.itemsize * 8 - (small.kind == "i") <= np.finfo(big).nmant + 1
-    if small.kind == "f" and big.kind == "f":
-        return big.itemsize >= small.itemsize
-    return False
 
 
 def _permute(rb, node, x):

@@ -275,8 +275,7 @@ def _try_while(test, body, state, names, where, casts, carry_retval):
 
 def _zeros_like_structure(value):
     """Zeros of `value`'s structure (a return value before any `return` ran; never read)."""
-    import numpy as np
-
+    from ...backends import backend_of, default_backend
     from ...ops.convert import as_tensor
     from ...tensor import Tensor
 
@@ -288,5 +287,6 @@ def _zeros_like_structure(value):
         if any(d is None for d in t.shape):
             raise ConversionError("a `return` inside a tensor loop gives a value of unknown shape "
                              f"{tuple(t.shape)}; return after the loop instead")
-        zeros.append(Tensor._make(np.zeros(t.shape, t.dtype)))
+        backend = default_backend() if t.data is None else backend_of(t.data)
+        zeros.append(Tensor._make(backend.zeros(t.shape, t.dtype)))
     return V.rebuild(desc, zeros)

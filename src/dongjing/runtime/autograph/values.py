@@ -3,8 +3,7 @@ nested structures of tensors, flattened into leaves and a description to compare
 
 from __future__ import annotations
 
-import numpy as np
-
+from ...backends import backend_of, is_array
 from ...errors import GraphError
 
 
@@ -51,14 +50,20 @@ def is_undefined(value) -> bool:
 
 
 def is_number(value) -> bool:
-    return isinstance(value, (bool, int, float, np.number, np.bool_))
+    if isinstance(value, (bool, int, float)):
+        return True
+    # an array library's scalar (NumPy's float64, bool_ ...): a backend owns it, not an array
+    kind = getattr(getattr(value, "dtype", None), "kind", "")
+    if not kind or kind not in "biufc" or is_array(value):
+        return False
+    return backend_of(value, None) is not None
 
 
 def is_leaf(value) -> bool:
     """A value that can live in a graph: a Tensor, an array or a Python number."""
     from ...tensor import Tensor
 
-    return isinstance(value, (Tensor, np.ndarray)) or is_number(value)
+    return isinstance(value, Tensor) or is_array(value) or is_number(value)
 
 
 def flatten(value, leaves: list):

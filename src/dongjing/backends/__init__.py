@@ -1,0 +1,16 @@
+"""Array backends: the one seam between dongjing and the array library that holds tensor data.
+
+A `Backend` names an array namespace (``xp``, NumPy-compatible), the array type(s) it owns and
+the few services the framework needs beyond the namespace (creation, conversion, random numbers,
+scatter-add). Every tensor's backend follows from its data's type: `backend_of`.
+NumPy is the default (`numpy_backend`); another library (CuPy) registers a `Backend` of its own
+with `register` and ops run on it through `op.forward_for(backend.xp)`.
+"""
+
+from __future__ import annotations
+
+from .base import Backend, backend_of, default_backend, is_array, register, registered
+from .numpy import numpy_backend
+
+__all__ = ["Backend", "backend_of", "default_backend", "is_array", "numpy_backend", "register",
+           "registered"]
