@@ -147,6 +147,8 @@ def test_gather_scatter_match_torch():
     _both(lambda x, m: x.masked_fill(m, -1.0), lambda t, m: t.masked_fill(m, -1.0), X, mask)
     with pytest.raises(ShapeError, match="out of range"):
         dj.gather(dj.tensor(X), 1, dj.tensor([[5]]))
+    with pytest.raises(ShapeError, match="out of range"):
+        dj.scatter_add(dj.tensor(X), 0, dj.tensor([[-1]]), dj.tensor([[1.0]]))
     with pytest.raises(DTypeError, match="index"):
         dj.gather(dj.tensor(X), 1, dj.tensor([[0.0]]))
 

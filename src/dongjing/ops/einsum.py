@@ -11,6 +11,7 @@ from .. import dtypes
 from ..dispatch import apply
 from ..errors import ShapeError
 from ..registry import Spec, binds, define
+from . import onnx_rules
 from .convert import as_tensor
 
 
@@ -87,7 +88,7 @@ def _vjp(g, inputs, out, needs, attrs):
     return tuple(grads)
 
 
-_einsum = define("einsum", forward=_forward, infer=_infer, vjp=_vjp, onnx="Einsum",
+_einsum = define("einsum", forward=_forward, infer=_infer, vjp=_vjp, onnx=onnx_rules.einsum,
                  public="einsum", grad_name="EinsumBackward0")
 
 

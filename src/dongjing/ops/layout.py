@@ -8,6 +8,7 @@ from .. import infer as inf
 from ..dispatch import apply1
 from ..errors import ShapeError
 from ..registry import Spec, binds, define
+from . import onnx_rules
 from .convert import as_tensor
 from .index import getitem
 from .linalg import matmul
@@ -74,7 +75,7 @@ def _triangle(name):
 
     op = define(name, forward=lambda xp, x, diagonal=0: getattr(xp, name)(x, diagonal),
                 infer=infer, grads=(lambda g, x, diagonal=0: apply1(op, g, diagonal=diagonal),),
-                onnx="Trilu", public=name, methods=name)
+                onnx=onnx_rules.triangle(int(name == "triu")), public=name, methods=name)
 
     def fn(input, diagonal: int = 0):
         x = as_tensor(input)

@@ -14,6 +14,7 @@ from .. import infer as inf
 from ..errors import DTypeError
 from ..registry import Cost, Kind, Spec, define
 from ..tensor import Tensor
+from . import onnx_rules
 from .bindings import binary, float_binary, float_unary, unary
 from .elementwise import add, div, mul, neg, sqrt, sub, zeros_like
 
@@ -70,7 +71,8 @@ def _rounding(name, ufunc, onnx, doc):
         return getattr(xp, ufunc)(x) if x.dtype.kind == "f" else x.copy()
 
     return define(name, forward=forward, infer=inf.numeric(name), kind=E, cost=CHEAP,
-                  grads=(_zero_grad,), binding=unary, public=name, methods=name, onnx=onnx,
+                  grads=(_zero_grad,), binding=unary, public=name, methods=name,
+                  onnx=onnx_rules.same_if_integer(onnx) if onnx else None,
                   onnx_reason=None if onnx else _NO_ONNX, doc=doc)
 
 
@@ -116,7 +118,8 @@ _remainder = define(
     "remainder", forward=_checked("remainder", "remainder"),
     infer=_integer_division_infer("remainder"), kind=E, cost=CHEAP,
     grads=(lambda g, a, b: g, lambda g, a, b: neg(mul(g, floor_divide(a, b)))),
-    binding=binary, public="remainder", methods=("remainder", "__mod__"), onnx="Mod",
+    binding=binary, public="remainder", methods=("remainder", "__mod__"),
+    onnx=onnx_rules.remainder,
     doc="a % b with the sign of b (Python's and PyTorch's rule): a - b * floor(a / b).")
 floor_divide, remainder = _floor_divide.binding, _remainder.binding
 

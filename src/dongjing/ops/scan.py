@@ -11,6 +11,7 @@ from .. import infer as inf
 from ..dispatch import apply1
 from ..errors import DTypeError, ShapeError
 from ..registry import Kind, Spec, binds, define
+from . import onnx_rules
 from .compare import eq, ne
 from .convert import as_tensor
 from .elementwise import abs, cast, div, mul, sqrt, sub, where
@@ -42,7 +43,8 @@ def _prod_grad(g, x, *, out, dim=None, keepdim=False):
 
 
 _prod = define("prod", forward=_prod_forward, infer=_reduce_infer("prod", _sum_dtype),
-               grads=(_prod_grad,), kind=R, onnx="ReduceProd", public="prod", methods="prod")
+               grads=(_prod_grad,), kind=R, onnx=onnx_rules.reduce_rule("ReduceProd"),
+               public="prod", methods="prod")
 
 
 @binds(_prod)
@@ -73,7 +75,7 @@ _cumsum = define(
     "cumsum", forward=lambda xp, x, dim, reverse=False: _flipped(xp, xp.cumsum, x, dim, reverse),
     infer=_scan_infer("cumsum"), kind=Kind.OPAQUE,
     grads=(lambda g, x, dim, reverse=False: apply1(_cumsum, g, dim=dim, reverse=not reverse),),
-    onnx="CumSum", public="cumsum", methods="cumsum",
+    onnx=onnx_rules.cumsum, public="cumsum", methods="cumsum",
     doc="Running sums along `dim` (`reverse=True` sums from the end).")
 
 
@@ -209,7 +211,8 @@ def _norm2_infer(x: Spec, dim=None, keepdim=False):
 
 
 _norm2 = define("norm2", forward=_norm2_forward, infer=_norm2_infer, grads=(_norm2_grad,),
-                kind=R, grad_name="NormBackward1", onnx="ReduceL2",
+                kind=R, grad_name="NormBackward1",
+                onnx=onnx_rules.reduce_rule("ReduceL2"),
                 doc="The Euclidean (2-) norm over all elements or `dim`.")
 
 

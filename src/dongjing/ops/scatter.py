@@ -12,6 +12,7 @@ from .. import infer as inf
 from ..dispatch import apply
 from ..errors import DTypeError, ShapeError
 from ..registry import Spec, binds, define
+from . import onnx_rules
 from .convert import as_tensor, pair
 from .elementwise import cast, full_like, where, zeros_like
 
@@ -35,7 +36,7 @@ def _check_index(name, x: Spec, index: Spec, dim, src: Spec | None = None):
 
 def _positions(xp, name, index, size, dim):
     """The full index tuple addressing `x[..., index, ...]` elementwise along `dim`."""
-    if index.size and (index.min() < -size or index.max() >= size):
+    if index.size and (index.min() < 0 or index.max() >= size):  # PyTorch refuses -1 too
         raise ShapeError(f"{name}: index out of range for dim {dim} of size {size} "
                          f"(indices span {int(index.min())}..{int(index.max())})")
     grids = list(xp.indices(index.shape, sparse=True))
@@ -60,7 +61,7 @@ def _gather_infer(x: Spec, index: Spec, dim):
 
 _gather = define("gather", forward=_gather_forward, infer=_gather_infer,
                  grads=(lambda g, x, index, dim: scatter_add(zeros_like(x), dim, index, g), None),
-                 onnx="GatherElements", public=("gather", "take_along_dim"),
+                 onnx=onnx_rules.gather, public=("gather", "take_along_dim"),
                  methods=("gather", "take_along_dim"))
 
 
@@ -108,12 +109,12 @@ def _src_grad(g, x, index, src, dim):
 _scatter_add = define(
     "scatter_add", forward=_scatter_add_forward, infer=_scatter_infer("scatter_add"),
     grads=(lambda g, x, index, src, dim: g, None, _src_grad),
-    onnx="ScatterElements", public="scatter_add", methods="scatter_add",
+    onnx=onnx_rules.scatter("add"), public="scatter_add", methods="scatter_add",
     doc="A copy of input with src added at the positions index names along dim.")
 _scatter = define(
     "scatter", forward=_scatter_forward, infer=_scatter_infer("scatter"),
     grads=(lambda g, x, index, src, dim: scatter(g, dim, index, 0.0), None, _src_grad),
-    onnx="ScatterElements", public="scatter", methods="scatter",
+    onnx=onnx_rules.scatter(None), public="scatter", methods="scatter",
     doc="A copy of input with src written at the positions index names along dim.")
 
 

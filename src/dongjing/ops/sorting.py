@@ -15,6 +15,7 @@ from .. import infer as inf
 from ..dispatch import apply1
 from ..errors import ShapeError
 from ..registry import Spec, binds, define
+from . import onnx_rules
 from .convert import as_tensor
 from .scatter import gather
 
@@ -37,8 +38,8 @@ def _argsort_infer(x: Spec, dim, descending=False):
     return x.shape, dtypes.int64
 
 
-_argsort = define("argsort", forward=_argsort_forward, infer=_argsort_infer, onnx=None,
-                  onnx_reason="exported through TopK, not yet written", public="argsort",
+_argsort = define("argsort", forward=_argsort_forward, infer=_argsort_infer,
+                  onnx=onnx_rules.argsort, public="argsort",
                   methods="argsort")
 
 
@@ -73,8 +74,9 @@ def _topk_infer(x: Spec, k, dim, largest=True):
     return x.shape[:dim] + (k,) + x.shape[dim + 1:], dtypes.int64
 
 
-_topk = define("topk", forward=_topk_forward, infer=_topk_infer, onnx="TopK", public="topk",
-               methods="topk", doc="The k largest (or smallest) elements along a dim.")
+_topk = define("topk", forward=_topk_forward, infer=_topk_infer, onnx=onnx_rules.topk,
+               public="topk", methods="topk",
+               doc="The k largest (or smallest) elements along a dim.")
 
 
 @binds(_topk)
