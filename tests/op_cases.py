@@ -164,6 +164,7 @@ for _name in ("floor", "ceil", "round", "trunc"):
     _fn = getattr(dj, _name)
     CASES[_name] = [Case(_fn, (_apart(3, 4) * 7.3,)),
                     Case(_fn, (_ints(4, high=9),), "int", grad=False)]
+CASES["round"].append(Case(lambda x: x.round(decimals=1), (_apart(3, 4) * 0.73,), "decimals"))
 CASES.update({
     "floor_divide": [Case(lambda a, b: a // b, (_r(3, 4) * 5 + 0.013, _pos(4, seed=1) + 1)),
                      Case(lambda a: 7 // a, (_ints(5, high=4) + 1,), "reflected ints",

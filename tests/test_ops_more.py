@@ -46,6 +46,8 @@ def test_rounding_keeps_integers_and_halves_go_to_even():
     assert dj.floor(dj.tensor([3, -2])).dtype == dj.int64
     np.testing.assert_array_equal(dj.round(dj.tensor([0.5, 1.5, 2.5, -0.5])).numpy(),
                                   [0.0, 2.0, 2.0, -0.0])
+    _both(lambda x: x.round(decimals=2), lambda t: t.round(decimals=2), X * 10)
+    _both(lambda x: dj.round(x, decimals=-1), lambda t: torch.round(t, decimals=-1), X * 100)
 
 
 def test_floor_divide_and_remainder_follow_pytorch_signs():

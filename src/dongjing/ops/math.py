@@ -11,11 +11,13 @@ import math
 
 from .. import dtypes
 from .. import infer as inf
+from ..dispatch import apply1
 from ..errors import DTypeError
-from ..registry import Cost, Kind, Spec, define
+from ..registry import Cost, Kind, Spec, binds, define
 from ..tensor import Tensor
 from . import onnx_rules
 from .bindings import binary, float_binary, float_unary, unary
+from .convert import as_tensor
 from .elementwise import add, div, mul, neg, sqrt, sub, zeros_like
 
 E = Kind.ELEMENTWISE
@@ -61,17 +63,20 @@ arcsin, arccos, arctan = asin, acos, atan
 
 
 # --- rounding: piecewise constant, so the gradient is zero (as in PyTorch) --------------------
-def _zero_grad(g, *inputs):
+def _zero_grad(g, *inputs, **attrs):
     return zeros_like(g)
 
 
 def _rounding(name, ufunc, onnx, doc):
     # an integer tensor is already rounded: the forward keeps it (and its dtype) as it is
-    def forward(xp, x):
-        return getattr(xp, ufunc)(x) if x.dtype.kind == "f" else x.copy()
+    def forward(xp, x, decimals=0):
+        if x.dtype.kind != "f":
+            return x.copy()
+        return getattr(xp, ufunc)(x) if not decimals else xp.round(x, decimals)
 
     return define(name, forward=forward, infer=inf.numeric(name), kind=E, cost=CHEAP,
-                  grads=(_zero_grad,), binding=unary, public=name, methods=name,
+                  grads=(_zero_grad,), binding=None if name == "round" else unary,
+                  public=name, methods=name,
                   onnx=onnx_rules.same_if_integer(onnx) if onnx else None,
                   onnx_reason=None if onnx else _NO_ONNX, doc=doc)
 
@@ -81,7 +86,17 @@ _ceil = _rounding("ceil", "ceil", "Ceil", "Smallest integer >= x (zero gradient)
 _round = _rounding("round", "round", "Round",
                    "Nearest integer, halves to even as in PyTorch (zero gradient).")
 _trunc = _rounding("trunc", "trunc", None, "x rounded toward zero (zero gradient).")
-floor, ceil, round, trunc = (op.binding for op in (_floor, _ceil, _round, _trunc))
+floor, ceil, trunc = (op.binding for op in (_floor, _ceil, _trunc))
+
+
+@binds(_round)
+def round(input, *, decimals: int = 0):
+    """Nearest integer, halves to even (zero gradient); `decimals` rounds to that many decimal
+    places (negative: to tens, hundreds...), as PyTorch's."""
+    x = as_tensor(input)
+    if decimals and x.dtype.kind != "f":
+        raise DTypeError(f"round: decimals= needs a floating point tensor, got {x.dtype}")
+    return apply1(_round, x, decimals=int(decimals)) if decimals else apply1(_round, x)
 
 
 # --- floor division and remainder -----------------------------------------------------------

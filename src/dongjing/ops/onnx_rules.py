@@ -26,7 +26,12 @@ def same_if_integer(op_type):
     def rule(e, node, ins):
         if node.inputs[0].dtype.kind != "f":
             return e.node("Identity", ins)
-        return e.node(op_type, ins)
+        decimals = node.attrs.get("decimals", 0)
+        if not decimals:
+            return e.node(op_type, ins)
+        scale = e.const(np.asarray(10.0 ** decimals, dtype=node.dtype), name="scale")
+        scaled = e.node("Mul", [ins[0], scale], name=node.name + "_scaled")
+        return e.node("Div", [e.node(op_type, [scaled], name=node.name + "_rounded"), scale])
 
     return rule
 
