@@ -152,3 +152,69 @@ from dongjing.dispatch import apply1  # noqa: E402
 CASES["tf_random"] = [Case(lambda x: x + apply1(
     _random, x, shape=(3, 2), dtype=np.dtype("float64"), dist="normal", a=0.0, b=1.0, rng=None),
     (_r(3, 2),), grad=False)]
+
+# --- issue 12's op surface (ops/math, scan, scatter, sorting, layout, einsum) -----------------
+_UNARY = {"sin": _r(3, 4), "cos": _r(3, 4), "tan": _r(3, 4), "asin": _r(3, 4) * 0.9,
+          "acos": _r(3, 4) * 0.9, "atan": _r(3, 4) * 3, "sinh": _r(3, 4), "cosh": _r(3, 4),
+          "log1p": _pos(3, 4) - 0.4, "expm1": _r(3, 4), "log2": _pos(3, 4),
+          "log10": _pos(3, 4)}
+for _name, _x in _UNARY.items():
+    CASES[_name] = [Case(getattr(dj, _name), (_x,))]
+for _name in ("floor", "ceil", "round", "trunc"):
+    _fn = getattr(dj, _name)
+    CASES[_name] = [Case(_fn, (_apart(3, 4) * 7.3,)),
+                    Case(_fn, (_ints(4, high=9),), "int", grad=False)]
+CASES["round"].append(Case(lambda x: x.round(decimals=1), (_apart(3, 4) * 0.73,), "decimals"))
+CASES.update({
+    "floor_divide": [Case(lambda a, b: a // b, (_r(3, 4) * 5 + 0.013, _pos(4, seed=1) + 1)),
+                     Case(lambda a: 7 // a, (_ints(5, high=4) + 1,), "reflected ints",
+                          grad=False)],
+    "remainder": [Case(lambda a, b: a % b, (_r(3, 4) * 5 + 0.013, _pos(4, seed=1) * 1.3 + 1)),
+                  Case(lambda a: 2.5 % a, (_r(4) + 3.01,), "reflected")],
+    "atan2": [Case(dj.atan2, (_r(3, 4), _r(4, seed=1)), "broadcast")],
+    "isnan": [Case(lambda x: dj.isnan(dj.log(x)), (_r(5),), grad=False)],
+    "isinf": [Case(lambda x: dj.isinf(1.0 / x), (np.array([0.0, 1.0, -2.0]),), grad=False)],
+    "isfinite": [Case(dj.isfinite, (_r(5),), grad=False),
+                 Case(dj.isfinite, (_ints(3),), "int", grad=False)],
+    "prod": [Case(lambda x: dj.prod(x, dim=1), (_r(3, 4) + 0.1,)),
+             Case(lambda x: dj.prod(x), (_pos(2, 3),), "all"),
+             Case(lambda x: x.prod(0, keepdim=True),
+                  (np.array([[0.0, 1.5, 0.0], [2.0, 0.0, 0.0], [0.5, 3.0, 0.0]]),), "zeros")],
+    "cumsum": [Case(lambda x: dj.cumsum(x, dim=1), (_r(3, 4),)),
+               Case(lambda x: x.cumsum(0), (_ints(3, 2),), "ints", grad=False)],
+    "cumprod": [Case(lambda x: dj.cumprod(x, dim=-1), (_pos(2, 4),)),
+                Case(lambda x: dj.cumprod(x, 1),
+                     (np.array([[1.5, 0.0, 2.0, 0.0, 3.0], [0.5, 2.0, -1.0, 0.0, 1.2]]),),
+                     "zeros")],
+    "all": [Case(lambda x: dj.all(x > 0, dim=1), (_r(3, 4),), grad=False),
+            Case(lambda x: x.all(), (_pos(3),), "float", grad=False)],
+    "any": [Case(lambda x: dj.any(x > 0.5, dim=0, keepdim=True), (_r(3, 4),), grad=False)],
+    "norm2": [Case(lambda x: dj.norm(x), (_r(3, 4),)),
+              Case(lambda x: x.norm(dim=1, keepdim=True), (_r(3, 4),), "dim")],
+    "count": CASES["count"] + [Case(lambda x: dj.std(x, dim=0) + x.var(correction=0),
+                                     (_r(4, 3),), "std, var")],
+    "argsort": [Case(lambda x: dj.argsort(x, dim=1, descending=True), (_apart(3, 4),),
+                     grad=False)],
+    "topk": [Case(lambda x: dj.topk(x, 2).values, (_apart(3, 5),)),
+             Case(lambda x: x.topk(2, dim=0, largest=False).indices, (_apart(3, 5),),
+                  "indices", grad=False)],
+    "gather": [Case(lambda x, i: dj.gather(x, 1, i), (_r(3, 4), _ints(3, 5, high=4))),
+               Case(lambda x: dj.sort(x, dim=0).values, (_apart(3, 4),), "sort values")],
+    "scatter_add": [Case(lambda x, i, s: dj.scatter_add(x, 0, i, s),
+                         (_r(3, 4), _ints(2, 4, high=3), _r(2, 4, seed=1)))],
+    "scatter": [Case(lambda x, i, s: x.scatter(1, i, s),
+                     (_r(3, 4), np.array([[0, 2], [1, 3], [3, 0]]), _r(3, 3, seed=1))),
+                Case(lambda x, i: dj.scatter(x, 0, i, value=0.5),
+                     (_r(3, 4), np.array([[2, 0, 1, 2]])), "value")],
+    "roll": [Case(lambda x: dj.roll(x, (1, -2), (0, 1)), (_r(3, 4),)),
+             Case(lambda x: x.roll(3), (_r(3, 4),), "flat")],
+    "flip": [Case(lambda x: dj.flip(x, 0, -1), (_r(3, 4),))],
+    "tril": [Case(lambda x: dj.tril(x, -1), (_r(2, 3, 3),))],
+    "triu": [Case(lambda x: x.triu(1), (_r(3, 4),))],
+    "einsum": [Case(lambda a, b: dj.einsum("bij,bjk->bik", a, b),
+                    (_r(2, 3, 4), _r(2, 4, 2, seed=1))),
+               Case(lambda a, b: dj.einsum("ij,k->jk", a, b), (_r(3, 4), _r(2, seed=1)),
+                    "summed letter, outer"),
+               Case(lambda a, b, c: dj.einsum("i,ij,j", a, b, c),
+                    (_r(3), _r(3, 4, seed=1), _r(4, seed=2)), "implicit, 3 operands")],
+})

@@ -6,20 +6,54 @@ Primitives publish themselves: each op's `public` names map to its binding (see
 """
 
 from ..registry import OPS, Cost, Kind, Op, Spec, all_ops, bind, binds, define, register
-from . import activation, compare, elementwise, index, linalg, nn, reduce, shape
+from . import (  # issue 12's surface
+    activation,
+    compare,
+    einsum,
+    elementwise,
+    index,
+    layout,
+    linalg,
+    math,
+    nn,
+    reduce,
+    scan,
+    scatter,
+    shape,
+    sorting,
+)
 from .activation import logsumexp, softmax
 from .bindings import public_functions
 from .elementwise import ones_like, zeros_like
 from .index import getitem
+from .layout import bmm, chunk, narrow, outer, repeat, split, tile, unbind
 from .linalg import dot, mm
-from .reduce import max, mean, min, var
+from .reduce import max, mean, min
+from .scan import norm, std, var
+from .scatter import index_select, masked_fill
 from .shape import broadcast_to, broadcast_to_like, flatten, reshape_like, stack, transpose
+from .sorting import sort
 
 globals().update(public_functions())
 
 COMPOSITES = ["broadcast_to", "broadcast_to_like", "dot", "flatten", "getitem", "logsumexp",
               "max", "mean", "min", "mm", "reshape_like", "softmax", "stack", "transpose",
-              "var"]  # (zeros_like & co. are dj.* from dongjing.creation: they take device=)
+              "var", "bmm", "chunk", "narrow", "outer", "repeat", "split", "tile", "unbind",
+              "norm", "std", "index_select", "masked_fill", "sort"]
+# (zeros_like & co. are dj.* from dongjing.creation: they take device=)
 EXTENSION_API = ["Cost", "Kind", "Op", "Spec", "all_ops", "bind", "binds", "define", "register"]
 __all__ = sorted((set(public_functions()) - {"full_like"}) | set(COMPOSITES) | set(EXTENSION_API)
                  | {"OPS"})
+
+
+def _attach_composite_methods() -> None:
+    """Tensor methods for the compositions above (primitives get theirs from `methods=`)."""
+    from ..tensor import Tensor
+
+    for name in ("chunk", "narrow", "repeat", "split", "tile", "unbind", "norm", "std",
+                 "index_select", "masked_fill", "sort", "bmm", "outer"):
+        setattr(Tensor, name, globals()[name])
+    Tensor.var = var
+
+
+_attach_composite_methods()

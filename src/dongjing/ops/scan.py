@@ -1,0 +1,244 @@
+"""Products, cumulative scans, boolean reductions, variance/std with `correction`, and norms.
+
+prod, cumsum, cumprod, all, any and the 2-norm are primitives (one pass each); var, std and the
+other norms are composed. The product rules stay exact when the input holds zeros.
+"""
+
+from __future__ import annotations
+
+from .. import dtypes
+from .. import infer as inf
+from ..dispatch import apply1
+from ..errors import DTypeError, ShapeError
+from ..registry import Kind, Spec, binds, define
+from . import onnx_rules
+from .compare import eq, ne
+from .convert import as_tensor
+from .elementwise import abs, cast, div, mul, sqrt, sub, where
+from .reduce import _canon_dim, _reduce_infer, _restore, _sum_dtype, amax, amin, count, mean, sum
+
+R = Kind.REDUCE
+
+
+def _one_dim(name, x, dim):
+    return None if dim is None else inf.normalize_dim(name, dim, x.ndim)
+
+
+# --- prod ---------------------------------------------------------------------------------------
+def _prod_forward(xp, x, dim=None, keepdim=False):
+    return xp.prod(x, axis=dim, keepdims=keepdim, dtype=_sum_dtype(x.dtype))
+
+
+def _prod_grad(g, x, *, out, dim=None, keepdim=False):
+    # d out / d x_i = product of the others: out / x_i where x_i != 0; where x_i is the only
+    # zero of its slice, the product of the rest; where the slice has two zeros, 0
+    zero = eq(x, 0.0)
+    safe = where(zero, 1.0, x)
+    zeros = sum(cast(zero, x.dtype), dim, keepdim=True)
+    rest = prod(safe, dim, keepdim=True)
+    at_zero = where(eq(zeros, 1.0), rest, 0.0)
+    others = where(zero, _restore(at_zero, x, dim, True), div(_restore(out, x, dim, keepdim),
+                                                                safe))
+    return mul(_restore(g, x, dim, keepdim), others)
+
+
+_prod = define("prod", forward=_prod_forward, infer=_reduce_infer("prod", _sum_dtype),
+               grads=(_prod_grad,), kind=R, onnx=onnx_rules.reduce_rule("ReduceProd"),
+               public="prod", methods="prod")
+
+
+@binds(_prod)
+def prod(x, dim: int | None = None, keepdim: bool = False, *, dtype=None):
+    """Product of all elements, or over one dim (integers and bools give int64)."""
+    x = as_tensor(x)
+    if dtype is not None:
+        x = cast(x, dtype)
+    return apply1(_prod, x, dim=_one_dim("prod", x, dim), keepdim=keepdim)
+
+
+# --- cumulative sum and product -------------------------------------------------------------
+def _scan_infer(name):
+    def infer(x: Spec, dim, reverse=False):
+        return x.shape, _sum_dtype(x.dtype)
+
+    return infer
+
+
+def _flipped(xp, fn, x, dim, reverse):
+    if not reverse:
+        return fn(x, axis=dim, dtype=_sum_dtype(x.dtype))
+    out = fn(xp.flip(x, dim), axis=dim, dtype=_sum_dtype(x.dtype))
+    return xp.flip(out, dim).copy()
+
+
+_cumsum = define(
+    "cumsum", forward=lambda xp, x, dim, reverse=False: _flipped(xp, xp.cumsum, x, dim, reverse),
+    infer=_scan_infer("cumsum"), kind=Kind.OPAQUE,
+    grads=(lambda g, x, dim, reverse=False: apply1(_cumsum, g, dim=dim, reverse=not reverse),),
+    onnx=onnx_rules.cumsum, public="cumsum", methods="cumsum",
+    doc="Running sums along `dim` (`reverse=True` sums from the end).")
+
+
+@binds(_cumsum)
+def cumsum(x, dim: int, *, dtype=None, reverse: bool = False):
+    """Running sums along `dim`; integers and bools give int64 (as PyTorch)."""
+    x = as_tensor(x)
+    if dtype is not None:
+        x = cast(x, dtype)
+    return apply1(_cumsum, x, dim=inf.normalize_dim("cumsum", dim, x.ndim), reverse=reverse)
+
+
+def _cumprod_grad(g, x, *, out, dim):
+    if not _maybe_zero(x):  # sum_{j>=i} g_j out_j / x_i
+        return div(cumsum(mul(g, out), dim, reverse=True), x)
+    # with zeros: d out_j / d x_i = prod_{k<=j, k!=i} x_k, built as an (n, n) table per slice
+    # (row i: x with x_i replaced by 1, cumulative product over k), exact to any order
+    from .layout import triu
+    from .shape import transpose, unsqueeze
+
+    n = x.shape[dim]
+    if n is None:
+        raise ShapeError("cumprod: the gradient needs the size of the scanned dim to be known")
+    xl, gl = transpose(x, dim, -1), transpose(g, dim, -1)
+    ones = cast(ones_square(n), x.dtype)
+    table = mul(unsqueeze(xl, -2), ones)  # [..., i, k] = x_k
+    eye = eq(sub(cumsum(ones, -1), cumsum(ones, -2)), 0.0)  # i == k
+    partial = cumprod(where(eye, 1.0, table), -1)  # [..., i, j] = prod_{k<=j, k!=i} x_k
+    upper = triu(ones)  # j >= i
+    grad = sum(mul(mul(unsqueeze(gl, -2), partial), upper), -1)
+    return transpose(grad, dim, -1)
+
+
+def ones_square(n: int):
+    """An (n, n) tensor of ones (a constant of the graph being built, if any)."""
+    import numpy
+
+    return as_tensor(numpy.ones((n, n)))
+
+
+def _maybe_zero(x) -> bool:
+    """False only for an eager tensor known to hold no zero (the rule may take the short path)."""
+    return x._node is not None or bool((x.data == 0).any())
+
+
+_cumprod = define("cumprod", forward=lambda xp, x, dim: xp.cumprod(x, axis=dim,
+                                                                     dtype=_sum_dtype(x.dtype)),
+                  infer=lambda x, dim: (x.shape, _sum_dtype(x.dtype)), grads=(_cumprod_grad,),
+                  onnx=None, onnx_reason="ONNX has no cumulative product", public="cumprod",
+                  methods="cumprod", doc="Running products along `dim`.")
+
+
+@binds(_cumprod)
+def cumprod(x, dim: int, *, dtype=None):
+    """Running products along `dim`; integers and bools give int64 (as PyTorch)."""
+    x = as_tensor(x)
+    if dtype is not None:
+        x = cast(x, dtype)
+    return apply1(_cumprod, x, dim=inf.normalize_dim("cumprod", dim, x.ndim))
+
+
+# --- all / any ----------------------------------------------------------------------------------
+def _bool_reduce(name):
+    def forward(xp, x, dim=None, keepdim=False):
+        return getattr(xp, name)(x, axis=dim, keepdims=keepdim)
+
+    op = define(name, forward=forward, infer=_reduce_infer(name, lambda _: dtypes.bool_), kind=R,
+                onnx=None, onnx_reason="exported as a ReduceMin/Max of a cast, not yet written",
+                public=name, methods=name)
+
+    def fn(x, dim=None, keepdim: bool = False):
+        x = as_tensor(x)
+        return apply1(op, x, dim=_canon_dim(x, dim), keepdim=keepdim)
+
+    fn.__doc__ = f"Whether {name} elements are true (nonzero), over all or over `dim`."
+    fn.__name__ = fn.__qualname__ = name
+    return op, binds(op)(fn)
+
+
+_all, all = _bool_reduce("all")
+_any, any = _bool_reduce("any")
+
+
+# --- variance, std ------------------------------------------------------------------------------
+def _correction(name, unbiased, correction) -> float:
+    if unbiased is not None and correction is not None:
+        raise DTypeError(f"{name}: give unbiased= or correction=, not both")
+    if correction is not None:
+        return float(correction)
+    return 1.0 if unbiased in (None, True) else 0.0
+
+
+def var(x, dim=None, unbiased: bool | None = None, keepdim: bool = False, *,
+        correction: float | None = None):
+    """Variance over all elements or `dim`: sum((x - mean)^2) / (N - correction).
+
+    `correction` defaults to 1 (Bessel); `unbiased=False` means correction 0, as in PyTorch.
+    A positional bool second argument is `unbiased` (``x.var(False)``).
+    """
+    if isinstance(dim, bool):
+        dim, unbiased = None, dim
+    c = _correction("var", unbiased, correction)
+    x = as_tensor(x)
+    if x.dtype.kind != "f":
+        raise DTypeError(f"var: expects a floating point tensor, got {x.dtype}")
+    centered = sub(x, mean(x, dim, keepdim=True))
+    total = sum(mul(centered, centered), dim, keepdim)
+    n = count(x, dim, x.dtype)
+    return div(total, sub(n, c) if c else n)
+
+
+def std(x, dim=None, unbiased: bool | None = None, keepdim: bool = False, *,
+        correction: float | None = None):
+    """Standard deviation: the square root of `var` (same arguments)."""
+    return sqrt(var(x, dim, unbiased, keepdim, correction=correction))
+
+
+# --- norms --------------------------------------------------------------------------------------
+def _norm2_forward(xp, x, dim=None, keepdim=False):
+    return xp.sqrt(xp.sum(x * x, axis=dim, keepdims=keepdim))
+
+
+def _norm2_grad(g, x, *, out, dim=None, keepdim=False):
+    full = _restore(out, x, dim, keepdim)
+    # at a zero norm the subgradient 0 is used, as PyTorch does
+    return mul(_restore(g, x, dim, keepdim), div(x, where(eq(full, 0.0), 1.0, full)))
+
+
+def _norm2_infer(x: Spec, dim=None, keepdim=False):
+    if x.dtype.kind != "f":
+        raise DTypeError(f"norm: expects a floating point tensor, got {x.dtype}")
+    return _reduce_infer("norm")(x, dim, keepdim)
+
+
+_norm2 = define("norm2", forward=_norm2_forward, infer=_norm2_infer, grads=(_norm2_grad,),
+                kind=R, grad_name="NormBackward1",
+                onnx=onnx_rules.reduce_rule("ReduceL2"),
+                doc="The Euclidean (2-) norm over all elements or `dim`.")
+
+
+def norm(x, p="fro", dim=None, keepdim: bool = False, dtype=None):
+    """Vector norm over all elements or `dim`: p = 2 / "fro" (default), 1, inf, -inf, 0 or any
+    positive number. Matrix norms other than Frobenius ("nuc", 2 over two dims) are refused."""
+    x = as_tensor(x)
+    if dtype is not None:
+        x = cast(x, dtype)
+    if x.dtype.kind != "f":
+        raise DTypeError(f"norm: expects a floating point tensor, got {x.dtype}")
+    dim = _canon_dim(x, dim)
+    if p == "fro" or p == 2 or p is None:
+        return apply1(_norm2, x, dim=dim, keepdim=keepdim)
+    if isinstance(p, str):
+        raise ShapeError(f"norm: p={p!r} is not supported (use 'fro', or a number)")
+    if p == 1:
+        return sum(abs(x), dim, keepdim)
+    if p == float("inf"):
+        return amax(abs(x), dim, keepdim)
+    if p == float("-inf"):
+        return amin(abs(x), dim, keepdim)
+    if p == 0:
+        return sum(cast(ne(x, 0.0), x.dtype), dim, keepdim)
+    if p < 0:
+        raise ShapeError(f"norm: p={p} is not supported (use a positive p, inf or -inf)")
+    from .elementwise import pow
+
+    return pow(sum(pow(abs(x), float(p)), dim, keepdim), 1.0 / float(p))
