@@ -29,6 +29,10 @@ KNOWN_MODES = {"threads": "threads share a program's buffers (issue 19 item 3)",
                "unknown_dims": "unknown dimensions (issue 19 items 1-2)"}
 # (text in the message, text in the program or "", why): bugs in ops/* reported to the lead
 KNOWN_BUGS = [
+    ("cumprod: the gradient needs the size", "", "cumprod's graph gradient needs the scanned "
+                                                 "dim's size known (a documented limit)"),
+    ("differs", "dj.cumprod", "cumprod's gradient on NaN/inf inputs differs between eager and "
+                              "graphs (the zero-safe branch is chosen from the values)"),
     ("internal: vjp of 'tanh_backward'", "", "tanh_backward's gradient does not unbroadcast"),
     ("internal: vjp of 'relu_backward'", "", "relu_backward's gradient does not unbroadcast"),
     (" is float64[", "relu_backward", "relu_backward's gradient takes the other input's dtype "

@@ -231,7 +231,53 @@ def _relu_backward(p):
     return f"dj.ops.elementwise.relu_backward({a}, {p.float_like(a)})"
 
 
+def _scan(fn):
+    def make(p):
+        a = p.float(min_ndim=1)
+        return f"{fn}({a}, dim={p.rng.randrange(p.ndim(a))})"
+    return make
+
+
+def _logic_reduce(fn):
+    def make(p):
+        a = p.float()
+        return f"{fn}({a} > 0, dim={_dim(p, a)})"
+    return make
+
+
+def _sorting(p):
+    a = p.float(min_ndim=1)
+    if p.rng.random() < 0.5:
+        return f"dj.argsort({a}, dim=-1, descending={p.rng.random() < 0.5})"
+    return f"dj.topk({a}, 1, dim=-1).values"
+
+
+def _layout(p):
+    a = p.float(min_ndim=1)
+    d = p.rng.randrange(p.ndim(a))
+    return p.rng.choice([f"dj.flip({a}, {d})", f"dj.roll({a}, 1, {d})"])
+
+
+def _triangle(p):
+    a = p.float(min_ndim=2)
+    return f"dj.{p.rng.choice(['tril', 'triu'])}({a}, {p.rng.choice([-1, 0, 1])})"
+
+
+def _norm(p):
+    a = p.float()
+    return f"dj.norm({a})"
+
+
 GENERATORS = {
+    "floor": [_unary("dj.floor")], "ceil": [_unary("dj.ceil")], "round": [_unary("dj.round")],
+    "trunc": [_unary("dj.trunc")], "isnan": [_unary("dj.isnan")],
+    "isinf": [_unary("dj.isinf")], "isfinite": [_unary("dj.isfinite")],
+    "floor_divide": [_binary("dj.floor_divide")], "remainder": [_binary("dj.remainder")],
+    "prod": [_reduce("dj.prod")], "cumsum": [_scan("dj.cumsum")],
+    "cumprod": [_scan("dj.cumprod")], "all": [_logic_reduce("dj.all")],
+    "any": [_logic_reduce("dj.any")], "norm2": [_norm], "argsort": [_sorting],
+    "topk": [_sorting], "flip": [_layout], "roll": [_layout], "tril": [_triangle],
+    "triu": [_triangle],
     "abs": [_unary("dj.abs")], "neg": [_unary("dj.neg"), _unary("-")],
     "exp": [_unary("dj.exp")], "log": [_unary("dj.log"), _logsumexp],
     "sqrt": [_unary("dj.sqrt")], "tanh": [_unary("dj.tanh")], "sigmoid": [_unary("dj.sigmoid")],
@@ -267,4 +313,8 @@ EXEMPT = {
     "dropout_mask": "random: eager and graph draw different masks by design",
     "all_reduce": "distributed: needs a process group (tests/test_distributed*)",
     "tf_random": "random (dongjing.compat.v1): eager and graph draw differently by design",
+    "gather": "needs in-range index tensors: tests/op_cases.py and tests/test_ops_more.py",
+    "scatter": "needs in-range index tensors: tests/op_cases.py and tests/test_ops_more.py",
+    "scatter_add": "needs in-range index tensors: tests/op_cases.py and tests/test_ops_more.py",
+    "einsum": "needs an equation matching the operands: tests/op_cases.py, test_ops_more.py",
 }
