@@ -98,13 +98,14 @@ class Conv:
         np.multiply(win == pooled[:, :, None, :, None], dpool[:, :, None, :, None], out=dwin)
         da2 = self.da2.reshape(a2.shape)
         da2 *= a2 > 0
-        np.matmul(cols2.T, da2, out=G[2].reshape(G[2].shape[0], -1).T)
+        # into a contiguous result, then copied: a transposed `out=` makes NumPy skip BLAS
+        G[2][...] = (cols2.T @ da2).T.reshape(G[2].shape)
         np.sum(da2, axis=0, out=G[3])
         np.matmul(da2, W2.T, out=self.dcols2.reshape(cols2.shape))
         col2im(self.dcols2, self.da1)
         da1 = self.da1.reshape(a1.shape)
         da1 *= a1 > 0
-        np.matmul(cols1.T, da1, out=G[0].reshape(G[0].shape[0], -1).T)
+        G[0][...] = (cols1.T @ da1).T.reshape(G[0].shape)
         np.sum(da1, axis=0, out=G[1])
         return loss
 
