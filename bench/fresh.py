@@ -65,11 +65,19 @@ def measure(key: str, system: str, tiny: bool = False) -> dict[str, Any]:
     runner = sys_.build(wl.kind, data)
     runner.step()
     first = time.perf_counter() - t0
+    peak_kb = _status_kb("VmHWM") if resettable else None
+    # the steady state apart: what a step allocates above what stays resident after the first
+    # call (libraries such as numba/LLVM load during a first call and stay)
+    gc.collect()
+    resident_kb = _status_kb("VmRSS")
+    _reset_peak()
     for _ in range(MORE_STEPS):
         runner.step()
-    peak_kb = _status_kb("VmHWM") if resettable else None
+    step_kb = _status_kb("VmHWM") if resettable else None
+    peak_kb = None if peak_kb is None or step_kb is None else max(peak_kb, step_kb)
     growth = None if peak_kb is None or base_kb is None else (peak_kb - base_kb) / 1024
-    return {"first_call_s": first, "rss_growth_mb": growth}
+    step = None if step_kb is None or resident_kb is None else (step_kb - resident_kb) / 1024
+    return {"first_call_s": first, "rss_growth_mb": growth, "step_peak_mb": step}
 
 
 def run_fresh(key: str, system: str, tiny: bool = False, cache_dir: str | None = None,

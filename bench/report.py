@@ -141,8 +141,10 @@ def markdown(results: dict[str, Any]) -> str:
              "with an empty kernel cache / with the kernels cached on disk by a first process:",
              "", summary_table(results["runs"], first_call_cell), "",
              "Peak resident memory growth (MiB) over the first call and three more steps, in "
-             "a fresh process:", "",
-             summary_table(results["runs"], lambda e: fmt_mb(e.get("rss_growth_mb"))), ""]
+             "a fresh process (libraries loaded by the first call count) / of a step alone "
+             "above what stays resident after the first call:", "",
+             summary_table(results["runs"], lambda e: fmt_mb(e.get("rss_growth_mb")) + " / "
+                           + fmt_mb(e.get("step_peak_mb"))), ""]
     for err in results.get("errors", []):
         parts += [f"**{err}**", ""]
     for run in results["runs"]:

@@ -79,6 +79,7 @@ def fresh_first_calls(wl: Workload, systems: list[System], entries: dict[str, di
             e["in_process_first_call_s"] = e.get("first_call_s")
             e["first_call_s"] = cold["first_call_s"]
             e["rss_growth_mb"] = cold["rss_growth_mb"]
+            e["step_peak_mb"] = cold.get("step_peak_mb")
         if "first_call_s" in warm:
             e["first_call_cached_s"] = warm["first_call_s"]
         log(f"  {wl.key} {s.name:<13} fresh first call: {cold} {warm}")
