@@ -15,7 +15,7 @@ def main(argv: list[str] | None = None) -> None:
         apply_thread_env(threads)
         from bench.worker import main as worker_main  # imports NumPy: after the variables
 
-        worker_main(args.workloads, threads, args.out, args.quick, args.systems)
+        worker_main(args.workloads, threads, args.out, args.quick, args.systems, args.fresh)
     elif args.accuracy:
         apply_thread_env(threads)
         from bench.accuracy import main as accuracy_main

@@ -42,7 +42,7 @@ def builders(names: list[str] | None) -> dict[str, Any]:
     """The systems that can train on varying batches (static graphs with a ``None`` batch)."""
     out = {}
     for s in all_systems():
-        if names and s.name not in names and s.name != "numpy":
+        if s.floor or (names and s.name not in names and s.name != "numpy"):
             continue
         if s.name.startswith("dj-static-O"):
             out[s.name] = partial(dj_static.build, level=int(s.name[-1]), any_batch=True)

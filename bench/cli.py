@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-ALL_WORKLOADS = ["W1", "W2", "W3", "W4", "W5", "W6"]
+ALL_WORKLOADS = ["W1", "W2", "W3", "W4", "W5", "W6", "W7"]
 DEFAULT_THREADS = 2
 SINGLE_THREAD_EXTRA = ["W1"]  # also measured with 1 thread by default
 
@@ -36,7 +36,7 @@ def _threads(text: str) -> list[int]:
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="python -m bench",
-        description="Time workloads W1-W6 in every available system (shared/workloads.md).",
+        description="Time workloads W1-W7 in every available system (shared/workloads.md).",
     )
     p.add_argument("--workloads", type=_workloads, default=ALL_WORKLOADS,
                    help="comma-separated subset, e.g. W1,W3 (default: all)")
@@ -45,6 +45,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--systems", type=_csv, default=None,
                    help="only these systems (NumPy is always run), e.g. dj-eager,torch")
     p.add_argument("--quick", action="store_true", help="fewer, shorter repeats (a smoke run)")
+    p.add_argument("--no-fresh", dest="fresh", action="store_false",
+                   help="skip the first-call and peak-memory runs in fresh processes")
     p.add_argument("--accuracy", action="store_true",
                    help="run W1's 20-epoch accuracy run instead of timing")
     p.add_argument("--out-dir", type=Path, default=Path(__file__).resolve().parent,

@@ -26,6 +26,8 @@ def run_worker(threads: int, workloads: list[str], args: argparse.Namespace,
            "--workloads", ",".join(workloads), "--out", str(out)]
     if args.quick:
         cmd.append("--quick")
+    if not args.fresh:
+        cmd.append("--no-fresh")
     if args.systems:
         cmd += ["--systems", ",".join(args.systems)]
     root = Path(__file__).resolve().parent.parent

@@ -23,18 +23,34 @@ def fmt_ratio(value: float | None, base: float | None) -> str:
     return f"{value / base:.2f}"
 
 
+def fmt_seconds(s: float | None) -> str:
+    if s is None:
+        return "–"
+    return f"{s * 1e3:,.1f} ms" if s < 1 else f"{s:.2f} s"
+
+
 def fmt_first_call(entry: dict[str, Any]) -> str:
     s = entry.get("first_call_s")
     if s is None:
         return "–"
-    text = f"{s * 1e3:,.1f} ms" if s < 1 else f"{s:.2f} s"
-    return text + (" (compile)" if entry.get("compiled") else "")
+    return fmt_seconds(s) + (" (compile)" if entry.get("compiled") else "")
+
+
+def fmt_mb(mb: float | None) -> str:
+    return "–" if mb is None else f"{mb:,.1f}"
+
+
+def first_call_cell(entry: dict[str, Any]) -> str:
+    """The first call in a fresh process, and with a warm kernel cache where measured."""
+    text = fmt_seconds(entry.get("first_call_s"))
+    cached = entry.get("first_call_cached_s")
+    return text if cached is None else f"{text} / {fmt_seconds(cached)}"
 
 
 def cell(entry: dict[str, Any]) -> str:
     """A system's median, or why there is none."""
     status = entry["status"]
-    if status == "ok" and "median_us" in entry:
+    if status in ("ok", "floor") and "median_us" in entry:
         return fmt_us(entry["median_us"])
     return {"wrong": "**WRONG**", "error": "error", "skipped": "skipped"}.get(status, status)
 
@@ -50,14 +66,14 @@ def system_order(runs: list[dict[str, Any]]) -> list[str]:
     return [n for n in names if n in shown]
 
 
-def summary_table(runs: list[dict[str, Any]]) -> str:
-    """Workloads by systems: median µs per step."""
+def summary_table(runs: list[dict[str, Any]], fmt: Any = cell) -> str:
+    """Workloads by systems: median µs per step (or what ``fmt`` makes of each entry)."""
     names = system_order(runs)
     lines = ["| workload | threads | " + " | ".join(names) + " |",
              "|---|---:|" + "---:|" * len(names)]
     for run in runs:
         by = {e["system"]: e for e in run["systems"]}
-        cells = [cell(by[n]) if n in by else "–" for n in names]
+        cells = [fmt(by[n]) if n in by else "–" for n in names]
         lines.append(f"| {run['workload']} {run['name']} | {run['threads']} | "
                      + " | ".join(cells) + " |")
     return "\n".join(lines)
@@ -73,21 +89,27 @@ def detail_table(run: dict[str, Any]) -> str:
     lines = [f"### {run['workload']} {run['name']}, {run['threads']} thread(s)", "",
              f"Sizes {run.get('sizes') or 'as defined'}; 1-minute load average {loads or '?'}.",
              "",
-             "| system | median µs | min–max µs | ÷ NumPy | ÷ dj-eager | first call | check |"
-             " note |",
-             "|---|---:|---:|---:|---:|---:|---|---|"]
+             "| system | median µs | min–max µs | ÷ NumPy | ÷ dj-eager | first call | cached "
+             "kernels | peak RSS +MiB | check | note |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---|---|"]
     for e in run["systems"]:
         med = e.get("median_us")
         spread = f"{fmt_us(e.get('min_us'))}–{fmt_us(e.get('max_us'))}" if med else "–"
         check = e["status"] if e["status"] != "ok" else f"ok ({e.get('max_error', 0):.0e})"
+        if e["status"] == "floor":
+            check = "not checked (a floor)"
         note = e.get("note") or ""
         if e.get("cut_repeats"):
             note = f"{e['cut_repeats']} repeat(s) cut by the time limit; " + note
+        if e.get("fresh_error"):
+            note = (note + " " if note else "") + e["fresh_error"]
         if e["status"] != "ok" and e.get("problems"):
             note = (note + " " if note else "") + "; ".join(e["problems"][:2])
         note = note.replace("|", "/").replace("\n", " ")[:160]
         lines.append(f"| {e['system']} | {cell(e)} | {spread} | {fmt_ratio(med, ref)} | "
-                     f"{fmt_ratio(med, eager)} | {fmt_first_call(e)} | {check} | {note} |")
+                     f"{fmt_ratio(med, eager)} | {fmt_first_call(e)} | "
+                     f"{fmt_seconds(e.get('first_call_cached_s'))} | "
+                     f"{fmt_mb(e.get('rss_growth_mb'))} | {check} | {note} |")
     return "\n".join(lines)
 
 
@@ -114,7 +136,15 @@ def markdown(results: dict[str, Any]) -> str:
     """The whole report: setup, the summary table, then one detail table per run."""
     parts = ["# dongjing benchmark results", "", machine_lines(results), "",
              "Median µs per step (lower is better); ÷ columns: this system's median divided "
-             "by the baseline's (below 1 = faster).", "", summary_table(results["runs"]), ""]
+             "by the baseline's (below 1 = faster).", "", summary_table(results["runs"]), "",
+             "First call (build + first step) in a fresh process; for compiled systems, "
+             "with an empty kernel cache / with the kernels cached on disk by a first process:",
+             "", summary_table(results["runs"], first_call_cell), "",
+             "Peak resident memory growth (MiB) over the first call and three more steps, in "
+             "a fresh process (libraries loaded by the first call count) / of a step alone "
+             "above what stays resident after the first call:", "",
+             summary_table(results["runs"], lambda e: fmt_mb(e.get("rss_growth_mb")) + " / "
+                           + fmt_mb(e.get("step_peak_mb"))), ""]
     for err in results.get("errors", []):
         parts += [f"**{err}**", ""]
     for run in results["runs"]:

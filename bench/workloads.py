@@ -1,5 +1,5 @@
-"""The five workloads of ``shared/workloads.md``: their data, exactly defined, with sizes as
-parameters so that tests can shrink them."""
+"""The workloads of ``shared/workloads.md`` (and W7, the MNIST convnet): their data, exactly
+defined, with sizes as parameters so that tests can shrink them."""
 
 from __future__ import annotations
 
@@ -33,6 +33,12 @@ class MlpData:
     @property
     def onehot(self) -> np.ndarray:
         return one_hot(self.y, self.params[-1].shape[0], self.x.dtype)
+
+
+@dataclass
+class ConvData(MlpData):
+    """W7: images (N, 1, H, W), labels, and ``[conv1 W, b, conv2 W, b, fc1 W, b, fc2 W, b]``
+    (conv weights (out, in, 3, 3) as in PyTorch; linear weights (in, out) as everywhere here)."""
 
 
 @dataclass
@@ -74,7 +80,7 @@ class Workload:
 
     key: str
     name: str
-    kind: str  # "mlp" | "op" | "chain" | "rnn" | "rnn_while": the implementation systems use
+    kind: str  # "mlp" | "op" | "chain" | "rnn" | "rnn_while" | "conv": the implementation used
     make: Callable[..., Any]
     sizes: dict[str, int] = field(default_factory=dict)
     tiny: dict[str, int] = field(default_factory=dict)
@@ -154,6 +160,26 @@ def make_w5(steps: int = 50, batch: int = 32, n_in: int = 32, hidden: int = 64) 
     return RnnData(x, w_xh, w_hh, b)
 
 
+def make_w7(batch: int = 64, size: int = 28, c1: int = 32, c2: int = 64, hidden: int = 128,
+            classes: int = 10) -> ConvData:
+    """pytorch/examples' MNIST ``Net`` on random 28x28 images: conv 3x3 1->c1, ReLU, conv 3x3
+    c1->c2, ReLU, max-pool 2, flatten, linear -> hidden, ReLU, linear -> classes (dropout off).
+    One stream ``default_rng(7)``: images, labels, then per layer W then b, U(+-1/sqrt(fan_in))."""
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((batch, 1, size, size)).astype(np.float32)
+    y = rng.integers(0, classes, batch).astype(np.int64)
+    pooled = (size - 4) // 2
+    shapes = [(c1, 1, 3, 3), (c2, c1, 3, 3), (c2 * pooled * pooled, hidden), (hidden, classes)]
+    params = []
+    for shape in shapes:
+        fan_in = int(np.prod(shape[1:])) if len(shape) == 4 else shape[0]
+        k = 1.0 / np.sqrt(fan_in)
+        out = shape[0] if len(shape) == 4 else shape[1]
+        params.append(rng.uniform(-k, k, shape).astype(np.float32))
+        params.append(rng.uniform(-k, k, (out,)).astype(np.float32))
+    return ConvData(x, y, params)
+
+
 WORKLOADS: dict[str, Workload] = {
     w.key: w
     for w in [
@@ -169,5 +195,7 @@ WORKLOADS: dict[str, Workload] = {
         # W6: W5 with the step count a tensor (a graph loop, not an unrolled trace)
         Workload("W6", "rnn-while", "rnn_while", make_w5, {}, {"steps": 4, "batch": 3,
                                                               "n_in": 5, "hidden": 6}),
+        Workload("W7", "mnist-convnet", "conv", make_w7, {},
+                 {"batch": 2, "size": 8, "c1": 2, "c2": 3, "hidden": 5, "classes": 4}),
     ]
 }

@@ -202,3 +202,48 @@ def test_cli_plan_and_no_numpy_before_threads() -> None:
         (1, ["W2"]), (2, ["W2"])]
     code = "import sys, bench.__main__; assert 'numpy' not in sys.modules"
     subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True)
+
+
+def test_gemm_floor_is_timed_unchecked_with_fresh_columns() -> None:
+    from bench.systems import gemm_floor
+
+    wl = WORKLOADS["W4"]
+    systems = [System(REFERENCE, numpy_hand.build),
+               System("gemm-floor", gemm_floor.build, floor=True)]
+    cfg = TimingConfig(warmup_steps=1, warmup_s=0.0, repeat_s=0.001, repeats=2)
+    run = run_workload(wl, systems, cfg, tiny=True, log=lambda m: None, fresh=True)
+    by = {e["system"]: e for e in run["systems"]}
+    floor = by["gemm-floor"]
+    assert floor["status"] == "floor" and len(floor["repeats_us"]) == 2
+    for e in by.values():  # measured in a fresh process each
+        assert e["first_call_s"] > 0 and "fresh_error" not in e
+        assert e["rss_growth_mb"] is None or e["rss_growth_mb"] >= 0
+    run["threads"] = 2
+    text = report.markdown({"runs": [run], "machine": {}, "timing": vars(cfg)})
+    assert "not checked (a floor)" in text and "peak RSS" in text
+    # a floor exists only for MLPs, and it is never mistaken for an answer
+    assert check_all(WORKLOADS["W2"], WORKLOADS["W2"].data(tiny=True), systems)[
+        "gemm-floor"].status == "skipped"
+
+
+def test_gemm_floor_does_the_steps_gemms() -> None:
+    from bench.systems import gemm_floor
+
+    data = WORKLOADS["W4"].data(tiny=True)
+    runner = gemm_floor.build("mlp", data)
+    rng = np.random.default_rng(1)
+    for d in runner.deltas:
+        d[...] = rng.standard_normal(d.shape)
+    runner.step()
+    W1, W2 = data.params[0], data.params[2]
+    h1 = data.x @ W1
+    np.testing.assert_allclose(runner.acts[1], h1 @ W2, rtol=1e-5)
+    np.testing.assert_allclose(runner.grads[0], data.x.T @ runner.deltas[0], rtol=1e-5)
+
+
+def test_fresh_first_call_of_a_compiled_system() -> None:
+    from bench import fresh
+
+    out = fresh.measure("W7", "dj-static-O2", tiny=True)
+    assert out["first_call_s"] > 0
+    assert fresh.run_fresh("W9", "numpy", tiny=True)["error"].startswith("fresh first call")

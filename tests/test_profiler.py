@@ -158,7 +158,9 @@ def test_fused_kernel_events_list_their_members():
         members = k.args["members"]
         assert len(members) >= 2
         assert all(m["source"].startswith(HERE) and m["node"].startswith("%") for m in members)
-    assert [e.name for e in prof.events() if e.kind == "node"] == ["tanh"]
+    # float32 tanh is computed inside the kernel (its vectorizable formulation): no node left
+    assert [e.name for e in prof.events() if e.kind == "node"] == []
+    assert "tanh" in [m["op"] for k in kernels for m in k.args["members"]]
 
 
 def test_self_times_sum_to_at_most_the_wall_time():

@@ -4,7 +4,15 @@ from __future__ import annotations
 
 from functools import partial
 
-from bench.systems import dj_eager, dj_jit, dj_static, jax_jit, numpy_hand, torch_eager
+from bench.systems import (
+    dj_eager,
+    dj_jit,
+    dj_static,
+    gemm_floor,
+    jax_jit,
+    numpy_hand,
+    torch_eager,
+)
 from bench.systems.base import Probe, Runner, System, Unavailable
 
 REFERENCE = "numpy"
@@ -14,6 +22,7 @@ def all_systems() -> list[System]:
     """Every system, the reference first; unavailable ones skip themselves when built."""
     systems = [
         System(REFERENCE, numpy_hand.build),
+        System("gemm-floor", gemm_floor.build, floor=True),
         System("dj-eager", dj_eager.build),
     ]
     systems += [

@@ -41,3 +41,4 @@ class System:
     name: str
     build: object  # Callable[[str, data], Runner]
     compiled: bool = False  # report its first call as compile time
+    floor: bool = False  # a lower bound (part of the work), timed but never checked

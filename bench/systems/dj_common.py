@@ -62,3 +62,13 @@ def rnn(dj: Any, x: Any, h: Any, w_xh: Any, w_hh: Any, b: Any, steps: int) -> An
     for t in range(steps):
         h = dj.tanh(x[t] @ w_xh + h @ w_hh + b)
     return h.sum()
+
+
+def convnet_forward(dj: Any, x: Any, params: list[Any]) -> Any:
+    """W7's logits: conv-ReLU-conv-ReLU-maxpool(2)-flatten-linear-ReLU-linear (dropout off)."""
+    F = dj.nn.functional
+    h = dj.relu(F.conv2d(x, params[0], params[1]))
+    h = dj.relu(F.conv2d(h, params[2], params[3]))
+    h = dj.flatten(F.max_pool2d(h, 2), 1)
+    h = dj.relu(h @ params[4] + params[5])
+    return h @ params[6] + params[7]

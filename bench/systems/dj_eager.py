@@ -7,7 +7,15 @@ from typing import Any
 import numpy as np
 
 from bench.systems.base import Probe
-from bench.systems.dj_common import ce_note, chain, cross_entropy, import_dj, mlp_forward, rnn
+from bench.systems.dj_common import (
+    ce_note,
+    chain,
+    convnet_forward,
+    cross_entropy,
+    import_dj,
+    mlp_forward,
+    rnn,
+)
 from bench.workloads import ChainData, MlpData, OpData, RnnData, one_hot
 
 
@@ -16,6 +24,8 @@ def _np(t: Any) -> np.ndarray:
 
 
 class Mlp:
+    forward = staticmethod(mlp_forward)
+
     def __init__(self, dj: Any, d: MlpData) -> None:
         self.dj = dj
         self.note = ce_note(dj) + ", manual SGD in no_grad"
@@ -32,12 +42,12 @@ class Mlp:
 
     def logits(self, x: np.ndarray) -> np.ndarray:
         with self.dj.no_grad():
-            return _np(mlp_forward(self.dj, self.dj.tensor(x), self.params))
+            return _np(self.forward(self.dj, self.dj.tensor(x), self.params))
 
     def _fb(self) -> Any:
         for p in self.params:
             p.grad = None
-        logits = mlp_forward(self.dj, self.x, self.params)
+        logits = self.forward(self.dj, self.x, self.params)
         loss = cross_entropy(self.dj, logits, self.y, self.onehot)
         loss.backward()
         return loss
@@ -58,6 +68,12 @@ class Mlp:
         grads = {n: _np(p.grad) for n, p in zip(self.names, self.params)}
         self.update()
         return Probe(loss.item(), grads, {n: _np(p) for n, p in zip(self.names, self.params)})
+
+
+class Conv(Mlp):
+    """W7: the convnet in place of the MLP, the same loss and update."""
+
+    forward = staticmethod(convnet_forward)
 
 
 class Op:
@@ -122,4 +138,5 @@ class Rnn:
 def build(kind: str, data: Any) -> Any:
     """A dongjing eager runner for a workload kind."""
     dj = import_dj()
-    return {"mlp": Mlp, "op": Op, "chain": Chain, "rnn": Rnn, "rnn_while": Rnn}[kind](dj, data)
+    return {"mlp": Mlp, "op": Op, "chain": Chain, "rnn": Rnn, "rnn_while": Rnn,
+            "conv": Conv}[kind](dj, data)

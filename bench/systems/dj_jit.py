@@ -8,14 +8,21 @@ from typing import Any
 
 from bench.systems import dj_eager
 from bench.systems.base import Unavailable
-from bench.systems.dj_common import ce_note, chain, cross_entropy, import_dj, mlp_forward, rnn
+from bench.systems.dj_common import (
+    ce_note,
+    chain,
+    convnet_forward,
+    cross_entropy,
+    import_dj,
+    rnn,
+)
 
 
 class Mlp(dj_eager.Mlp):
     def __init__(self, dj: Any, d: Any) -> None:
         super().__init__(dj, d)
         self.note = ce_note(dj) + ", dj.jit(model) + eager loss/backward, manual SGD in no_grad"
-        self.model = dj.jit(lambda x: mlp_forward(dj, x, self.params))
+        self.model = dj.jit(lambda x: self.forward(dj, x, self.params))
 
     def _fb(self) -> Any:
         for p in self.params:
@@ -23,6 +30,12 @@ class Mlp(dj_eager.Mlp):
         loss = cross_entropy(self.dj, self.model(self.x), self.y, self.onehot)
         loss.backward()
         return loss
+
+
+class Conv(Mlp):
+    """W7: the convnet jitted, the same eager loss, backward and update."""
+
+    forward = staticmethod(convnet_forward)
 
 
 class Op(dj_eager.Op):
@@ -75,4 +88,5 @@ def build(kind: str, data: Any) -> Any:
     if not hasattr(dj, "jit"):
         raise Unavailable("dj.jit is not there")
     # W6 (a tensor step count) runs as W5 here: the jitted forward unrolls the same 50 steps
-    return {"mlp": Mlp, "op": Op, "chain": Chain, "rnn": Rnn, "rnn_while": Rnn}[kind](dj, data)
+    return {"mlp": Mlp, "op": Op, "chain": Chain, "rnn": Rnn, "rnn_while": Rnn,
+            "conv": Conv}[kind](dj, data)

@@ -11,6 +11,7 @@ from bench.systems.base import Probe, Unavailable
 from bench.systems.dj_common import (
     ce_note,
     chain,
+    convnet_forward,
     cross_entropy,
     functional_ce,
     import_dj,
@@ -72,6 +73,8 @@ class Mlp(_Static):
     """The training step: loss, gradients and updates in one graph; a step fetches the loss and
     the updates; a probe also fetches the gradients."""
 
+    forward = staticmethod(mlp_forward)
+
     def __init__(self, dj: Any, d: MlpData, level: int, any_batch: bool = False) -> None:
         self.d, self.any_batch = d, any_batch
         super().__init__(dj, level)
@@ -79,7 +82,7 @@ class Mlp(_Static):
     def define(self) -> tuple[Any, list[Any], list[Any]]:
         dj, d = self.dj, self.d
         n = None if self.any_batch else d.x.shape[0]  # fixed shapes unless batches vary
-        self.x = dj.placeholder((n, d.x.shape[1]), dj.float32, name="x")
+        self.x = dj.placeholder((n, *d.x.shape[1:]), dj.float32, name="x")
         self.y = dj.placeholder((n,), dj.int64, name="y")
         self.onehot = None
         if functional_ce(dj) is None:
@@ -88,7 +91,7 @@ class Mlp(_Static):
         self.set_batch(d.x, d.y)
         self.param_names = self.grad_names = d.param_names
         self.variables = [dj.Variable(p.copy(), name=n) for p, n in zip(d.params, d.param_names)]
-        self.logits_node = mlp_forward(dj, self.x, self.variables)
+        self.logits_node = self.forward(dj, self.x, self.variables)
         loss = cross_entropy(dj, self.logits_node, self.y, self.onehot)
         grads = list(dj.gradients(loss, self.variables))
         shapes = [p.shape for p in d.params]
@@ -108,6 +111,12 @@ class Mlp(_Static):
     def fetches(self) -> list[Any]:
         train = self.train_op if isinstance(self.train_op, list) else [self.train_op]
         return [self.loss, *train]
+
+
+class Conv(Mlp):
+    """W7: the convnet's training step in one graph."""
+
+    forward = staticmethod(convnet_forward)
 
 
 class Op(_Static):
@@ -185,8 +194,8 @@ def build(kind: str, data: Any, level: int = 2, any_batch: bool = False) -> Any:
     missing = [name for name in API if not hasattr(dj, name)]
     if missing:
         raise Unavailable("static API not there yet: dj." + ", dj.".join(missing))
-    if kind == "mlp" and not hasattr(dj, "assign"):
+    if kind in ("mlp", "conv") and not hasattr(dj, "assign"):
         raise Unavailable("static API not there yet: dj.assign")
-    if kind == "mlp":
-        return Mlp(dj, data, level, any_batch)
+    if kind in ("mlp", "conv"):
+        return (Mlp if kind == "mlp" else Conv)(dj, data, level, any_batch)
     return {"op": Op, "chain": Chain, "rnn": Rnn, "rnn_while": RnnWhile}[kind](dj, data, level)

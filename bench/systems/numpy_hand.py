@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from bench.systems.base import Probe
+from bench.systems.numpy_conv import Conv
 from bench.workloads import GELU_C, GELU_K, ChainData, MlpData, OpData, RnnData
 
 
@@ -221,4 +222,5 @@ class Rnn:
 
 def build(kind: str, data: Any) -> Any:
     """A hand-written NumPy runner for a workload kind."""
-    return {"mlp": Mlp, "op": Op, "chain": Chain, "rnn": Rnn, "rnn_while": Rnn}[kind](data)
+    return {"mlp": Mlp, "op": Op, "chain": Chain, "rnn": Rnn, "rnn_while": Rnn,
+            "conv": Conv}[kind](data)

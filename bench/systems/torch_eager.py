@@ -68,6 +68,20 @@ class Mlp:
         return Probe(loss.item(), grads, {n: _np(p) for n, p in zip(self.names, self.params)})
 
 
+class Conv(Mlp):
+    """W7: pytorch/examples' MNIST Net (dropout off), linear layers as x @ W + b."""
+
+    note = "F.conv2d, F.max_pool2d, torch.optim.SGD, F.cross_entropy"
+
+    def _forward(self, x: Any) -> Any:
+        F, P = self.torch.nn.functional, self.params
+        h = F.relu(F.conv2d(x, P[0], P[1]))
+        h = F.relu(F.conv2d(h, P[2], P[3]))
+        h = self.torch.flatten(F.max_pool2d(h, 2), 1)
+        h = F.relu(h @ P[4] + P[5])
+        return h @ P[6] + P[7]
+
+
 class Op:
     note = ""
 
@@ -135,4 +149,5 @@ class Rnn:
 def build(kind: str, data: Any) -> Any:
     """A PyTorch eager runner for a workload kind."""
     torch = _torch()
-    return {"mlp": Mlp, "op": Op, "chain": Chain, "rnn": Rnn, "rnn_while": Rnn}[kind](torch, data)
+    return {"mlp": Mlp, "op": Op, "chain": Chain, "rnn": Rnn, "rnn_while": Rnn,
+            "conv": Conv}[kind](torch, data)

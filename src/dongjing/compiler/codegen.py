@@ -15,7 +15,7 @@ import numpy as np
 
 from . import parallel
 from .ir import numel
-from .kernels import compile_kernel
+from .kernels import FORMULA_NAMES, compile_kernel, formula_lines
 from .memory import MemoryPlan, kernel_output
 
 
@@ -99,9 +99,14 @@ def kernel_source(name: str, body, kinds: list) -> tuple[str, dict]:
     for k, kind in enumerate(kinds):
         lines.append(f"        a{k} = in{k}[i]" if kind == "array" else f"        a{k} = in{k}")
     for j, (ufunc, step_args) in enumerate(body.steps):
+        refs = [f"a{a[1]}" if a[0] == "in" else f"t{a[1]}" for a in step_args]
+        inline = formula_lines(ufunc, j, refs[0]) if len(refs) == 1 else None
+        if inline is not None:  # a transcendental written so that LLVM vectorizes it
+            ufuncs.update(FORMULA_NAMES)
+            lines += ["        " + line for line in inline]
+            continue
         fn = f"_u_{ufunc.__name__}"
         ufuncs[fn] = ufunc
-        refs = [f"a{a[1]}" if a[0] == "in" else f"t{a[1]}" for a in step_args]
         lines.append(f"        t{j} = {fn}({', '.join(refs)})")
     for k, j in enumerate(body.outputs):
         lines.append(f"        out{k}[i] = t{j}")

@@ -2,9 +2,10 @@
 one kernel node that reads each input once and writes each output once.
 
 "Cheap" ops (declared `cost=Cost.CHEAP` in the op table) are arithmetic, comparisons and logic;
-transcendental ufuncs (exp, log, tanh, ...)
-stay NumPy calls, whose SIMD loops beat a kernel library's scalar libm calls (measured, see
-docs/compiler.md). Groups under `MIN_SIZE` elements are left alone: call overhead dominates.
+transcendental ufuncs (exp, log, tanh, ...) stay NumPy calls, whose SIMD loops beat a kernel
+library's scalar libm calls (measured, see docs/compiler.md), except those `Cost.TRANSCENDENTAL`
+ops that the kernel library computes through a vectorizable formulation (`kernels.FORMULAS`:
+float32 tanh through exp). Groups under `MIN_SIZE` elements are left alone: call overhead dominates.
 """
 
 from __future__ import annotations
@@ -50,10 +51,13 @@ FUSED = Op("fused_elementwise", forward=_no_forward, infer=lambda *s, **a: ((), 
 
 
 def fusible(node, size_min: int) -> bool:
-    """One elementwise cheap ufunc on a known shape whose inputs are that shape or size 1."""
+    """One elementwise cheap ufunc (or a transcendental one with an in-kernel formulation) on a
+    known shape whose inputs are that shape or size 1."""
     op = node.op
-    if (op.kind is not Kind.ELEMENTWISE or op.ufunc is None or op.cost is not Cost.CHEAP
-            or op.ufunc.__name__ in NOT_IN_KERNELS):
+    if op.kind is not Kind.ELEMENTWISE or op.ufunc is None or op.ufunc.__name__ in NOT_IN_KERNELS:
+        return False
+    if op.cost is not Cost.CHEAP and not (op.cost is Cost.TRANSCENDENTAL
+                                          and kernels.has_formula(op.ufunc, node.dtype)):
         return False
     n = numel(node.shape)
     if n is None or n < size_min or op.ufunc.nout != 1 or node.dtype.name not in KERNEL_DTYPES:
