@@ -2,8 +2,11 @@
 
 Run by the MkDocs hook (docs/_build/hooks.py) before every build, or by hand:
 `python docs/_build/pictures.py`. Writes SVG files into docs/pictures/ (not committed).
-Without Graphviz's `dot` program it says how to install it and writes, for the site only, a
-fallback SVG that shows the DOT text instead of the drawing.
+
+Without Graphviz's `dot` program it says how to install it and, for the site only, uses the
+pre-rendered copy in docs/_build/prerendered/ when its recorded DOT text is still what the code
+gives (tests/test_docs_pictures.py checks that), else an SVG showing the DOT text.
+`python docs/_build/pictures.py --prerender` refreshes those copies (needs `dot`).
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 OUT = ROOT / "docs" / "pictures"
+PRERENDERED = ROOT / "docs" / "_build" / "prerendered"
 sys.path.insert(0, str(ROOT / "src"))
 
 import dongjing as dj  # noqa: E402  (after the path set-up: the build runs from a clone)
@@ -79,6 +83,24 @@ def _fallback_svg(name: str, dot_text: str) -> str:
             f'font-family="monospace" font-size="12">{body}</svg>\n')
 
 
+def _fallback(name: str, dot_text: str) -> str:
+    """The pre-rendered picture if it was drawn from this very DOT text, else the text itself."""
+    svg, dot = PRERENDERED / f"{name}.svg", PRERENDERED / f"{name}.dot"
+    if svg.exists() and dot.exists() and dot.read_text(encoding="utf-8") == dot_text:
+        return svg.read_text(encoding="utf-8")
+    return _fallback_svg(name, dot_text)
+
+
+def prerender() -> None:
+    """Refresh docs/_build/prerendered/ (SVG + the DOT text it was drawn from); needs `dot`."""
+    PRERENDERED.mkdir(parents=True, exist_ok=True)
+    for name, make in PICTURES.items():
+        obj = make()
+        dj.viz.render(obj, str(PRERENDERED / f"{name}.svg"))
+        (PRERENDERED / f"{name}.dot").write_text(dj.viz.to_dot(obj), encoding="utf-8")
+        print(f"prerendered: {name}")
+
+
 def draw_graphs(out: Path = OUT) -> list[Path]:
     """Render every picture in PICTURES to out/<name>.svg; returns the paths written."""
     out.mkdir(parents=True, exist_ok=True)
@@ -90,7 +112,7 @@ def draw_graphs(out: Path = OUT) -> list[Path]:
             dj.viz.render(obj, str(path))
         except dj.viz.GraphvizMissing:
             missing = True
-            path.write_text(_fallback_svg(name, dj.viz.to_dot(obj)), encoding="utf-8")
+            path.write_text(_fallback(name, dj.viz.to_dot(obj)), encoding="utf-8")
         written.append(path)
     if missing:
         print("docs pictures: Graphviz's `dot` program is not installed, so the graph pictures "
@@ -135,4 +157,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    prerender() if "--prerender" in sys.argv[1:] else main()
