@@ -122,30 +122,15 @@ def draw_graphs(out: Path = OUT) -> list[Path]:
 
 
 def plot_bench(out: Path = OUT) -> Path | None:
-    """A bar chart of bench/results.json (written by `make bench`), when it exists."""
+    """The benchmark chart (bench.report.plot) of bench/results.json, when `make bench` wrote it."""
     results = ROOT / "bench" / "results.json"
     if not results.exists():
         return None
-    import matplotlib
+    sys.path.insert(0, str(ROOT))
+    from bench.report import plot
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    rows = json.loads(results.read_text())
-    rows = rows.get("results", rows) if isinstance(rows, dict) else rows
-    points = [(f"{r.get('workload')} {r.get('system')}", r.get("median_us"))
-              for r in rows if isinstance(r, dict) and r.get("median_us")]
-    if not points:
-        return None
-    fig, ax = plt.subplots(figsize=(8, 0.3 * len(points) + 1))
-    ax.barh([p[0] for p in points], [p[1] for p in points])
-    ax.set_xscale("log")
-    ax.set_xlabel("median time per step (µs, log scale)")
-    fig.tight_layout()
     path = out / "bench.png"
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-    return path
+    return path if plot(json.loads(results.read_text()), path) else None
 
 
 def main() -> None:
