@@ -12,12 +12,12 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
-# the demo needs only the `examples` extra, not the test tools
+# the demo needs only the `examples` and `onnx` extras (its export check), not the test tools
 DEMO_STAMP := $(VENV)/.installed-examples
 $(DEMO_STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[examples]'
+	$(PY) -m pip install --quiet -e '.[examples,onnx]'
 	touch $(DEMO_STAMP)
 
 demo: $(DEMO_STAMP)

@@ -30,10 +30,11 @@ import pytest
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
 # pages whose blocks run in their own test (special set-up: a TF1 default graph to reset,
-# optional packages, output checked there)
+# optional packages, the repository root as working directory; output checked there)
 OWN_TESTS = {
     "coming-from-tensorflow.md": "tests/test_compat_v1_docs.py",
     "profiling.md": "tests/test_profiler_docs.py",
+    "onnx.md": "tests/test_onnx_docs.py",
 }
 FENCE = re.compile(r"^```(\w*)\s*$")
 MARKER = re.compile(r"^<!--\s*(continue|output|slow|no-run:.+?)\s*-->\s*$")
