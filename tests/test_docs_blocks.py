@@ -8,6 +8,8 @@ The rules a page follows (docs/contributing.md explains them to writers):
   `<!-- output -->` line, is what the python block prints; `...` in it matches any text;
 * `<!-- no-run: why -->` before a block leaves it out (for example a block that needs
   `mpiexec`); the reason is required;
+* `<!-- requires: onnx, onnxruntime -->` before a block skips its chain, saying so, when one
+  of those (optional) packages is not installed;
 * `<!-- slow -->` before a block marks its chain slow (a training run of minutes): it runs only
   with `DONGJING_DOCS_SLOW=1` in the environment, and is skipped, saying so, otherwise.
 
@@ -37,7 +39,7 @@ OWN_TESTS = {
     "onnx.md": "tests/test_onnx_docs.py",
 }
 FENCE = re.compile(r"^```(\w*)\s*$")
-MARKER = re.compile(r"^<!--\s*(continue|output|slow|no-run:.+?)\s*-->\s*$")
+MARKER = re.compile(r"^<!--\s*(continue|output|slow|no-run:.+?|requires:.+?)\s*-->\s*$")
 RUN_SLOW = os.environ.get("DONGJING_DOCS_SLOW") == "1"
 
 
@@ -51,6 +53,7 @@ class Block:
     continues: bool = False
     skip: str = ""
     slow: bool = False
+    requires: tuple[str, ...] = ()
     expected: str | None = None
     chain: list[Block] = field(default_factory=list)
 
@@ -76,8 +79,11 @@ def parse(text: str, page: str) -> list[Block]:
             source = "\n".join(body) + "\n"
             if lang == "python":
                 skip = [k[len("no-run:"):].strip() for k in markers if k.startswith("no-run:")]
+                needs = [m.strip() for k in markers if k.startswith("requires:")
+                         for m in k[len("requires:"):].split(",")]
                 blocks.append(Block(page, start + 1, source, continues="continue" in markers,
-                                    skip=skip[0] if skip else "", slow="slow" in markers))
+                                    skip=skip[0] if skip else "", slow="slow" in markers,
+                                    requires=tuple(needs)))
                 since_python = 0
             elif lang == "text" and blocks and (since_python == 0 or "output" in markers):
                 blocks[-1].expected = source
@@ -123,6 +129,9 @@ CHAINS = chains()
 def test_block_runs_and_prints_what_the_page_shows(chain, tmp_path, monkeypatch):
     if any(b.slow for b in chain) and not RUN_SLOW:
         pytest.skip(f"{chain[0].page}: a slow page (minutes); DONGJING_DOCS_SLOW=1 runs it")
+    for block in chain:
+        for module in block.requires:
+            pytest.importorskip(module)
     monkeypatch.chdir(tmp_path)  # blocks may write files
     namespace: dict = {"__name__": "__docs__"}
     for block in chain:
@@ -145,12 +154,14 @@ def test_the_parser_understands_the_markers():
         "```python", "print(1)", "```", "", "```text", "1", "```",
         "<!-- continue -->", "```python", "x = 2", "```", "prose",
         "```text", "not output", "```",
-        "<!-- slow -->", "<!-- no-run: needs mpiexec -->", "```python", "import mpi", "```",
+        "<!-- slow -->", "<!-- requires: onnx, onnxruntime -->",
+        "<!-- no-run: needs mpiexec -->", "```python", "import mpi", "```",
         "<!-- output -->", "```text", "shown", "```",
     ])
     a, b, c = parse(page, "p.md")
     assert (a.expected, b.continues, b.expected) == ("1\n", True, None)
     assert (c.skip, c.slow, c.expected) == ("needs mpiexec", True, "shown\n")
+    assert c.requires == ("onnx", "onnxruntime")
     assert matches("<Mul object at ...> False", "<Mul object at 0x7f> False")
     assert not matches("[20, 20, 40]", "[array(20), array(20), array(40)]")
 
