@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import sys
 import time
 from dataclasses import dataclass, field
 
@@ -69,14 +70,26 @@ class Run:
         return 1000.0 * self.train_seconds / max(self.steps, 1)
 
 
+# progress bars: None = only when stderr is a terminal (captured output stays free of redraws)
+SHOW_PROGRESS: bool | None = None
+
+
+def _show_progress() -> bool:
+    if tqdm is None:
+        return False
+    return sys.stderr.isatty() if SHOW_PROGRESS is None else SHOW_PROGRESS
+
+
 def _train(run: Run, train, epochs: int, seed: int, batch_size: int, step) -> None:
     """The loop all modes share: the same shuffled batches (a loader with its own seeded
-    generator), `step(x, y) -> (loss, correct)`, a tqdm bar per epoch with loss and accuracy."""
+    generator), `step(x, y) -> (loss, correct)`, a tqdm bar per epoch with loss and accuracy
+    when `_show_progress()`."""
+    progress = _show_progress()
     loader = dj.data.DataLoader(train, batch_size=batch_size, shuffle=True,
                                 generator=np.random.default_rng(seed))
     for epoch in range(epochs):
         batches = loader
-        if tqdm is not None:
+        if progress:
             batches = tqdm(loader, total=len(loader), leave=False, unit="step",
                            desc=f"{run.model_name} {run.mode:<6} epoch {epoch + 1}/{epochs}")
         loss_sum = correct = seen = 0
@@ -86,7 +99,7 @@ def _train(run: Run, train, epochs: int, seed: int, batch_size: int, step) -> No
             run.losses.append(float(loss))
             n = len(y)
             loss_sum, correct, seen = loss_sum + run.losses[-1] * n, correct + int(hits), seen + n
-            if tqdm is not None:
+            if progress:
                 batches.set_postfix(loss=f"{loss_sum / seen:.4f}", acc=f"{correct / seen:.3f}")
         run.train_seconds += time.perf_counter() - start
         run.steps += len(loader)
@@ -213,7 +226,11 @@ def main(argv=None) -> list[Run]:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", default=OUT)
     parser.add_argument("--blas-threads", type=int, default=1)
+    parser.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                        help="progress bars (default: only when stderr is a terminal)")
     args = parser.parse_args(argv)
+    global SHOW_PROGRESS
+    SHOW_PROGRESS = args.progress
     with blas_threads(args.blas_threads):
         return _main(args)
 

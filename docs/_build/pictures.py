@@ -1,0 +1,145 @@
+"""The site's pictures, drawn by dongjing itself (`dj.viz`) from the code the pages show.
+
+Run by the MkDocs hook (docs/_build/hooks.py) before every build, or by hand:
+`python docs/_build/pictures.py`. Writes SVG files into docs/pictures/ (not committed).
+
+Without Graphviz's `dot` program it says how to install it and, for the site only, uses the
+pre-rendered copy in docs/_build/prerendered/ when its recorded DOT text is still what the code
+gives (tests/test_docs_pictures.py checks that), else an SVG showing the DOT text.
+`python docs/_build/pictures.py --prerender` refreshes those copies (needs `dot`).
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+OUT = ROOT / "docs" / "pictures"
+PRERENDERED = ROOT / "docs" / "_build" / "prerendered"
+sys.path.insert(0, str(ROOT / "src"))
+
+import dongjing as dj  # noqa: E402  (after the path set-up: the build runs from a clone)
+import dongjing.compiler  # noqa: E402
+
+
+def eager_tape():
+    """The README's first example: the tape `y.backward()` walks (w is used twice)."""
+    w = dj.tensor([1.0], requires_grad=True)
+    x = dj.tensor([2.0], requires_grad=True)
+    a = dj.add(w, x)
+    b = dj.add(w, 1)
+    return dj.mul(a, b)
+
+
+def _static_example():
+    with dj.Graph() as g:
+        x = dj.placeholder((4, 3), name="x")
+        w = dj.Variable(dj.ones(3, 2).numpy() * 0.5, name="w")
+        h = dj.relu(x @ w + 0.0)
+        h2 = dj.relu(x @ w + 0.0)
+        scale = dj.exp(dj.constant(0.0)) * 2.0
+        y = dj.mean(dj.tanh(h + h2) * scale)
+    return g, x, y
+
+
+def static_before():
+    """docs/compiler.md's forward graph as the user built it."""
+    return _static_example()[0]
+
+
+def static_after():
+    """The same graph after the level-2 passes (folding, CSE, fusion where it pays)."""
+    g, x, y = _static_example()
+    return dongjing.compiler.build_program(g, [y.node], [x.node], level=2).graph
+
+
+def while_loop():
+    """Seed 002's counter: a while_loop with its condition and body as sub-graphs."""
+    with dj.Graph() as g:
+        dj.while_loop(lambda a, b: a < b, lambda a, b: (a + 2, b + 1),
+                      [dj.constant(0), dj.constant(10)])
+    return g
+
+
+PICTURES: dict[str, Callable] = {
+    "eager-tape": eager_tape,
+    "static-before": static_before,
+    "static-after": static_after,
+    "while-loop": while_loop,
+}
+
+
+def _fallback_svg(name: str, dot_text: str) -> str:
+    lines = [f"{name}: Graphviz's `dot` is not installed (apt-get install graphviz);",
+             "the DOT text of this picture:", ""] + dot_text.splitlines()
+    height = 16 * len(lines) + 20
+    body = "".join(f'<text x="10" y="{20 + 16 * i}">{html.escape(line)}</text>'
+                   for i, line in enumerate(lines))
+    return (f'<svg xmlns="http://www.w3.org/2000/svg" width="900" height="{height}" '
+            f'font-family="monospace" font-size="12">{body}</svg>\n')
+
+
+def _fallback(name: str, dot_text: str) -> str:
+    """The pre-rendered picture if it was drawn from this very DOT text, else the text itself."""
+    svg, dot = PRERENDERED / f"{name}.svg", PRERENDERED / f"{name}.dot"
+    if svg.exists() and dot.exists() and dot.read_text(encoding="utf-8") == dot_text:
+        return svg.read_text(encoding="utf-8")
+    return _fallback_svg(name, dot_text)
+
+
+def prerender() -> None:
+    """Refresh docs/_build/prerendered/ (SVG + the DOT text it was drawn from); needs `dot`."""
+    PRERENDERED.mkdir(parents=True, exist_ok=True)
+    for name, make in PICTURES.items():
+        obj = make()
+        dj.viz.render(obj, str(PRERENDERED / f"{name}.svg"))
+        (PRERENDERED / f"{name}.dot").write_text(dj.viz.to_dot(obj), encoding="utf-8")
+        print(f"prerendered: {name}")
+
+
+def draw_graphs(out: Path = OUT) -> list[Path]:
+    """Render every picture in PICTURES to out/<name>.svg; returns the paths written."""
+    out.mkdir(parents=True, exist_ok=True)
+    written, missing = [], False
+    for name, make in PICTURES.items():
+        path = out / f"{name}.svg"
+        obj = make()
+        try:
+            dj.viz.render(obj, str(path))
+        except dj.viz.GraphvizMissing:
+            missing = True
+            path.write_text(_fallback(name, dj.viz.to_dot(obj)), encoding="utf-8")
+        written.append(path)
+    if missing:
+        print("docs pictures: Graphviz's `dot` program is not installed, so the graph pictures "
+              "show their DOT text instead. Install it with `apt-get install graphviz` "
+              "(macOS: `brew install graphviz`) and build again.", file=sys.stderr)
+    return written
+
+
+def plot_bench(out: Path = OUT) -> Path | None:
+    """The benchmark chart (bench.report.plot) of bench/results.json, when `make bench` wrote it."""
+    results = ROOT / "bench" / "results.json"
+    if not results.exists():
+        return None
+    sys.path.insert(0, str(ROOT))
+    from bench.report import plot
+
+    path = out / "bench.png"
+    return path if plot(json.loads(results.read_text()), path) else None
+
+
+def main() -> None:
+    for path in draw_graphs():
+        print(f"docs pictures: {path.relative_to(ROOT)}")
+    bench = plot_bench()
+    print(f"docs pictures: {bench.relative_to(ROOT)}" if bench else
+          "docs pictures: no bench/results.json (run `make bench`): no benchmark plot")
+
+
+if __name__ == "__main__":
+    prerender() if "--prerender" in sys.argv[1:] else main()

@@ -1,0 +1,174 @@
+"""Every ```python block of every page in docs/ and docs/zh/ runs, and prints what the page shows.
+
+The rules a page follows (docs/contributing.md explains them to writers):
+
+* a block runs in a fresh namespace, unless the line before it is `<!-- continue -->`: then it
+  runs in the namespace of the block before it on the same page;
+* a ```text block right after a python block (only blank lines between), or one after an
+  `<!-- output -->` line, is what the python block prints; `...` in it matches any text;
+* `<!-- no-run: why -->` before a block leaves it out (for example a block that needs
+  `mpiexec`); the reason is required;
+* `<!-- requires: onnx, onnxruntime -->` before a block skips its chain, saying so, when one
+  of those (optional) packages is not installed;
+* `<!-- slow -->` before a block marks its chain slow (a training run of minutes): it runs only
+  with `DONGJING_DOCS_SLOW=1` in the environment, and is skipped, saying so, otherwise.
+
+Markers may be stacked on consecutive lines (`<!-- slow -->` then `<!-- continue -->`).
+
+Each block is written to a real file before it runs, so `dj.jit` and tracebacks can read its
+source. Pages listed in OWN_TESTS have their own test file and are not collected here.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+DOCS = Path(__file__).resolve().parent.parent / "docs"
+# pages whose blocks run in their own test (special set-up: a TF1 default graph to reset,
+# optional packages, the repository root as working directory; output checked there)
+OWN_TESTS = {
+    "coming-from-tensorflow.md": "tests/test_compat_v1_docs.py",
+    "profiling.md": "tests/test_profiler_docs.py",
+    "onnx.md": "tests/test_onnx_docs.py",
+}
+FENCE = re.compile(r"^```(\w*)\s*$")
+MARKER = re.compile(r"^<!--\s*(continue|output|slow|no-run:.+?|requires:.+?)\s*-->\s*$")
+RUN_SLOW = os.environ.get("DONGJING_DOCS_SLOW") == "1"
+
+
+@dataclass
+class Block:
+    """One python block of a page, with the output the page shows for it (if any)."""
+
+    page: str
+    line: int
+    source: str
+    continues: bool = False
+    skip: str = ""
+    slow: bool = False
+    requires: tuple[str, ...] = ()
+    expected: str | None = None
+    chain: list[Block] = field(default_factory=list)
+
+
+def parse(text: str, page: str) -> list[Block]:
+    """The python blocks of a page, in order, with their markers and expected output."""
+    lines = text.splitlines()
+    blocks: list[Block] = []
+    markers: list[str] = []
+    since_python, i = None, 0
+    while i < len(lines):
+        m = MARKER.match(lines[i].strip())
+        fence = FENCE.match(lines[i])
+        if m:
+            markers.append(m.group(1))
+        elif fence and fence.group(1):
+            lang, start = fence.group(1), i
+            i += 1
+            body = []
+            while i < len(lines) and not lines[i].startswith("```"):
+                body.append(lines[i])
+                i += 1
+            source = "\n".join(body) + "\n"
+            if lang == "python":
+                skip = [k[len("no-run:"):].strip() for k in markers if k.startswith("no-run:")]
+                needs = [m.strip() for k in markers if k.startswith("requires:")
+                         for m in k[len("requires:"):].split(",")]
+                blocks.append(Block(page, start + 1, source, continues="continue" in markers,
+                                    skip=skip[0] if skip else "", slow="slow" in markers,
+                                    requires=tuple(needs)))
+                since_python = 0
+            elif lang == "text" and blocks and (since_python == 0 or "output" in markers):
+                blocks[-1].expected = source
+                since_python = None
+            else:
+                since_python = None
+            markers = []
+        elif lines[i].strip():
+            markers, since_python = [], None
+        i += 1
+    return blocks
+
+
+def pages() -> list[Path]:
+    found = sorted(DOCS.glob("*.md")) + sorted((DOCS / "zh").glob("*.md"))
+    return [p for p in found if p.name not in OWN_TESTS or p.parent != DOCS]
+
+
+def chains() -> list[list[Block]]:
+    """Blocks grouped so that a chain starts fresh and the rest continue it."""
+    out: list[list[Block]] = []
+    for path in pages():
+        for block in parse(path.read_text(encoding="utf-8"), str(path.relative_to(DOCS))):
+            if block.continues and out and out[-1][0].page == block.page:
+                out[-1].append(block)
+            else:
+                out.append([block])
+    return [c for c in out if any(not b.skip for b in c)]
+
+
+def matches(expected: str, got: str) -> bool:
+    """Line-by-line comparison, trailing spaces ignored; `...` matches any text."""
+    pattern = "\n".join(re.escape(line.rstrip()).replace(r"\.\.\.", ".*?")
+                        for line in expected.strip().splitlines())
+    got = "\n".join(line.rstrip() for line in got.strip().splitlines())
+    return re.fullmatch(pattern, got, flags=re.S) is not None
+
+
+CHAINS = chains()
+
+
+@pytest.mark.parametrize("chain", CHAINS, ids=[f"{c[0].page}:{c[0].line}" for c in CHAINS])
+def test_block_runs_and_prints_what_the_page_shows(chain, tmp_path, monkeypatch):
+    if any(b.slow for b in chain) and not RUN_SLOW:
+        pytest.skip(f"{chain[0].page}: a slow page (minutes); DONGJING_DOCS_SLOW=1 runs it")
+    for block in chain:
+        for module in block.requires:
+            pytest.importorskip(module)
+    monkeypatch.chdir(tmp_path)  # blocks may write files
+    namespace: dict = {"__name__": "__docs__"}
+    for block in chain:
+        if block.skip:
+            continue
+        name = f"{Path(block.page).stem.replace('-', '_')}_line{block.line}.py"
+        script = tmp_path / name
+        script.write_text(block.source, encoding="utf-8")
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            exec(compile(block.source, os.fspath(script), "exec"), namespace)
+        if block.expected is not None:
+            assert matches(block.expected, out.getvalue()), (
+                f"{block.page} line {block.line} printed:\n{out.getvalue()}\n"
+                f"the page shows:\n{block.expected}")
+
+
+def test_the_parser_understands_the_markers():
+    page = "\n".join([
+        "```python", "print(1)", "```", "", "```text", "1", "```",
+        "<!-- continue -->", "```python", "x = 2", "```", "prose",
+        "```text", "not output", "```",
+        "<!-- slow -->", "<!-- requires: onnx, onnxruntime -->",
+        "<!-- no-run: needs mpiexec -->", "```python", "import mpi", "```",
+        "<!-- output -->", "```text", "shown", "```",
+    ])
+    a, b, c = parse(page, "p.md")
+    assert (a.expected, b.continues, b.expected) == ("1\n", True, None)
+    assert (c.skip, c.slow, c.expected) == ("needs mpiexec", True, "shown\n")
+    assert c.requires == ("onnx", "onnxruntime")
+    assert matches("<Mul object at ...> False", "<Mul object at 0x7f> False")
+    assert not matches("[20, 20, 40]", "[array(20), array(20), array(40)]")
+
+
+def test_every_page_is_collected():
+    collected = {c[0].page for c in CHAINS}
+    for path in pages():
+        name = str(path.relative_to(DOCS))
+        if any(not b.skip for b in parse(path.read_text(encoding="utf-8"), name)):
+            assert name in collected

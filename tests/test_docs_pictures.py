@@ -1,0 +1,42 @@
+"""The site's pictures (docs/_build/pictures.py) are drawn from code that runs, and the
+pre-rendered copies used without Graphviz still match that code."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import dongjing as dj
+
+SCRIPT = Path(__file__).resolve().parent.parent / "docs" / "_build" / "pictures.py"
+spec = importlib.util.spec_from_file_location("dongjing_docs_pictures", SCRIPT)
+pictures = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(pictures)
+
+
+def test_every_picture_has_a_current_prerendered_copy():
+    for name, make in pictures.PICTURES.items():
+        dot = pictures.PRERENDERED / f"{name}.dot"
+        assert (pictures.PRERENDERED / f"{name}.svg").exists(), name
+        assert dot.read_text(encoding="utf-8") == dj.viz.to_dot(make()), (
+            f"{name}: the code changed; run `python docs/_build/pictures.py --prerender`")
+
+
+def test_the_pictures_show_what_the_pages_say():
+    assert "AccumulateGrad" in dj.viz.to_dot(pictures.eager_tape())
+    before, after = pictures.static_before(), pictures.static_after()
+    assert len(after.nodes) < len(before.nodes)          # folding and CSE removed nodes
+    assert "while_loop" in dj.viz.to_dot(pictures.while_loop())
+
+
+def test_without_dot_the_site_gets_the_prerendered_copy_or_the_dot_text(tmp_path, monkeypatch):
+    render_module = sys.modules["dongjing.viz.render"]
+    monkeypatch.setattr(render_module.shutil, "which", lambda name: None)   # no Graphviz
+    written = pictures.draw_graphs(tmp_path)
+    assert [p.name for p in written] == [f"{n}.svg" for n in pictures.PICTURES]
+    for path in written:  # current copies: the pre-rendered drawing is used
+        prerendered = pictures.PRERENDERED / path.name
+        assert path.read_text(encoding="utf-8") == prerendered.read_text(encoding="utf-8")
+    text = pictures._fallback_svg("x", "digraph x {\n  a -> b;\n}\n")
+    assert "apt-get install graphviz" in text and "a -&gt; b;" in text
