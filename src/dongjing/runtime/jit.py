@@ -4,6 +4,7 @@ it, and cache the result per call signature; a new signature retraces and says w
 from __future__ import annotations
 
 import functools
+import threading
 import types
 import warnings
 from collections import OrderedDict
@@ -44,6 +45,7 @@ class JitFunction:
             self.name = type(module).__name__
         # signature -> [Trace, ...] (differing in .grad guards), least recently used first
         self._cache: OrderedDict = OrderedDict()
+        self._cache_lock = threading.Lock()  # threads share the cache; tracing runs unlocked
         self._last_signature: tuple | None = None
         self.retrace_reasons: list[str] = []
         self.compile_times: list[float] = []
@@ -90,30 +92,39 @@ class JitFunction:
 
     def clear_cache(self) -> None:
         """Forget every traced graph (the next call traces again)."""
-        self._cache.clear()
+        with self._cache_lock:
+            self._cache.clear()
         self._last_signature = None
 
     def _trace_for(self, args: tuple, kwargs: dict, arrays: list) -> Trace:
         watched = (self.module,) if self.module is not None else watched_objects(self.fn)
         sig = signature(args, kwargs, watched, arrays)
-        traces = self._cache.get(sig)
-        if traces:
-            for trace in traces:
-                if trace.matches():
-                    self._last_signature = sig
-                    self._cache.move_to_end(sig)
-                    return trace
+        with self._cache_lock:
+            traces = self._cache.get(sig)
+            if traces:
+                for trace in traces:
+                    if trace.matches():
+                        self._last_signature = sig
+                        self._cache.move_to_end(sig)
+                        return trace
+            traces = list(traces or ())
         self._note_retrace(sig, traces)
         trace = self._new_trace(args, kwargs)
-        self._cache.setdefault(sig, []).append(trace)
-        self._cache.move_to_end(sig)
-        self._evict()
+        with self._cache_lock:
+            kept = self._cache.setdefault(sig, [])
+            twin = next((t for t in kept if t.matches()), None)
+            if twin is not None:  # another thread traced this signature meanwhile: use its
+                return twin
+            kept.append(trace)
+            self._cache.move_to_end(sig)
+            self._evict()
         self.compile_times.append(trace.compile_time)
         self._last_signature = sig
         if len(self.compile_times) == RETRACE_WARNING:
+            reason = self.retrace_reasons[-1] if self.retrace_reasons else "new signature"
             warnings.warn(
                 f"dj.jit({self.name}) has traced {RETRACE_WARNING} times (last reason: "
-                f"{self.retrace_reasons[-1]}); every new shape or Python value traces and "
+                f"{reason}); every new shape or Python value traces and "
                 "compiles again: pass changing numbers as tensors, keep batch shapes fixed",
                 UserWarning,
                 stacklevel=3,
