@@ -12,6 +12,7 @@ result cast, so eager and graph execution cannot disagree on dtypes.
 
 from __future__ import annotations
 
+from .autograd import anomaly as _anomaly_mode
 from .autograd.function import record
 from .autograd.grad_mode import state as _grad_state
 from .errors import DongjingError, ShapeError
@@ -21,6 +22,7 @@ from .registry import Op, Spec
 from .tensor import Tensor, ndarray
 
 _graph_state = _builder.state
+_anomaly = _anomaly_mode.state  # `_anomaly.on`: anomaly mode checks every output
 _make = Tensor._make
 
 
@@ -51,6 +53,8 @@ def _finish(op: Op, out, expected, inputs, attrs, requires: bool) -> Tensor:
         out = _as_array(out)
     if expected is not None and out.dtype is not expected and out.dtype != expected:
         out = out.astype(expected)
+    if _anomaly.on:  # anomaly mode: NaN/inf in the output raises, naming op and line
+        _anomaly_mode.check_forward(op, [t.data for t in inputs], out)
     if requires and _grad_state.grad_enabled and op.vjp is not None:
         result = _make(out, True)
         record(op, inputs, attrs, result)
