@@ -9,6 +9,7 @@ import types
 import warnings
 from collections import OrderedDict
 
+from ..autograd.anomaly import state as anomaly_state
 from ..autograd.grad_mode import state as grad_state
 from ..errors import JitError
 from ..graph import builder
@@ -27,6 +28,8 @@ class JitFunction:
     Inspect with `.retrace_reasons`, `.cache_size`, `.compile_times`, `.graph(*args)`,
     `.optimized_graph(*args)` and `.source(*args)`.
     """
+
+    check_numerics = False  # set by dj.jit(..., check_numerics=True)
 
     def __init__(self, fn, optimize: int = 2, module=None,
                  cache_size: int = DEFAULT_CACHE_SIZE, strict: bool = False, check=False,
@@ -64,6 +67,8 @@ class JitFunction:
             return self.checked_call(args, kwargs, self.check_mode)
         arrays: list = []
         trace = self._trace_for(args, kwargs, arrays)
+        if self.check_numerics or anomaly_state.on:
+            _check_numerics(trace, arrays)
         return trace.run(arrays, _tensor_args(args, kwargs) if grad_state.grad_enabled else None)
 
     def checked_call(self, args: tuple, kwargs: dict, mode=True):
@@ -225,8 +230,23 @@ def _tensor_args(args: tuple, kwargs: dict) -> list:
     return found
 
 
+def _check_numerics(trace: Trace, arrays: list) -> None:
+    """Run the traced graph node by node first, raising AnomalyError at the first NaN/inf
+    (nothing is committed; the compiled program then runs as usual)."""
+    checked = trace.__dict__.get("_numerics")
+    if checked is None:
+        from ..autograd.anomaly import checked_program
+        from .interpreter import needed_nodes
+
+        feeds = [n for n in needed_nodes(trace.fetches, set()) if n.op.name == "placeholder"]
+        checked = trace._numerics = checked_program(trace.graph, trace.fetches, feeds,
+                                                    commit=False)
+    checked(trace.feed_arrays(arrays))
+
+
 def jit(fn=None, *, optimize: int = 2, cache_size: int = DEFAULT_CACHE_SIZE,
-        strict: bool = False, check=False, convert: bool = True):
+        strict: bool = False, check=False, convert: bool = True,
+        check_numerics: bool = False):
     """Compile `fn` (a function, or an nn.Module: its forward) by tracing it into a static graph.
 
     On each call the arguments' signature (tensor shapes and dtypes; Python values; module
@@ -245,6 +265,9 @@ def jit(fn=None, *, optimize: int = 2, cache_size: int = DEFAULT_CACHE_SIZE,
     `strict=True` raises a `SideEffectError` on the first instead. `check=True` (or N, or
     "warn") runs the first call (N calls) eagerly too and raises `dj.CheckError` naming the
     first diverging node when eager and compiled results or gradients differ.
+    `check_numerics=True` (and anomaly mode, `dj.autograd.detect_anomaly()`) first runs each
+    call's graph node by node and raises `dj.AnomalyError` at the first NaN or inf, naming the
+    node and the line that built it. One jitted function may be called from many threads.
 
     >>> @dj.jit
     ... def f(x):
@@ -254,7 +277,18 @@ def jit(fn=None, *, optimize: int = 2, cache_size: int = DEFAULT_CACHE_SIZE,
     """
     if fn is None:
         return lambda f: jit(f, optimize=optimize, cache_size=cache_size, strict=strict,
-                             check=check, convert=convert)
+                             check=check, convert=convert, check_numerics=check_numerics)
+    result = _jit(fn, optimize, cache_size, strict, check, convert)
+    if check_numerics:
+        if result is fn:
+            result = JitFunction(fn.fn, optimize, module=fn.module, cache_size=cache_size,
+                                 strict=strict, check=check, convert=convert)
+        result.check_numerics = True
+    return result
+
+
+def _jit(fn, optimize, cache_size, strict, check, convert):
+    """`jit` without check_numerics: reuse `fn` if it is a JitFunction with these options."""
     from ..nn.module import Module
 
     if isinstance(fn, JitFunction):
