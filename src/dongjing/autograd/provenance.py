@@ -10,20 +10,43 @@ import sys
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 
 
+_INSIDE: set = set()  # filenames seen inside / outside the package (set lookups are cheap)
+_OUTSIDE: set = set()
+
+
 def caller(depth: int = 2):
-    """(code, line) of the first frame outside the dongjing package, or None."""
+    """(code, instruction offset) of the first frame outside the dongjing package, or None.
+
+    On the eager path for every recorded op, so it avoids the costly parts: the line number
+    is decoded only when an error is raised (`describe`), filenames are classified once."""
     frame = sys._getframe(depth)
-    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
-        frame = frame.f_back
-    return None if frame is None else (frame.f_code, frame.f_lineno)
+    while frame is not None:
+        code = frame.f_code
+        name = code.co_filename
+        if name in _OUTSIDE:
+            return code, frame.f_lasti
+        if name in _INSIDE:
+            frame = frame.f_back
+        elif name.startswith(_PACKAGE_DIR):
+            _INSIDE.add(name)
+        else:
+            _OUTSIDE.add(name)
+    return None
+
+
+def _line(code, offset: int):
+    for start, end, line in code.co_lines():
+        if start <= offset < end:
+            return line
+    return code.co_firstlineno
 
 
 def describe(where) -> str:
     """`file.py:12 (in fn)` for a `caller()` result; "an unknown line" for None."""
     if not where or where is True:
         return "an unknown line"
-    code, line = where
-    return f"{code.co_filename}:{line} (in {code.co_name})"
+    code, offset = where
+    return f"{code.co_filename}:{_line(code, offset)} (in {code.co_name})"
 
 
 def note_modified(tensor, op_name: str) -> None:
