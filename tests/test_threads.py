@@ -176,3 +176,25 @@ def test_eager_backward_in_many_threads():
     _run_threads(work)
     for i in expected:
         np.testing.assert_array_equal(got[i], expected[i])
+
+
+def test_jitted_function_gradients_in_many_threads():
+    @dj.jit
+    def f(w):
+        return (dj.tanh(w * 2.0) * w).sum()
+
+    def grad_of(i):
+        w = dj.tensor(_inputs(i, 0)[:4, :5], requires_grad=True)
+        f(w).backward()
+        return w.grad.numpy()
+
+    expected = {i: grad_of(i) for i in range(N_THREADS)}
+    got = {}
+
+    def work(i):
+        for _ in range(15):
+            got[i] = grad_of(i)
+
+    _run_threads(work)
+    for i in expected:
+        np.testing.assert_array_equal(got[i], expected[i])
