@@ -46,6 +46,14 @@ class SideEffectError(JitError):
     """dj.jit(strict=True): the traced function did something that runs only at trace time."""
 
 
+class ArgumentError(DongjingError, TypeError, ValueError):
+    """An argument of the wrong type or value; the message names the function and argument."""
+
+
+class IndexOutOfRangeError(DongjingError, IndexError):
+    """An index (given or fed at run time) outside the dimension it indexes."""
+
+
 class AutogradError(DongjingError, RuntimeError):
     """Backward cannot run as asked: a saved tensor modified in place, a graph already freed by
     an earlier backward, a hook returning a gradient of the wrong shape."""
