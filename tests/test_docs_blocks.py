@@ -37,6 +37,7 @@ OWN_TESTS = {
     "coming-from-tensorflow.md": "tests/test_compat_v1_docs.py",
     "profiling.md": "tests/test_profiler_docs.py",
     "onnx.md": "tests/test_onnx_docs.py",
+    "debugging.md": "tests/test_anomaly_docs.py",
 }
 FENCE = re.compile(r"^```(\w*)\s*$")
 MARKER = re.compile(r"^<!--\s*(continue|output|slow|no-run:.+?|requires:.+?)\s*-->\s*$")

@@ -22,6 +22,7 @@ from . import (
     viz,
 )
 from .autograd import enable_grad, grad, is_grad_enabled, no_grad, set_grad_enabled
+from .autograd.anomaly import detect_anomaly, is_anomaly_enabled, set_detect_anomaly
 from .creation import (
     arange,
     empty,
@@ -45,6 +46,8 @@ from .dlpack import from_dlpack
 from .dtypes import bool_ as bool
 from .dtypes import float16, float32, float64, int32, int64
 from .errors import (
+    AnomalyError,
+    AutogradError,
     CheckError,
     DongjingError,
     DTypeError,

@@ -16,6 +16,7 @@ NumPy inputs (constants made from Python scalars) converted to that backend firs
 
 from __future__ import annotations
 
+from .autograd import anomaly as _anomaly_mode
 from .autograd.function import record
 from .autograd.grad_mode import state as _grad_state
 from .backends import backend_of, default_backend, numpy_backend
@@ -26,6 +27,7 @@ from .registry import Op, Spec
 from .tensor import Tensor, ndarray
 
 _graph_state = _builder.state
+_anomaly = _anomaly_mode.state  # `_anomaly.on`: anomaly mode checks every output
 _make = Tensor._make
 _numpy_asarray = numpy_backend.xp.asarray
 
@@ -57,6 +59,8 @@ def _finish(op: Op, out, expected, inputs, attrs, requires: bool) -> Tensor:
         out = _as_array(out, inputs)
     if expected is not None and out.dtype is not expected and out.dtype != expected:
         out = out.astype(expected)
+    if _anomaly.on:  # anomaly mode: NaN/inf in the output raises, naming op and line
+        _anomaly_mode.check_forward(op, [t.data for t in inputs], out)
     if requires and _grad_state.grad_enabled and op.vjp is not None:
         result = _make(out, True)
         record(op, inputs, attrs, result)

@@ -52,3 +52,13 @@ class ArgumentError(DongjingError, TypeError, ValueError):
 
 class IndexOutOfRangeError(DongjingError, IndexError):
     """An index (given or fed at run time) outside the dimension it indexes."""
+
+
+class AutogradError(DongjingError, RuntimeError):
+    """Backward cannot run as asked: a saved tensor modified in place, a graph already freed by
+    an earlier backward, a hook returning a gradient of the wrong shape."""
+
+
+class AnomalyError(AutogradError):
+    """Anomaly mode / check_numerics: an op's forward or backward output holds NaN or inf (the
+    message names the op, its input shapes and ranges, and the user's source line)."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 import warnings
 
 import numpy as np
@@ -372,9 +373,10 @@ class Tensor:
         return self
 
 
-class _GradScope:
+class _GradScope(threading.local):
     """While `dj.jit` traces a function, `.grad` of eager tensors is read and written through
-    `current` (the trace's symbolic gradients), never stored on the tensors themselves."""
+    `current` (the trace's symbolic gradients), never stored on the tensors themselves.
+    One per thread: a trace in one thread leaves other threads' `.grad` alone."""
 
     current = None
 

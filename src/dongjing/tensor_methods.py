@@ -6,6 +6,7 @@ import numpy as np
 
 from . import ops
 from .autograd.grad_mode import state as _grad_state
+from .autograd.provenance import note_modified
 from .errors import DTypeError
 from .registry import OPS
 from .tensor import Tensor
@@ -100,6 +101,7 @@ def _inplace(name: str, fn, ufunc):
             self.grad_fn = result.grad_fn
             self.requires_grad = True
             self._version[0] += 1
+            note_modified(self, name)  # named by the backward engine's in-place error
             return self
         value = other.data if other_t is not None else other
         try:
@@ -118,6 +120,7 @@ def _inplace(name: str, fn, ufunc):
                 f"operand of shape {np.shape(value)}: {exc}"
             ) from exc
         self._version[0] += 1
+        note_modified(self, name)
         return self
 
     method.__name__ = name
@@ -152,6 +155,7 @@ def _set_value(name):
             src = value.data if isinstance(value, Tensor) else np.asarray(value)
             np.copyto(self.data, np.broadcast_to(src, self.data.shape), casting="unsafe")
         self._version[0] += 1
+        note_modified(self, name)
         return self
 
     method.__name__ = name
@@ -179,6 +183,7 @@ def _setitem(self, key, value):
     real = build_key(template, [t.data for t in tensors])
     self.data[real] = value.data if isinstance(value, Tensor) else value
     self._version[0] += 1
+    note_modified(self, "__setitem__")
 
 
 Tensor.__setitem__ = _setitem

@@ -1,5 +1,6 @@
 """The eager tape: backward nodes, the backward engine, grad modes, gradcheck."""
 
+from .anomaly import detect_anomaly, is_anomaly_enabled, set_detect_anomaly
 from .api import backward, grad
 from .custom_function import Function, FunctionCtx
 from .function import AccumulateGrad, BackwardNode

@@ -7,11 +7,13 @@ reaches a node along several paths is summed before the node runs, never pushed 
 from __future__ import annotations
 
 from ..backends import backend_of
-from ..errors import DongjingError
+from ..errors import AutogradError, DongjingError
 from ..profiler import hooks as _profiler  # `_profiler.on`: a profiler is recording
 from ..tensor import Tensor
+from . import anomaly
 from .function import AccumulateGrad, BackwardNode
 from .grad_mode import set_grad_enabled
+from .provenance import caller, describe, modification
 
 
 def _dependencies(roots) -> dict:
@@ -33,24 +35,30 @@ def _dependencies(roots) -> dict:
 
 def _check_saved(node: BackwardNode) -> None:
     if node.freed:
-        raise RuntimeError(
-            f"Trying to backward through the graph a second time (through {node.name()}): "
-            "its saved tensors were freed after the first backward. "
+        raise AutogradError(
+            f"Trying to backward through the graph a second time (through {node.name()}, "
+            f"created at {describe(getattr(node, 'where', None))}): its saved tensors were "
+            f"freed by the first backward, called at {describe(node.freed)}. "
             "Specify retain_graph=True on the first backward() or dj.grad() call if you need "
             "to backward through the graph again."
         )
     for t, v in zip(node.inputs, node.versions):
         if t._version[0] != v:
-            raise RuntimeError(
+            raise AutogradError(
                 f"one of the variables needed for gradient computation has been modified by an "
                 f"inplace operation: an input of {node.name()} (op {node.op.name!r}, shape "
-                f"{t.shape}) is at version {t._version[0]}; expected version {v} instead."
+                f"{t.shape}) is at version {t._version[0]}; expected version {v} instead.\n"
+                f"  saved by {node.op.name} at {describe(getattr(node, 'where', None))}\n"
+                f"  {modification(t._version)}"
             )
     if node.op.saves_output and node.out_version[0] != node.out_saved_version:
-        raise RuntimeError(
+        raise AutogradError(
             f"one of the variables needed for gradient computation has been modified by an "
             f"inplace operation: the output of {node.name()} (op {node.op.name!r}) is at "
-            f"version {node.out_version[0]}; expected version {node.out_saved_version} instead."
+            f"version {node.out_version[0]}; expected version {node.out_saved_version} "
+            f"instead.\n"
+            f"  saved by {node.op.name} at {describe(getattr(node, 'where', None))}\n"
+            f"  {modification(node.out_version)}"
         )
 
 
@@ -67,8 +75,25 @@ def _call_hooks(hooks, grad):
     for hook in list(hooks):
         replaced = hook(grad)
         if replaced is not None:
+            if getattr(replaced, "shape", None) != grad.shape:
+                raise AutogradError(
+                    f"the gradient hook {_hook_name(hook)} returned "
+                    f"{_described(replaced)} for a gradient of shape {grad.shape}: a hook "
+                    "returns None or a tensor of the gradient's shape"
+                )
             grad = replaced
     return grad
+
+
+def _hook_name(hook) -> str:
+    code = getattr(hook, "__code__", None)
+    name = getattr(hook, "__qualname__", None) or repr(hook)
+    return f"{name} ({code.co_filename}:{code.co_firstlineno})" if code is not None else name
+
+
+def _described(value) -> str:
+    shape = getattr(value, "shape", None)
+    return f"a value of shape {shape}" if shape is not None else f"{type(value).__name__}"
 
 
 def _add(a, b):
@@ -76,6 +101,20 @@ def _add(a, b):
 
 
 def run_backward(
+    roots: list,
+    grads: list,
+    retain_graph: bool,
+    create_graph: bool,
+    capture: dict | None = None,
+) -> None:
+    """Propagate `grads` from `roots` through the tape (see `_run_backward`)."""
+    if not anomaly.state.on:
+        return _run_backward(roots, grads, retain_graph, create_graph, capture)
+    with anomaly.in_backward():  # gradients are checked per node, named by the forward line
+        return _run_backward(roots, grads, retain_graph, create_graph, capture)
+
+
+def _run_backward(
     roots: list,
     grads: list,
     retain_graph: bool,
@@ -96,6 +135,7 @@ def run_backward(
     shared = {id(g) for g in grads}  # gradients the caller still owns: copy before keeping
     routed = set(shared)
     owned: set = set()  # sums made here and still buffered: safe to add into in place
+    freed_at = True if retain_graph else (caller() or True)  # named if backward comes again
     with set_grad_enabled(create_graph):
         while ready:
             node = ready.pop()
@@ -117,6 +157,10 @@ def run_backward(
                 results = _apply_node(node, grad, retain_graph)
             else:  # profiler hook: one event per backward node
                 results = _profiler.backward_node(_apply_node, node, grad, retain_graph)
+            if node.freed is True:
+                node.freed = freed_at
+            if anomaly.state.on:
+                anomaly.check_backward(node, grad, results)
             for (fn, _), g in zip(node.next_functions, results):
                 if fn is None:
                     continue

@@ -5,6 +5,8 @@ from __future__ import annotations
 import weakref
 from typing import TYPE_CHECKING
 
+from .provenance import caller
+
 if TYPE_CHECKING:
     from ..registry import Op
 
@@ -26,7 +28,8 @@ class BackwardNode:
         "next_functions",
         "needs",
         "pre_hooks",
-        "freed",
+        "freed",  # False, or where the backward that freed the saved tensors was called
+        "where",  # (code, line) of the user's line that ran the op (provenance.caller)
         "__weakref__",
     )
 
@@ -124,4 +127,5 @@ def record(op: Op, inputs: tuple, attrs: dict, result) -> None:
         node.out_data = None
     node.pre_hooks = None
     node.freed = False
+    node.where = caller(3)  # the line that saved the inputs: named by the in-place error
     result.grad_fn = node

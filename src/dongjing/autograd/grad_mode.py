@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import functools
+import threading
 
 
-class _State:
-    """Mutable global switches read on the eager per-op path."""
+class _State(threading.local):
+    """Switches read on the eager per-op path, one set per thread (as PyTorch's grad mode):
+    a new thread starts with gradients enabled whatever other threads have set. The default
+    lives on the class, so reading it in a thread that never set it is one attribute lookup."""
 
     grad_enabled = True
 
@@ -15,6 +18,7 @@ state = _State()
 
 
 def is_grad_enabled() -> bool:
+    """Whether ops record the tape now (in this thread)."""
     return state.grad_enabled
 
 

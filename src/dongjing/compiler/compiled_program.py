@@ -4,12 +4,18 @@ from __future__ import annotations
 
 import itertools
 import linecache
+import re
+import threading
+import types
+
+import numpy as np
 
 from ..errors import GraphError
 from ..profiler import hooks as _profiler  # `_profiler.on`: a profiler is recording
 from ..runtime.program import Program, commit_assignments
 
 _counter = itertools.count()
+_BUFFER = re.compile(r"_buf\d+")  # the planned buffers' global names (codegen.Generator.buffers)
 
 
 class _SourceError(GraphError):
@@ -37,13 +43,35 @@ class CompiledProgram(Program):
         self._run = namespace["program"]
         self.namespace = namespace
         self.generator = None  # the code generator (set by build_program): timed variants
+        # The planned buffers (`_buf<i>` globals) are the building thread's; every other thread
+        # runs a twin of the function over its own buffer set, so concurrent runs never share
+        # intermediates. The profiler's timed variant uses the first set: runs serialise then.
+        self._home = threading.get_ident()
+        self._local = threading.local()
+        self._lock = threading.Lock()
 
     def __call__(self, feed_arrays: list) -> list:
         if _profiler.on:  # profiler hook: run the variant timing each node
-            return _profiler.run_compiled(self, feed_arrays)
-        outputs, pending = self._run(feed_arrays)
+            with self._lock:
+                return _profiler.run_compiled(self, feed_arrays)
+        if threading.get_ident() == self._home:
+            run = self._run
+        else:
+            run = getattr(self._local, "run", None) or self._thread_run()
+        outputs, pending = run(feed_arrays)
         commit_assignments(pending)
         return outputs
+
+    def _thread_run(self):
+        """This thread's twin of the generated function: same code and constants, fresh
+        buffers (allocated on the thread's first call, freed with the thread)."""
+        namespace = dict(self.namespace)
+        for name, value in namespace.items():
+            if _BUFFER.fullmatch(name) and isinstance(value, np.ndarray):
+                namespace[name] = np.empty_like(value)
+        run = types.FunctionType(self._run.__code__, namespace, self._run.__name__)
+        self._local.run = run
+        return run
 
     def __repr__(self) -> str:
         return f"<CompiledProgram {self.filename}: {len(self.graph.nodes)} nodes>"

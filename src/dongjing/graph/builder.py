@@ -3,15 +3,22 @@ tensors (Variables and Parameters by reference, other tensors as constants)."""
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 
 from ..errors import DongjingError, GraphError
 from ..registry import Spec, register
 
 
-class _State:
-    graph = None  # the innermost default graph, or None (eager)
-    stack: list = []
+class _State(threading.local):
+    """The default-graph stack, one per thread: `with dj.Graph()` in one thread never makes
+    another thread's eager ops symbolic. A new thread starts eager (no default graph)."""
+
+    graph = None  # the innermost default graph, or None (eager); a class default: cheap reads
+
+    def __init__(self):
+        self.stack: list = []
 
 
 state = _State()

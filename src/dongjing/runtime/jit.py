@@ -4,10 +4,12 @@ it, and cache the result per call signature; a new signature retraces and says w
 from __future__ import annotations
 
 import functools
+import threading
 import types
 import warnings
 from collections import OrderedDict
 
+from ..autograd.anomaly import state as anomaly_state
 from ..autograd.grad_mode import state as grad_state
 from ..errors import JitError
 from ..graph import builder
@@ -28,6 +30,8 @@ class JitFunction:
     `.optimized_graph(*args)` and `.source(*args)`.
     """
 
+    check_numerics = False  # set by dj.jit(..., check_numerics=True)
+
     def __init__(self, fn, optimize: int = 2, module=None,
                  cache_size: int = DEFAULT_CACHE_SIZE, strict: bool = False, check=False,
                  convert: bool = True):
@@ -45,6 +49,7 @@ class JitFunction:
             self.name = type(module).__name__
         # signature -> [Trace, ...] (differing in .grad guards), least recently used first
         self._cache: OrderedDict = OrderedDict()
+        self._cache_lock = threading.Lock()  # threads share the cache; tracing runs unlocked
         self._last_signature: tuple | None = None
         self.retrace_reasons: list[str] = []
         self.compile_times: list[float] = []
@@ -63,6 +68,8 @@ class JitFunction:
             return self.checked_call(args, kwargs, self.check_mode)
         arrays: list = []
         trace = self._trace_for(args, kwargs, arrays)
+        if self.check_numerics or anomaly_state.on:
+            _check_numerics(trace, arrays)
         return trace.run(arrays, _tensor_args(args, kwargs) if grad_state.grad_enabled else None)
 
     def checked_call(self, args: tuple, kwargs: dict, mode=True):
@@ -91,30 +98,39 @@ class JitFunction:
 
     def clear_cache(self) -> None:
         """Forget every traced graph (the next call traces again)."""
-        self._cache.clear()
+        with self._cache_lock:
+            self._cache.clear()
         self._last_signature = None
 
     def _trace_for(self, args: tuple, kwargs: dict, arrays: list) -> Trace:
         watched = (self.module,) if self.module is not None else watched_objects(self.fn)
         sig = signature(args, kwargs, watched, arrays)
-        traces = self._cache.get(sig)
-        if traces:
-            for trace in traces:
-                if trace.matches():
-                    self._last_signature = sig
-                    self._cache.move_to_end(sig)
-                    return trace
+        with self._cache_lock:
+            traces = self._cache.get(sig)
+            if traces:
+                for trace in traces:
+                    if trace.matches():
+                        self._last_signature = sig
+                        self._cache.move_to_end(sig)
+                        return trace
+            traces = list(traces or ())
         self._note_retrace(sig, traces)
         trace = self._new_trace(args, kwargs)
-        self._cache.setdefault(sig, []).append(trace)
-        self._cache.move_to_end(sig)
-        self._evict()
+        with self._cache_lock:
+            kept = self._cache.setdefault(sig, [])
+            twin = next((t for t in kept if t.matches()), None)
+            if twin is not None:  # another thread traced this signature meanwhile: use its
+                return twin
+            kept.append(trace)
+            self._cache.move_to_end(sig)
+            self._evict()
         self.compile_times.append(trace.compile_time)
         self._last_signature = sig
         if len(self.compile_times) == RETRACE_WARNING:
+            reason = self.retrace_reasons[-1] if self.retrace_reasons else "new signature"
             warnings.warn(
                 f"dj.jit({self.name}) has traced {RETRACE_WARNING} times (last reason: "
-                f"{self.retrace_reasons[-1]}); every new shape or Python value traces and "
+                f"{reason}); every new shape or Python value traces and "
                 "compiles again: pass changing numbers as tensors, keep batch shapes fixed",
                 UserWarning,
                 stacklevel=3,
@@ -215,8 +231,23 @@ def _tensor_args(args: tuple, kwargs: dict) -> list:
     return found
 
 
+def _check_numerics(trace: Trace, arrays: list) -> None:
+    """Run the traced graph node by node first, raising AnomalyError at the first NaN/inf
+    (nothing is committed; the compiled program then runs as usual)."""
+    checked = trace.__dict__.get("_numerics")
+    if checked is None:
+        from ..autograd.anomaly import checked_program
+        from .interpreter import needed_nodes
+
+        feeds = [n for n in needed_nodes(trace.fetches, set()) if n.op.name == "placeholder"]
+        checked = trace._numerics = checked_program(trace.graph, trace.fetches, feeds,
+                                                    commit=False)
+    checked(trace.feed_arrays(arrays))
+
+
 def jit(fn=None, *, optimize: int = 2, cache_size: int = DEFAULT_CACHE_SIZE,
-        strict: bool = False, check=False, convert: bool = True):
+        strict: bool = False, check=False, convert: bool = True,
+        check_numerics: bool = False):
     """Compile `fn` (a function, or an nn.Module: its forward) by tracing it into a static graph.
 
     On each call the arguments' signature (tensor shapes and dtypes; Python values; module
@@ -235,6 +266,9 @@ def jit(fn=None, *, optimize: int = 2, cache_size: int = DEFAULT_CACHE_SIZE,
     `strict=True` raises a `SideEffectError` on the first instead. `check=True` (or N, or
     "warn") runs the first call (N calls) eagerly too and raises `dj.CheckError` naming the
     first diverging node when eager and compiled results or gradients differ.
+    `check_numerics=True` (and anomaly mode, `dj.autograd.detect_anomaly()`) first runs each
+    call's graph node by node and raises `dj.AnomalyError` at the first NaN or inf, naming the
+    node and the line that built it. One jitted function may be called from many threads.
 
     >>> @dj.jit
     ... def f(x):
@@ -244,7 +278,18 @@ def jit(fn=None, *, optimize: int = 2, cache_size: int = DEFAULT_CACHE_SIZE,
     """
     if fn is None:
         return lambda f: jit(f, optimize=optimize, cache_size=cache_size, strict=strict,
-                             check=check, convert=convert)
+                             check=check, convert=convert, check_numerics=check_numerics)
+    result = _jit(fn, optimize, cache_size, strict, check, convert)
+    if check_numerics:
+        if result is fn:
+            result = JitFunction(fn.fn, optimize, module=fn.module, cache_size=cache_size,
+                                 strict=strict, check=check, convert=convert)
+        result.check_numerics = True
+    return result
+
+
+def _jit(fn, optimize, cache_size, strict, check, convert):
+    """`jit` without check_numerics: reuse `fn` if it is a JitFunction with these options."""
     from ..nn.module import Module
 
     if isinstance(fn, JitFunction):

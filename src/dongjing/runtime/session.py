@@ -37,9 +37,16 @@ class Session:
     `optimize`: 0 runs the plain interpreter; 1 (cleanup) and 2 (all passes) compile with
     `dongjing.compiler` when it is available. Programs are cached per fetch set and graph
     version. Also a context manager (`with dj.Session(g) as sess:`).
+
+    `check_numerics=True` runs the graph node by node, unoptimized, and raises
+    `dj.AnomalyError` at the first node whose output holds NaN or inf, naming the node, its
+    inputs' shapes and ranges, and the line that built it (slow: for debugging).
+
+    One Session may be run from many threads at once: each run owns its intermediate buffers
+    (docs/debugging.md, "Threads").
     """
 
-    def __init__(self, graph=None, optimize: int = 2):
+    def __init__(self, graph=None, optimize: int = 2, check_numerics: bool = False):
         from ..graph import builder
 
         graph = graph if graph is not None else builder.get_default_graph()
@@ -48,6 +55,7 @@ class Session:
                              "`with g.as_default():`")
         self.graph = graph
         self.optimize = check_choice("dj.Session", "optimize", optimize, (0, 1, 2))
+        self.check_numerics = bool(check_numerics)
         self._programs: dict = {}
         self._runs: dict = {}  # run_key(fetches, feed_dict) -> Runner
         self._closed = False
@@ -141,7 +149,11 @@ class Session:
         program = self._programs.get(key)
         if program is None:
             builder = _compiler_builder() if self.optimize >= 1 else None
-            if builder is None:
+            if self.check_numerics:
+                from ..autograd.anomaly import checked_program
+
+                program = checked_program(self.graph, fetch_nodes, feed_nodes)
+            elif builder is None:
                 program = interpreter.build_interpreter(self.graph, fetch_nodes, feed_nodes)
             else:
                 program = builder(self.graph, fetch_nodes, feed_nodes, self.optimize)
