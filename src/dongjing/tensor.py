@@ -33,6 +33,8 @@ class Tensor:
         "_hooks",
         "_accumulator",
         "_retains_grad",
+        "_view_of",
+        "_views",
         "__weakref__",
     )
 
