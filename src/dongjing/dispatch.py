@@ -30,7 +30,7 @@ def _rule_key(dtypes: tuple, attrs: dict):
 
 def expected_dtype(op: Op, inputs, attrs: dict):
     """The dtype `op.infer` gives for `inputs` (Tensors with data), cached per dtypes+attrs."""
-    key = _rule_key(tuple([t.data.dtype for t in inputs]), attrs)
+    key = _rule_key(tuple([t._data.dtype for t in inputs]), attrs)
     try:
         found = op.dtype_rules.get(key)
     except TypeError:  # an unhashable attribute: ask the rule every time
@@ -41,7 +41,7 @@ def expected_dtype(op: Op, inputs, attrs: dict):
 
 
 def _infer_dtype(op: Op, inputs, attrs: dict):
-    specs = [Spec(t.data.shape, t.data.dtype) for t in inputs]
+    specs = [Spec(t._data.shape, t._data.dtype) for t in inputs]
     result = op.infer(*specs, **attrs)
     return result[1] if isinstance(result, tuple) and len(result) == 2 else None
 
@@ -67,7 +67,7 @@ def apply(op: Op, *inputs: Tensor, **attrs) -> Tensor:
     for t in inputs:
         if t._node is not None:
             return _builder.add(op, inputs, attrs)
-        arrays.append(t.data)
+        arrays.append(t._data)
         if t.requires_grad:
             requires = True
     expected = expected_dtype(op, inputs, attrs)
@@ -87,7 +87,7 @@ def apply1(op: Op, x: Tensor, **attrs) -> Tensor:
     """`apply` for one input: the hot path of unary elementwise ops."""
     if x._node is not None or _graph_state.graph is not None:
         return _builder.add(op, (x,), attrs)
-    data = x.data
+    data = x._data
     try:
         expected = op.dtype_rules[(data.dtype, *attrs.items()) if attrs else data.dtype]
     except (KeyError, TypeError):
@@ -106,7 +106,7 @@ def apply1(op: Op, x: Tensor, **attrs) -> Tensor:
 
 def _learn1(op: Op, x: Tensor, attrs: dict):
     expected = _infer_dtype(op, (x,), attrs)
-    key = (x.data.dtype, *attrs.items()) if attrs else x.data.dtype
+    key = (x._data.dtype, *attrs.items()) if attrs else x._data.dtype
     try:
         op.dtype_rules[key] = expected
     except TypeError:
@@ -118,7 +118,7 @@ def apply2(op: Op, a: Tensor, b: Tensor, **attrs) -> Tensor:
     """`apply` for two inputs: the hot path of binary elementwise ops and matmul."""
     if a._node is not None or b._node is not None or _graph_state.graph is not None:
         return _builder.add(op, (a, b), attrs)
-    da, db = a.data, b.data
+    da, db = a._data, b._data
     if attrs:
         expected = expected_dtype(op, (a, b), attrs)
     else:
@@ -149,7 +149,7 @@ def explain_failure(op: Op, inputs, attrs, exc: Exception) -> Exception:
     Shape inference usually finds the fault and raises its own message; otherwise the original
     error is wrapped with the op and the shapes involved.
     """
-    specs = [Spec(t.data.shape, t.data.dtype) for t in inputs]
+    specs = [Spec(t._data.shape, t._data.dtype) for t in inputs]
     try:
         op.infer(*specs, **attrs)
     except DongjingError as found:

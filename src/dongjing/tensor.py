@@ -15,8 +15,9 @@ ndarray = np.ndarray
 class Tensor:
     """A multi-dimensional array that records how it was computed.
 
-    Eager tensors hold `data` (a NumPy array); symbolic tensors (built inside a `dj.Graph`)
-    hold `_node` instead and have no value until a Session runs the graph.
+    Eager tensors hold their value in `_data` (a NumPy array; the public `.data` is a Tensor
+    sharing that memory, detached from the tape, as in PyTorch); symbolic tensors (built
+    inside a `dj.Graph`) hold `_node` instead and have no value until a Session runs the graph.
 
     >>> x = dj.tensor([1.0, 2.0], requires_grad=True)
     >>> (x * x).sum().backward(); x.grad
@@ -24,7 +25,7 @@ class Tensor:
     """
 
     __slots__ = (
-        "data",
+        "_data",
         "requires_grad",
         "grad_fn",
         "_grad",
@@ -42,7 +43,7 @@ class Tensor:
 
     def __init__(self, data, dtype=None, requires_grad: bool = False):
         array = to_array(data, dtype)
-        self.data = array
+        self._data = array
         self.grad_fn = None
         self._grad = None
         self._version = [0]
@@ -55,7 +56,7 @@ class Tensor:
     def _make(cls, data: ndarray, requires_grad: bool = False) -> Tensor:
         """Wrap an array without copying or checking (the per-op path)."""
         t = object.__new__(cls)
-        t.data = data
+        t._data = data
         t.requires_grad = requires_grad
         t.grad_fn = None
         t._grad = None
@@ -66,7 +67,7 @@ class Tensor:
     @classmethod
     def _symbolic(cls, node) -> Tensor:
         t = object.__new__(cls)
-        t.data = None
+        t._data = None
         t.requires_grad = False
         t.grad_fn = None
         t._grad = None
@@ -76,14 +77,38 @@ class Tensor:
 
     # --- basic properties -------------------------------------------------------------------
     @property
+    def data(self) -> Tensor:
+        """This tensor's value as a tensor that shares its memory and is cut off from the tape
+        (with its own version counter: writes through it are not seen by autograd), as in
+        PyTorch: `p.data.add_(g, alpha=-lr)`, `w.data.uniform_(-a, a)`."""
+        if self._node is not None:
+            self._value(".data")
+        t = Tensor._make(self._data, False)
+        return t
+
+    @data.setter
+    def data(self, value) -> None:
+        """`t.data = other`: `t` takes `other`'s memory (a Tensor, or a NumPy array), keeping
+        its autograd identity."""
+        if isinstance(value, Tensor):
+            value = value._value("assigning .data")
+        elif not isinstance(value, np.ndarray):
+            raise TypeError(
+                f"assigned .data must be a Tensor (or a NumPy array), got {type(value).__name__}"
+            )
+        if self._node is not None:
+            self._value("assigning .data")
+        self._data = value
+
+    @property
     def shape(self) -> tuple:
         node = self._node
-        return self.data.shape if node is None else node.shape
+        return self._data.shape if node is None else node.shape
 
     @property
     def dtype(self) -> np.dtype:
         node = self._node
-        return self.data.dtype if node is None else node.dtype
+        return self._data.dtype if node is None else node.dtype
 
     @property
     def ndim(self) -> int:
@@ -159,7 +184,7 @@ class Tensor:
                 "graph runs. Fetch it with sess.run(tensor), or build the model outside a "
                 "dj.Graph to compute eagerly."
             )
-        return self.data
+        return self._data
 
     def numpy(self) -> ndarray:
         """The value as a NumPy array (shares memory; works when requires_grad is set)."""
@@ -197,7 +222,7 @@ class Tensor:
             from .graph.python_control_flow import python_control_flow_error
 
             raise python_control_flow_error(self)
-        data = self.data
+        data = self._data
         if data.size != 1:
             raise RuntimeError(
                 f"Boolean value of a Tensor with {data.size} elements (shape {data.shape}) is "
@@ -220,9 +245,9 @@ class Tensor:
                     f"{_fmt_shape(shape)}: its first dim is unknown until the graph runs"
                 )
             return shape[0]
-        if self.data.ndim == 0:
+        if self._data.ndim == 0:
             raise TypeError("len() of a 0-d tensor")
-        return self.data.shape[0]
+        return self._data.shape[0]
 
     def __iter__(self):
         for i in range(len(self)):
@@ -234,7 +259,7 @@ class Tensor:
         if self._node is not None:
             n = self._node
             return f"<Tensor {n.name!r} shape={_fmt_shape(n.shape)} dtype={n.dtype}>"
-        data = self.data
+        data = self._data
         body = np.array2string(data, separator=", ", prefix="tensor(")
         extras = []
         if data.dtype not in (dtypes.float32, dtypes.int64, dtypes.bool_):
@@ -263,7 +288,7 @@ class Tensor:
         """A tensor with the same data that is cut off from the tape."""
         if self._node is not None:
             return _ops().stop_gradient(self)
-        t = Tensor._make(self.data, False)
+        t = Tensor._make(self._data, False)
         t._version = self._version
         return t
 

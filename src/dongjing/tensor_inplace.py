@@ -30,7 +30,7 @@ def run_inplace(t: Tensor, name: str, compute, operands=(), symbolic: bool = Tru
         return t
     with no_grad():
         result = compute(t)
-    write_array(t, name, result.data if isinstance(result, Tensor) else result)
+    write_array(t, name, result._data if isinstance(result, Tensor) else result)
     return t
 
 
@@ -46,7 +46,7 @@ def write_array(t: Tensor, name: str, value) -> None:
         raise DTypeError(
             f"{name}: result type {value.dtype} can't be cast to the tensor's dtype {t.dtype}"
         )
-    np.copyto(t.data, value, casting="same_kind")
+    np.copyto(t._data, value, casting="same_kind")
     t._version[0] += 1
 
 
@@ -224,8 +224,8 @@ def _setitem(self, key, value):
             "value that does) is not recorded for backward; use dj.where(mask, value, x), or "
             "assign inside `with dj.no_grad():`"
         )
-    real = build_key(template, [t.data for t in tensors])
-    self.data[real] = value.data if isinstance(value, Tensor) else value
+    real = build_key(template, [t._data for t in tensors])
+    self._data[real] = value._data if isinstance(value, Tensor) else value
     self._version[0] += 1
 
 

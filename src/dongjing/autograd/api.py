@@ -35,7 +35,7 @@ def _initial_grad(t, gradient):
             "or optimizer.minimize(loss)"
         )
     if gradient is None:
-        if t.data.size != 1:
+        if t._data.size != 1:
             raise RuntimeError(
                 f"grad can be implicitly created only for scalar outputs; this output has shape "
                 f"{t.shape}: pass gradient= (a tensor of that shape) to backward()"

@@ -17,7 +17,7 @@ def _as_float64(inputs):
     out = []
     for x in inputs:
         if isinstance(x, Tensor) and x.dtype.kind == "f":
-            out.append(Tensor(x.data.astype(np.float64), requires_grad=x.requires_grad))
+            out.append(Tensor(x._data.astype(np.float64), requires_grad=x.requires_grad))
         else:
             out.append(x)
     return out
@@ -59,7 +59,7 @@ def gradcheck(fn, inputs, eps: float = 1e-6, atol: float = 1e-5, rtol: float = 1
         x = inputs[i]
         analytic = np.zeros(x.shape) if x.grad is None else x.grad.numpy().astype(np.float64)
         numeric = np.zeros(x.shape)
-        flat = x.data.reshape(-1)
+        flat = x._data.reshape(-1)
         for j in range(flat.size):
             orig = flat[j]
             flat[j] = orig + eps

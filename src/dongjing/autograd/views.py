@@ -89,7 +89,7 @@ def write_recorded(t, name: str, compute) -> None:
     for link in chain[1:]:
         handles.append(_index(handles[-1], link._view_of[1]))
     own = handles[-1]
-    shadow = Tensor._make(t.data.copy(), own.requires_grad)
+    shadow = Tensor._make(t._data.copy(), own.requires_grad)
     shadow.grad_fn = own.grad_fn
     result = compute(shadow)
     if result.shape != t.shape:
@@ -109,7 +109,7 @@ def write_recorded(t, name: str, compute) -> None:
     new = result
     for parent, link in zip(reversed(handles[:-1]), reversed(chain[1:])):
         new = _slice_assign(parent, new, link._view_of[1])
-    t.data[...] = result.data
+    t._data[...] = result._data
     root = chain[0]
     root.grad_fn = new.grad_fn
     root.requires_grad = new.requires_grad
@@ -138,7 +138,7 @@ def _handle(t):
             return t
     from ..tensor import Tensor
 
-    h = Tensor._make(t.data, t.requires_grad)
+    h = Tensor._make(t._data, t.requires_grad)
     h.grad_fn = t.grad_fn
     return h
 

@@ -11,7 +11,7 @@ from ..tensor import Tensor
 
 
 def _fill(tensor: Tensor, values: np.ndarray) -> Tensor:
-    np.copyto(tensor.data, values, casting="unsafe")
+    np.copyto(tensor._data, values, casting="unsafe")
     tensor._version[0] += 1
     return tensor
 

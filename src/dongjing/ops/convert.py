@@ -23,7 +23,7 @@ def as_tensor(value, like: Tensor | None = None) -> Tensor:
 def pair(a, b) -> tuple[Tensor, Tensor]:
     """Two operands of a binary op as Tensors of one dtype (a cast is inserted if needed)."""
     if type(a) is Tensor and type(b) is Tensor:  # the per-op fast path: two eager tensors
-        da, db = a.data, b.data
+        da, db = a._data, b._data
         if da is not None and db is not None and da.dtype is db.dtype:
             return a, b
     if isinstance(a, Tensor):

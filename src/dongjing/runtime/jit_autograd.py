@@ -211,7 +211,7 @@ def _attach_outputs(core: BackwardNode, plan: GradPlan, outs: list, specs: list)
 def _pack_vjp(grad, inputs, out, needs, attrs):
     start, stop = attrs["span"]
     packed = np.zeros(attrs["total"], dtype=attrs["dtype"])
-    packed[start:stop] = np.asarray(grad.data).ravel()
+    packed[start:stop] = np.asarray(grad._data).ravel()
     return (Tensor._make(packed),)
 
 
@@ -252,7 +252,7 @@ def _jit_vjp(grad, inputs, out, needs, attrs):
 
 
 def _seeds(grad, plan: GradPlan, attrs: dict) -> list:
-    data = np.asarray(grad.data)
+    data = np.asarray(grad._data)
     if "packed" not in attrs:
         shape, dtype = attrs["specs"][0]
         return [_fit(data, shape, dtype, attrs["name"])]
