@@ -21,6 +21,13 @@ from . import (
 )
 from .autograd import enable_grad, grad, is_grad_enabled, no_grad, set_grad_enabled
 from .creation import (
+    BoolTensor,
+    ByteTensor,
+    DoubleTensor,
+    FloatTensor,
+    HalfTensor,
+    IntTensor,
+    LongTensor,
     arange,
     empty,
     eye,
@@ -40,7 +47,7 @@ from .creation import (
 )
 from .device import device
 from .dtypes import bool_ as bool
-from .dtypes import float16, float32, float64, int32, int64
+from .dtypes import float16, float32, float64, int16, int32, int64, uint8
 from .errors import (
     CheckError,
     DongjingError,
@@ -64,5 +71,14 @@ from .runtime.check_mode import check
 from .runtime.jit import jit
 from .runtime.session import Session
 from .tensor import Tensor
+
+# PyTorch's dtype aliases (last, so the builtins stay usable above in this module)
+float = float32
+double = float64
+half = float16
+long = int64
+int = int32  # noqa: A001
+short = int16
+uint8 = uint8
 
 __version__ = "0.1.0"

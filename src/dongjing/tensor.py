@@ -41,8 +41,11 @@ class Tensor:
 
     __array_priority__ = 1000  # numpy defers `ndarray op Tensor` to us
 
-    def __init__(self, data, dtype=None, requires_grad: bool = False):
-        array = to_array(data, dtype)
+    def __init__(self, *args, dtype=None, requires_grad: bool = False):
+        """`Tensor(data)` (an array keeps its dtype; a Python list or tuple becomes float32,
+        as PyTorch's legacy constructor does), `Tensor(data, dtype)`, or `Tensor(2, 3)`: a
+        float32 tensor of that shape, filled with zeros."""
+        array = _legacy_array(args, dtype)
         self._data = array
         self.grad_fn = None
         self._grad = None
@@ -400,6 +403,24 @@ def _fmt_shape(shape) -> str:
     return "(" + ", ".join("None" if d is None else str(d) for d in shape) + (
         ",)" if len(shape) == 1 else ")"
     )
+
+
+def _legacy_array(args: tuple, dtype) -> ndarray:
+    if not args or all(type(a) is int for a in args):
+        want = dtypes.float32 if dtype is None else dtypes.as_dtype(dtype)
+        if any(a < 0 for a in args):
+            raise ValueError(f"Tensor{args}: sizes must be non-negative")
+        return np.zeros(args or (0,), dtype=want)
+    if len(args) == 2 and dtype is None and type(args[1]) is not int:
+        return to_array(args[0], args[1])
+    if len(args) != 1:
+        raise TypeError(
+            f"Tensor(): takes one data argument or integer sizes, got {len(args)} arguments"
+        )
+    data = args[0]
+    if dtype is None and isinstance(data, (list, tuple)):
+        dtype = dtypes.float32
+    return to_array(data, dtype)
 
 
 def to_array(data, dtype=None) -> ndarray:

@@ -14,7 +14,7 @@ from . import ops
 from .autograd import views as _views
 from .autograd.grad_mode import no_grad
 from .errors import DTypeError, ShapeError
-from .tensor import Tensor
+from .tensor import Tensor, to_array
 
 
 def run_inplace(t: Tensor, name: str, compute, operands=(), symbolic: bool = True) -> Tensor:
@@ -163,7 +163,7 @@ def zero_(self):
 def copy_(self, src, non_blocking: bool = False):
     """Copy `src` (broadcast to this shape, any dtype) into this tensor."""
     if not isinstance(src, Tensor):
-        src = Tensor(src)
+        src = Tensor._make(to_array(src))
 
     def compute(s):
         value = src if src.dtype == s.dtype else ops.cast(src, s.dtype)

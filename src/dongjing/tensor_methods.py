@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from . import ops
 from . import tensor_inplace as _inplace_methods
+from . import tensor_new as _new_methods
 from .registry import OPS
 from .tensor import Tensor
 
@@ -66,3 +67,4 @@ Tensor.reshape_as = _reshape_as
 
 # --- in-place (tensor_inplace.py) ------------------------------------------------------------
 _inplace_methods.attach()
+_new_methods.attach()
