@@ -13,6 +13,7 @@ import numpy as np
 from . import ops
 from .autograd import views as _views
 from .autograd.grad_mode import no_grad
+from .autograd.grad_mode import state as _grad_state
 from .errors import DTypeError, ShapeError
 from .tensor import Tensor, to_array
 
@@ -50,11 +51,16 @@ def write_array(t: Tensor, name: str, value) -> None:
     t._version[0] += 1
 
 
-def _scaled(other, factor, name: str, what: str):
+def _check_factor(factor, name: str, what: str) -> None:
     if isinstance(factor, Tensor) or not isinstance(factor, (int, float, np.number)) or (
         isinstance(factor, (bool, np.bool_))
     ):
         raise TypeError(f"{name}: {what} must be a Python number, got {type(factor).__name__}")
+
+
+def _scaled(other, factor, name: str, what: str):
+    """`factor * other` (`other` when the factor is 1); the factor must be a number."""
+    _check_factor(factor, name, what)
     if factor == 1:
         return other
     return ops.mul(other, factor)
@@ -65,14 +71,55 @@ def _tensors(*values):
 
 
 # --- arithmetic ---------------------------------------------------------------------------
+def _direct(t: Tensor, name: str, ufunc, other, alpha=1) -> bool:
+    """The untracked fast path: the ufunc writes straight into `t`'s memory. False when the
+    op must go through `run_inplace` (symbolic, or gradients to record)."""
+    if t._node is not None:
+        return False
+    if _grad_state.grad_enabled and getattr(t, "_view_of", None) is not None:
+        return False  # a view: its root decides (run_inplace checks the chain)
+    if isinstance(other, Tensor):
+        if other._node is not None:
+            return False
+        if _grad_state.grad_enabled and (t.requires_grad or other.requires_grad):
+            return False
+        value = other._data
+    elif _grad_state.grad_enabled and t.requires_grad:
+        return False
+    else:
+        value = other
+    if alpha != 1:
+        value = np.multiply(value, alpha)
+    try:
+        ufunc(t._data, value, out=t._data, casting="same_kind")
+    except TypeError as exc:  # NumPy's casting error
+        raise DTypeError(
+            f"{name}: result type {np.result_type(t._data, value)} can't be cast to the "
+            f"tensor's dtype {t.dtype}"
+        ) from exc
+    except ValueError as exc:
+        raise ShapeError(
+            f"{name}: result of shape {np.broadcast_shapes(t.shape, np.shape(value))} does not "
+            f"fit in place into a tensor of shape {t.shape}"
+        ) from exc
+    t._version[0] += 1
+    return True
+
+
 def add_(self, other, *, alpha=1):
     """`self += alpha * other` in place."""
+    _check_factor(alpha, "add_", "alpha")
+    if _direct(self, "add_", np.add, other, alpha):
+        return self
     return run_inplace(self, "add_", lambda s: ops.add(s, _scaled(other, alpha, "add_", "alpha")),
                        _tensors(other))
 
 
 def sub_(self, other, *, alpha=1):
     """`self -= alpha * other` in place."""
+    _check_factor(alpha, "sub_", "alpha")
+    if _direct(self, "sub_", np.subtract, other, alpha):
+        return self
     return run_inplace(self, "sub_", lambda s: ops.sub(s, _scaled(other, alpha, "sub_", "alpha")),
                        _tensors(other))
 
@@ -88,6 +135,8 @@ def sub(self, other, *, alpha=1):
 
 
 def mul_(self, other):
+    if _direct(self, "mul_", np.multiply, other):
+        return self
     return run_inplace(self, "mul_", lambda s: ops.mul(s, other), _tensors(other))
 
 
@@ -97,6 +146,8 @@ def div_(self, other, *, rounding_mode=None):
             f"div_: rounding_mode={rounding_mode!r} is not supported; use (a / b).floor_() "
             "or .trunc() of the quotient"
         )
+    if _direct(self, "div_", np.true_divide, other):
+        return self
     return run_inplace(self, "div_", lambda s: ops.div(s, other), _tensors(other))
 
 
