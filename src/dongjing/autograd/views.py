@@ -73,7 +73,7 @@ def tracked(t, *operands) -> bool:
         return False
     if t.requires_grad or any(getattr(o, "requires_grad", False) for o in operands):
         return True
-    return len(chain_of(t)) > 1 and chain_of(t)[0].requires_grad
+    return getattr(t, "_view_of", None) is not None and chain_of(t)[0].requires_grad
 
 
 def write_recorded(t, name: str, compute) -> None:
