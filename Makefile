@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test bench lint clean
+.PHONY: demo test bench lint clean fuzz
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -27,3 +27,8 @@ lint: $(STAMP)
 
 clean:
 	rm -rf $(VENV) build dist src/*.egg-info .pytest_cache .ruff_cache
+
+# differential fuzzer: `make fuzz N=10000` (failing programs become reproducers in fuzz-failures/)
+N ?= 1000
+fuzz: $(STAMP)
+	$(PY) tests/fuzz/fuzz_main.py --n $(N) --out fuzz-failures

@@ -244,7 +244,21 @@ def _main(args) -> list[Run]:
     print(f"\ncheckpoint: {ckpt} (reloaded {runs[0].model_name} {runs[0].mode}: test accuracy "
           f"{reloaded:.4f})")
     print(f"loss curve: {png or '(matplotlib not installed)'}")
+    print(onnx_line(runs[0], test, args.out))
     return runs
+
+
+def onnx_line(run: Run, test, out_dir: str) -> str:
+    """Export the first trained model to ONNX and check it in onnxruntime (one line)."""
+    try:
+        import onnxruntime  # noqa: F401
+    except ImportError:
+        return "onnx: skipped (pip install 'dongjing[onnx]' for onnx and onnxruntime)"
+    x = dj.tensor(np.stack([test[i][0].numpy() for i in range(32)]))
+    path = os.path.join(out_dir, f"digits_{run.model_name}.onnx")
+    dj.onnx.export(run.model, (x,), path, dynamic_axes={"x": [0]})
+    diff = dj.onnx.check_with_onnxruntime(run.model, (x,))
+    return f"onnx: {path} (onnxruntime agrees with dongjing to {diff:.1e} on 32 test images)"
 
 
 if __name__ == "__main__":

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import mmap
 import subprocess
 import sys
 import time
@@ -171,12 +172,21 @@ def test_measure_interleaves_and_counts(monkeypatch: pytest.MonkeyPatch) -> None
     assert timings["a"].min_us <= timings["a"].median_us <= timings["a"].max_us
 
 
+def _fresh_pages(size: int) -> mmap.mmap:
+    """`size` bytes of newly mapped, touched memory (a malloc'd block may reuse resident memory
+    that earlier tests freed, and then the process does not grow)."""
+    block = mmap.mmap(-1, size)
+    for offset in range(0, size, mmap.PAGESIZE):
+        block[offset] = 1
+    return block
+
+
 def test_leaking_system_is_dropped(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(timing, "gc", NO_GC)
     hoard: list[bytes] = []
     cfg = TimingConfig(warmup_steps=1, warmup_s=0.0, repeat_s=1e-9, repeats=3,
                        memory_growth_mb=5)
-    t = measure({"leaky": lambda: hoard.append(b"x" * (8 << 20))}, cfg)["leaky"]
+    t = measure({"leaky": lambda: hoard.append(_fresh_pages(8 << 20))}, cfg)["leaky"]
     assert "memory grew" in t.dropped and len(t.per_step_s) < 3
 
 

@@ -12,6 +12,7 @@ from . import (
     dtypes,
     io,
     nn,
+    onnx,
     ops,
     optim,
     profiler,
@@ -46,6 +47,7 @@ from .creation import (
     zeros_like,
 )
 from .device import device
+from .dlpack import from_dlpack
 from .dtypes import bool_ as bool
 from .dtypes import float16, float32, float64, int16, int32, int64, uint8
 from .errors import (

@@ -6,8 +6,10 @@ import numpy as np
 
 from . import dtypes
 from .device import check_device
+from .errors import ArgumentError, DongjingError
 from .random import generator
 from .tensor import Tensor, to_array
+from .validation import check_int, check_number, check_size
 
 
 def tensor(data, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
@@ -17,7 +19,12 @@ def tensor(data, dtype=None, device=None, requires_grad: bool = False) -> Tensor
     must be None or "cpu".
     """
     check_device(device, "dj.tensor")
-    t = Tensor._make(to_array(data, dtype))
+    try:
+        t = Tensor._make(to_array(data, dtype))
+    except DongjingError as exc:  # an unsupported dtype: say which argument it came from
+        raise type(exc)(f"dj.tensor: argument 'data': {exc}") from None
+    except (ValueError, TypeError) as exc:  # ragged nesting, strings, objects
+        raise ArgumentError(f"dj.tensor: argument 'data': {exc}") from None
     if requires_grad:
         t.requires_grad_(True)
     return t
@@ -31,10 +38,8 @@ def from_numpy(array: np.ndarray) -> Tensor:
     return Tensor._make(array)
 
 
-def _shape(size) -> tuple:
-    if len(size) == 1 and isinstance(size[0], (tuple, list)):
-        size = size[0]
-    return tuple(int(d) for d in size)
+def _shape(size, func: str) -> tuple:
+    return check_size(func, size)
 
 
 def _make(array, requires_grad):
@@ -49,25 +54,33 @@ def _float(dtype):
 
 
 def zeros(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """A tensor of shape `size` (ints, or one tuple of them) filled with zeros."""
     check_device(device, "dj.zeros")
-    return _make(np.zeros(_shape(size), _float(dtype)), requires_grad)
+    return _make(np.zeros(_shape(size, "dj.zeros"), _float(dtype)), requires_grad)
 
 
 def ones(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """A tensor of shape `size` (ints, or one tuple of them) filled with ones."""
     check_device(device, "dj.ones")
-    return _make(np.ones(_shape(size), _float(dtype)), requires_grad)
+    return _make(np.ones(_shape(size, "dj.ones"), _float(dtype)), requires_grad)
 
 
 def empty(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """A tensor of shape `size` (ints, or one tuple of them), uninitialised."""
     check_device(device, "dj.empty")
-    return _make(np.empty(_shape(size), _float(dtype)), requires_grad)
+    return _make(np.empty(_shape(size, "dj.empty"), _float(dtype)), requires_grad)
 
 
 def full(size, fill_value, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """A tensor of shape `size` filled with the number `fill_value`."""
     check_device(device, "dj.full")
+    check_number("dj.full", "fill_value", fill_value)
     if dtype is None:
-        dtype = dtypes.scalar_dtype(fill_value, None)
-    return _make(np.full(_shape((size,)), fill_value, dtypes.as_dtype(dtype)), requires_grad)
+        dtype = (np.asarray(fill_value).dtype if isinstance(fill_value, (np.generic, np.ndarray))
+                 else dtypes.scalar_dtype(fill_value, None))
+    size = (size,) if not isinstance(size, (tuple, list)) else size
+    array = np.full(_shape(size, "dj.full"), fill_value, dtypes.as_dtype(dtype))
+    return _make(array, requires_grad)
 
 
 def zeros_like(x, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
@@ -101,6 +114,9 @@ def arange(start, end=None, step=1, dtype=None, device=None,
     check_device(device, "dj.arange")
     if end is None:
         start, end = 0, start
+    for name, value in (("start", start), ("end", end)):
+        check_number("dj.arange", name, value)
+    check_number("dj.arange", "step", step, nonzero=True)
     if dtype is None:
         floats = any(isinstance(v, float) for v in (start, end, step))
         dtype = dtypes.default_float if floats else dtypes.int64
@@ -108,37 +124,53 @@ def arange(start, end=None, step=1, dtype=None, device=None,
 
 
 def linspace(start, end, steps: int, dtype=None, device=None) -> Tensor:
+    """`steps` evenly spaced values from `start` to `end` (both included)."""
     check_device(device, "dj.linspace")
+    check_number("dj.linspace", "start", start)
+    check_number("dj.linspace", "end", end)
+    check_int("dj.linspace", "steps", steps, minimum=0)
     return _make(np.linspace(start, end, steps, dtype=_float(dtype)), False)
 
 
 def eye(n: int, m: int | None = None, dtype=None, device=None,
         requires_grad: bool = False) -> Tensor:
+    """The identity matrix (n, m or n)."""
     check_device(device, "dj.eye")
+    check_int("dj.eye", "n", n, minimum=0)
+    if m is not None:
+        check_int("dj.eye", "m", m, minimum=0)
     return _make(np.eye(n, m, dtype=_float(dtype)), requires_grad)
 
 
 def rand(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """Uniform samples in [0, 1) from dongjing's seeded generator."""
     check_device(device, "dj.rand")
-    return _make(generator().random(_shape(size)).astype(_float(dtype)), requires_grad)
+    array = generator().random(_shape(size, "dj.rand"))
+    return _make(array.astype(_float(dtype)), requires_grad)
 
 
 def randn(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """Standard normal samples from dongjing's seeded generator."""
     check_device(device, "dj.randn")
-    return _make(generator().standard_normal(_shape(size)).astype(_float(dtype)), requires_grad)
+    array = generator().standard_normal(_shape(size, "dj.randn"))
+    return _make(array.astype(_float(dtype)), requires_grad)
 
 
 def randint(low, high=None, size=(), dtype=None, device=None) -> Tensor:
     check_device(device, "dj.randint")
     if high is None:
         low, high = 0, low
+    check_int("dj.randint", "low", low)
+    check_int("dj.randint", "high", high)
+    if high <= low:
+        raise ArgumentError(f"dj.randint: argument 'high' ({high}) must exceed 'low' ({low})")
+    size = _shape(size if isinstance(size, (tuple, list)) else (size,), "dj.randint")
     return _make(generator().integers(low, high, size=size).astype(dtype or dtypes.int64), False)
 
 
 def randperm(n: int, dtype=None, device=None) -> Tensor:
     check_device(device, "dj.randperm")
+    check_int("dj.randperm", "n", n, minimum=0)
     return _make(generator().permutation(n).astype(dtypes.as_dtype(dtype or dtypes.int64)), False)
 
 

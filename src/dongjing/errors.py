@@ -44,3 +44,11 @@ class CheckError(JitError):
 
 class SideEffectError(JitError):
     """dj.jit(strict=True): the traced function did something that runs only at trace time."""
+
+
+class ArgumentError(DongjingError, TypeError, ValueError):
+    """An argument of the wrong type or value; the message names the function and argument."""
+
+
+class IndexOutOfRangeError(DongjingError, IndexError):
+    """An index (given or fed at run time) outside the dimension it indexes."""

@@ -7,6 +7,7 @@ import numpy as np
 from . import dtypes
 from .errors import DTypeError, ShapeError
 from .registry import Spec
+from .validation import check_dims
 
 
 def fmt(shape) -> str:
@@ -37,6 +38,7 @@ def broadcast(op: str, *shapes) -> tuple:
 
 
 def normalize_dim(op: str, dim: int, ndim: int) -> int:
+    dim = check_dims(op, dim)  # reliab: an ArgumentError for a non-integer dim
     if not -ndim <= dim < max(ndim, 1):
         raise ShapeError(f"{op}: dim {dim} is out of range for a tensor of {ndim} dims")
     return dim % ndim if ndim else 0
@@ -44,6 +46,7 @@ def normalize_dim(op: str, dim: int, ndim: int) -> int:
 
 def normalize_dims(op: str, dim, ndim: int) -> tuple:
     """`dim` (None, int or sequence) as a sorted tuple of non-negative axes."""
+    dim = check_dims(op, dim)  # reliab: an ArgumentError for dim='a', 1.5, ...
     if dim is None:
         return tuple(range(ndim))
     if isinstance(dim, int):

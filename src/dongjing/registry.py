@@ -14,6 +14,9 @@ One `define(...)` call states all an op's facts:
   broadcast gradient to its input's shape and skip inputs that need none; rules never do.
   ``vjp(g, inputs, out, needs, attrs)`` is the whole-op escape hatch for variadic and control
   ops.
+- ``decompose``: the same value as a composition of primitives (for the compiler's fusion);
+  ``decompose="forward"`` derives it from the forward itself, run with ``xp`` = dongjing's ops,
+  so a derivative needed both eagerly (one pass) and fused is written once.
 - ``kind`` (`Kind`), and for elementwise ops the fusion ``cost`` (`Cost`).
 - ``onnx``: how the op exports (an ONNX op type, or a callable emitting nodes); ``None`` with
   ``onnx_reason`` for ops that cannot export.
@@ -169,13 +172,14 @@ def define(
     saves_output: bool = False,
     random: bool = False,
     forward_out: Callable | None = None,
-    decompose: Callable | None = None,
+    decompose: Callable | str | None = None,
     onnx: Any = None,
     onnx_reason: str | None = None,
     public: tuple | str = (),
     methods: tuple | str = (),
     binding: Callable | None = None,
     doc: str = "",
+    table: bool = True,
 ) -> Op:
     """Declare a primitive: one call holds every fact about it (see the module docstring).
 
@@ -183,7 +187,7 @@ def define(
     universal function of the array library. Give `grads` (one rule per input) or, for
     variadic and control ops, `vjp`; neither means the op is not differentiable.
     """
-    if name in OPS:
+    if table and name in OPS:
         raise DongjingError(f"op {name!r} is already declared")
     if (forward is None) == (ufunc is None):
         raise DongjingError(f"op {name!r}: give exactly one of forward= and ufunc=")
@@ -200,6 +204,10 @@ def define(
         impl = forward
         bound = functools.partial(forward, numpy)
         functools.update_wrapper(bound, forward)
+    if decompose == "forward":  # the forward, run on Tensors through dj's ops, is the definition
+        if impl is None:
+            raise DongjingError(f"op {name!r}: decompose='forward' needs a forward(xp, ...)")
+        decompose = _forward_as_composite(impl)
     if grads is not None:
         vjp, reads_out = rules_vjp(name, tuple(grads))
         saves_output = saves_output or reads_out
@@ -225,10 +233,23 @@ def define(
         methods=(methods,) if isinstance(methods, str) else tuple(methods),
         doc=doc,
     )
-    OPS[name] = op
+    if table:  # table=False: an op of one extension (dj.autograd.Function), not in the table
+        OPS[name] = op
     if binding is not None:
         binding(op)  # a policy from dongjing.ops.bindings: publishes op.binding
     return op
+
+
+def _forward_as_composite(impl: Callable) -> Callable:
+    """`impl(xp, ...)` evaluated with `xp` = dongjing's ops on Tensors: the op's composition of
+    primitives, derived from its one forward (so a fused kernel and the eager op agree)."""
+
+    def decompose(*tensors, **attrs):
+        from . import ops  # deferred: ops are built on this module
+
+        return impl(ops, *tensors, **attrs)
+
+    return decompose
 
 
 def bind(op: Op, function: Callable) -> Callable:

@@ -208,6 +208,19 @@ class Tensor:
             return data.astype(dtype)
         return data.copy() if copy else data
 
+    # --- DLPack: zero-copy exchange with other array libraries (see dongjing/dlpack.py) -------
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        """The data as a DLPack capsule, sharing memory (`torch.from_dlpack(t)`,
+        `np.from_dlpack(t)`)."""
+        data = self._value("__dlpack__()")
+        options = {"stream": stream, "max_version": max_version, "dl_device": dl_device,
+                   "copy": copy}
+        return data.__dlpack__(**{k: v for k, v in options.items() if v is not None})
+
+    def __dlpack_device__(self) -> tuple:
+        """(device type, device id) of the data, as DLPack reports it (CPU: (1, 0))."""
+        return self._value("__dlpack_device__()").__dlpack_device__()
+
     def __float__(self) -> float:
         return float(self._scalar("float()"))
 

@@ -67,9 +67,11 @@ def _no_second_order(*args):
 
 
 _record = register("while_record", forward=_record_forward,
-                   infer=lambda *s, **a: ((), None), vjp=_no_second_order, kind="control")
+                   infer=lambda *s, **a: ((), None), vjp=_no_second_order, kind="control",
+                   onnx_reason="a gradient op: export differentiates before export")
 _grad = register("while_grad", forward=_grad_forward, infer=lambda *s, **a: ((), None),
-                 vjp=_no_second_order, kind="control")
+                 vjp=_no_second_order, kind="control",
+                 onnx_reason="a gradient op: export differentiates before export")
 
 
 def _outputs(node, specs) -> list:

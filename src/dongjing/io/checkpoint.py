@@ -1,20 +1,23 @@
 """`dj.save` / `dj.load`: state dicts (nested dicts, lists, tensors, numbers) in the safetensors
-format, with the nesting as JSON metadata and a SHA-256 of the data; saved atomically."""
+format, with the nesting as JSON metadata and a SHA-256 over the header and the data; saved
+atomically, keeping the replaced file's permissions."""
 
 from __future__ import annotations
 
 import hashlib
 import json
 import os
-import tempfile
 
 import numpy as np
 
 from ..errors import CheckpointError
 from ..tensor import Tensor
 from . import safetensors_format as fmt
+from .atomic import write_atomically
 
-FORMAT = "dongjing-checkpoint-1"
+FORMAT = "dongjing-checkpoint-2"
+_OLD_FORMAT = "dongjing-checkpoint-1"  # checksum of the data only; still read
+_KEY_TYPES = (str, int, float, bool)
 
 
 def _flatten(obj, path: str, tensors: dict):
@@ -35,7 +38,7 @@ def _flatten(obj, path: str, tensors: dict):
     if isinstance(obj, dict):
         items = []
         for key, value in obj.items():
-            if not isinstance(key, (str, int, float, bool)) and key is not None:
+            if not isinstance(key, _KEY_TYPES) and key is not None:
                 raise TypeError(f"dj.save: dict key {key!r} at {path or 'top level'} is not a "
                                 "string or a number")
             child = f"{path}.{key}" if path else str(key)
@@ -52,28 +55,49 @@ def _flatten(obj, path: str, tensors: dict):
 
 
 def _unflatten(desc, tensors: dict, where: str):
-    if isinstance(desc, dict):
-        if len(desc) != 1:
-            raise CheckpointError(f"{where}: corrupted structure metadata")
-        (kind, body), = desc.items()
-        if kind in ("$tensor", "$array", "$scalar"):
-            if body not in tensors:
-                raise CheckpointError(f"{where}: the structure names a missing tensor {body!r}")
-            array = tensors[body]
-            if kind == "$tensor":
-                return Tensor._make(array)
-            return array if kind == "$array" else array[()]
-        if kind == "$dict":
-            return {key: _unflatten(value, tensors, where) for key, value in body}
-        if kind in ("$list", "$tuple"):
-            items = [_unflatten(v, tensors, where) for v in body]
-            return items if kind == "$list" else tuple(items)
-        raise CheckpointError(f"{where}: unknown entry {kind!r} in the structure metadata")
-    return desc
+    """The object `desc` describes; CheckpointError for anything `_flatten` never writes."""
+    if isinstance(desc, list):
+        raise CheckpointError(f"{where}: corrupted structure metadata (a bare list)")
+    if not isinstance(desc, dict):
+        return desc
+    if len(desc) != 1:
+        raise CheckpointError(f"{where}: corrupted structure metadata")
+    (kind, body), = desc.items()
+    if kind in ("$tensor", "$array", "$scalar"):
+        if not isinstance(body, str) or body not in tensors:
+            raise CheckpointError(f"{where}: corrupted structure metadata (names a missing "
+                                  f"tensor {body!r})")
+        array = tensors[body]
+        if kind == "$tensor":
+            return Tensor._make(array)
+        if kind == "$scalar":
+            if array.ndim:
+                raise CheckpointError(f"{where}: corrupted structure metadata (scalar {body!r} "
+                                      f"has shape {array.shape})")
+            return array[()]
+        return array
+    if kind == "$dict":
+        if not isinstance(body, list) or not all(
+                isinstance(p, list) and len(p) == 2
+                and (p[0] is None or isinstance(p[0], _KEY_TYPES)) for p in body):
+            raise CheckpointError(f"{where}: corrupted structure metadata ($dict entries must be "
+                                  "[key, value] pairs)")
+        return {key: _unflatten(value, tensors, where) for key, value in body}
+    if kind in ("$list", "$tuple"):
+        if not isinstance(body, list):
+            raise CheckpointError(f"{where}: corrupted structure metadata ({kind} of a "
+                                  f"{type(body).__name__})")
+        items = [_unflatten(v, tensors, where) for v in body]
+        return items if kind == "$list" else tuple(items)
+    raise CheckpointError(f"{where}: unknown entry {kind!r} in the structure metadata")
 
 
-def _digest(buffers) -> str:
+def _digest(entries: dict | None, structure: str | None, buffers) -> str:
+    """SHA-256 of the tensor entries, the structure text and the data (v1: the data only)."""
     h = hashlib.sha256()
+    if entries is not None:
+        h.update(fmt.canonical_entries(entries))
+        h.update(b"\0" + structure.encode("utf-8") + b"\0")
     for b in buffers:
         h.update(b)
     return h.hexdigest()
@@ -82,44 +106,39 @@ def _digest(buffers) -> str:
 def save(obj: object, path: str | os.PathLike) -> None:
     """Write `obj` (a state dict, an optimizer state dict, or any nesting of dicts, lists,
     tensors and numbers) to `path`, atomically: a temporary file renamed over `path`, so a
-    failure never leaves a half-written checkpoint in place of the previous one."""
+    failure never leaves a half-written checkpoint in place of the previous one (nor a
+    temporary file). An existing file's permissions are kept."""
     path = os.fspath(path)
     tensors: dict = {}
-    structure = _flatten(obj, "", tensors)
+    structure = json.dumps(_flatten(obj, "", tensors))
     entries, buffers = fmt.encode_data(tensors)
-    metadata = {"format": FORMAT, "structure": json.dumps(structure),
-                "sha256": _digest(buffers)}
-    header = fmt.encode_header(entries, metadata)
-    folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{os.path.basename(path)}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(header)
-            for b in buffers:
-                f.write(b)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-        raise
+    metadata = {"format": FORMAT, "structure": structure,
+                "sha256": _digest(entries, structure, buffers)}
+    write_atomically(path, [fmt.encode_header(entries, metadata), *buffers])
 
 
 def load(path: str | os.PathLike) -> object:
     """Read a checkpoint written by `dj.save` (tensors come back as dj.Tensors). A plain
-    safetensors file loads as a dict of tensors. Never executes code from the file; a truncated
-    or corrupted file raises CheckpointError."""
+    safetensors file loads as a dict of tensors. Never executes code from the file; a truncated,
+    corrupted or tampered file (header or data) raises CheckpointError."""
     path = os.fspath(path)
     with open(path, "rb") as f:
         blob = f.read()
-    tensors, metadata, data = fmt.decode(blob, path)
-    if metadata.get("format") != FORMAT:
+    tensors, metadata, data, entries = fmt.decode(blob, path)
+    version = metadata.get("format")
+    if version not in (FORMAT, _OLD_FORMAT):
+        if "structure" in metadata or "sha256" in metadata or str(version).startswith("dongj"):
+            raise CheckpointError(f"{path}: corrupted header or unknown checkpoint format "
+                                  f"{version!r}")
         return {name: Tensor._make(array) for name, array in sorted(tensors.items())}
-    if _digest([data]) != metadata.get("sha256"):
-        raise CheckpointError(f"{path}: checksum mismatch: the tensor data is corrupted")
+    text = metadata.get("structure")
+    if not isinstance(text, str):
+        raise CheckpointError(f"{path}: corrupted structure metadata")
+    covered = (entries, text) if version == FORMAT else (None, None)
+    if _digest(*covered, [data]) != metadata.get("sha256"):
+        raise CheckpointError(f"{path}: checksum mismatch: the header or the tensor data is "
+                              "corrupted")
     try:
-        structure = json.loads(metadata["structure"])
-    except (KeyError, json.JSONDecodeError):
+        return _unflatten(json.loads(text), tensors, path)
+    except (ValueError, RecursionError):
         raise CheckpointError(f"{path}: corrupted structure metadata") from None
-    return _unflatten(structure, tensors, path)

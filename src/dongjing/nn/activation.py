@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from ..errors import ArgumentError
 from ..tensor import Tensor
+from ..validation import check_number
 from . import functional as F
 from .module import Module
 
@@ -56,11 +58,12 @@ class Dropout(Module):
 
     def __init__(self, p: float = 0.5, inplace: bool = False):
         super().__init__()
+        check_number("nn.Dropout", "p", p)
         if inplace:
             raise NotImplementedError(f"{type(self).__name__}: inplace=True is not supported; "
                                       "drop it (the result is a new tensor)")
         if not 0.0 <= p <= 1.0:
-            raise ValueError(f"Dropout: p must be in [0, 1], got {p}")
+            raise ArgumentError(f"nn.Dropout: argument 'p' must be in [0, 1], got {p}")
         self.p = float(p)
 
     def forward(self, x: Tensor) -> Tensor:

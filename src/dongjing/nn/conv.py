@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..errors import ArgumentError
 from ..tensor import Tensor
+from ..validation import check_int
 from . import functional as F
 from . import init
 from .functional import Size
@@ -12,8 +14,12 @@ from .module import Module
 from .parameter import Parameter
 
 
-def _pair(v: Size) -> tuple[int, int]:
-    return (int(v[0]), int(v[1])) if isinstance(v, (tuple, list)) else (int(v), int(v))
+def _pair(v: Size, name: str = "size", minimum: int = 0) -> tuple[int, int]:
+    """An int or a pair of ints as a pair, each checked to be an integer >= `minimum`."""
+    pair = tuple(v) if isinstance(v, (tuple, list)) else (v, v)
+    if len(pair) != 2:
+        raise ArgumentError(f"nn.Conv2d: argument '{name}' must be an int or a pair, got {v!r}")
+    return tuple(check_int("nn.Conv2d", name, d, minimum) for d in pair)
 
 
 class Conv2d(Module):
@@ -22,9 +28,10 @@ class Conv2d(Module):
     def __init__(self, in_channels: int, out_channels: int, kernel_size: Size, stride: Size = 1,
                  padding: Size = 0, bias: bool = True):
         super().__init__()
-        self.in_channels, self.out_channels = int(in_channels), int(out_channels)
-        self.kernel_size, self.stride = _pair(kernel_size), _pair(stride)
-        self.padding = _pair(padding)
+        self.in_channels = check_int("nn.Conv2d", "in_channels", in_channels, minimum=1)
+        self.out_channels = check_int("nn.Conv2d", "out_channels", out_channels, minimum=1)
+        self.kernel_size = _pair(kernel_size, "kernel_size", 1)
+        self.stride, self.padding = _pair(stride, "stride", 1), _pair(padding, "padding", 0)
         self.weight = Parameter(np.empty((out_channels, in_channels) + self.kernel_size,
                                          np.float32))
         if bias:

@@ -137,7 +137,11 @@ def orthogonal_(tensor: Tensor, gain: float = 1.0) -> Tensor:
 def default_(weight: Tensor, bias: Tensor | None) -> None:
     """PyTorch's Linear/Conv default: kaiming_uniform(a=sqrt(5)) => U(+-1/sqrt(fan_in)) for the
     weight, and U(+-1/sqrt(fan_in)) for the bias."""
-    kaiming_uniform_(weight, a=math.sqrt(5))
+    fan = fan_in(weight.shape)
+    if fan == 0 or weight._data.size == 0:  # zero-element layers are legal (as in PyTorch)
+        bound = 1.0 / math.sqrt(fan) if fan else 0.0
+    else:
+        kaiming_uniform_(weight, a=math.sqrt(5))
+        bound = 1.0 / math.sqrt(fan)
     if bias is not None:
-        bound = 1.0 / math.sqrt(fan_in(weight.shape))
         uniform_(bias, -bound, bound)

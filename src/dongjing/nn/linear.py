@@ -5,7 +5,9 @@ from __future__ import annotations
 import numpy as np
 
 from .. import ops
+from ..errors import ArgumentError, ShapeError
 from ..tensor import Tensor
+from ..validation import check_int
 from . import functional as F
 from . import init
 from .module import Module
@@ -24,7 +26,8 @@ class Linear(Module):
 
     def __init__(self, in_features: int, out_features: int, bias: bool = True, dtype=None):
         super().__init__()
-        self.in_features, self.out_features = int(in_features), int(out_features)
+        self.in_features = check_int("nn.Linear", "in_features", in_features, minimum=0)
+        self.out_features = check_int("nn.Linear", "out_features", out_features, minimum=0)
         dtype = dtype or np.float32
         self.weight = Parameter(np.empty((out_features, in_features), dtype))
         if bias:
@@ -34,6 +37,10 @@ class Linear(Module):
         init.default_(self.weight, self.bias)
 
     def forward(self, x: Tensor) -> Tensor:
+        shape = getattr(x, "shape", None)
+        if shape is not None and (not shape or shape[-1] not in (None, self.in_features)):
+            raise ShapeError(f"nn.Linear({self.in_features}, {self.out_features}): input of "
+                             f"shape {tuple(shape)} must end in a dim of {self.in_features}")
         return F.linear(x, self.weight, self.bias)
 
     def extra_repr(self) -> str:
@@ -60,7 +67,13 @@ class Embedding(Module):
 
     def __init__(self, num_embeddings: int, embedding_dim: int, padding_idx: int | None = None):
         super().__init__()
-        self.num_embeddings, self.embedding_dim = int(num_embeddings), int(embedding_dim)
+        self.num_embeddings = check_int("nn.Embedding", "num_embeddings", num_embeddings, 0)
+        self.embedding_dim = check_int("nn.Embedding", "embedding_dim", embedding_dim, 0)
+        if padding_idx is not None:
+            padding_idx = check_int("nn.Embedding", "padding_idx", padding_idx)
+            if not -num_embeddings <= padding_idx < num_embeddings:
+                raise ArgumentError(f"nn.Embedding: argument 'padding_idx' ({padding_idx}) is "
+                                    f"out of range for {num_embeddings} embeddings")
         self.padding_idx = padding_idx
         self.weight = Parameter(np.empty((num_embeddings, embedding_dim), np.float32))
         init.normal_(self.weight)

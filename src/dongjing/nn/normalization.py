@@ -7,6 +7,7 @@ import numpy as np
 from .. import ops
 from ..errors import ShapeError
 from ..tensor import Tensor
+from ..validation import check_int, check_size
 from . import functional as F
 from .module import Module
 from .parameter import Parameter
@@ -20,7 +21,7 @@ class LayerNorm(Module):
         super().__init__()
         if isinstance(normalized_shape, int):
             normalized_shape = (normalized_shape,)
-        self.normalized_shape = tuple(int(d) for d in normalized_shape)
+        self.normalized_shape = check_size("nn.LayerNorm", (normalized_shape,))
         self.eps = eps
         self.elementwise_affine = elementwise_affine
         if elementwise_affine:
@@ -44,7 +45,8 @@ class _BatchNorm(Module):
     def __init__(self, num_features: int, eps: float = 1e-5, momentum: float = 0.1,
                  affine: bool = True, track_running_stats: bool = True):
         super().__init__()
-        self.num_features, self.eps, self.momentum = int(num_features), eps, momentum
+        self.num_features = check_int(type(self).__name__, "num_features", num_features, 0)
+        self.eps, self.momentum = eps, momentum
         self.affine, self.track_running_stats = affine, track_running_stats
         if affine:
             self.weight = Parameter(np.ones(num_features, np.float32))

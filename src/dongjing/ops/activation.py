@@ -14,7 +14,8 @@ from .shape import squeeze
 
 
 def _log_softmax_out(xp, x, dim, out):
-    xp.subtract(x, xp.max(x, axis=dim, keepdims=True), out=out)
+    # reliab: initial=-inf lets an empty dim give an empty result (as PyTorch)
+    xp.subtract(x, xp.max(x, axis=dim, keepdims=True, initial=float("-inf")), out=out)
     out -= xp.log(xp.sum(xp.exp(out), axis=dim, keepdims=True))
     return out
 
@@ -52,6 +53,8 @@ def logsumexp(x, dim, keepdim: bool = False):
     """log(sum(exp(x), dim)), stable: the max is subtracted first (and added back)."""
     x = as_tensor(x)
     dim = inf.normalize_dims("logsumexp", dim, x.ndim)
+    if any(x.shape[d] == 0 for d in dim):  # reliab: an empty sum is 0, log 0 = -inf (PyTorch)
+        return log(sum(exp(x), dim, keepdim=keepdim))
     shift = stop_gradient(amax(x, dim, keepdim=True))
     out = log(sum(exp(sub(x, shift)), dim, keepdim=True)) + shift
     return out if keepdim else squeeze(out, dim)

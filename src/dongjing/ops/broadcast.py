@@ -52,7 +52,6 @@ def _sum_to_like_define():
     return define(
         "sum_to_like", forward=_sum_to_like_forward, infer=_sum_to_like_infer, kind=Kind.REDUCE,
         grads=(lambda gg, g, like: _broadcast_back(gg, g), None), grad_name="SumToBackward0",
-        onnx=None, onnx_reason="a gradient op: export differentiates before export",
         doc="`g` summed over the dims broadcasting stretched, to the run-time shape of `like`.",
     )
 

@@ -176,23 +176,18 @@ _relu_backward = define(
     forward_out=lambda xp, g, x, out: xp.multiply(g, x > 0, out=out),
     binding=binary, public="relu_backward",
     doc="g where x > 0, else 0: the gradient of relu at x.",
-    onnx=None, onnx_reason="a gradient op: export differentiates before export",
 )
 relu_backward = _relu_backward.binding
 
 
-# tanh's gradient g * (1 - y*y): a composite the compiler fuses; eagerly one pass
-def _tanh_backward_decompose(g, y):
-    return mul(g, sub(1.0, mul(y, y)))
-
-
+# tanh's gradient g * (1 - y*y): eagerly one pass; the compiler fuses the same expression,
+# evaluated on dongjing ops (decompose="forward")
 _tanh_backward = define(
     "tanh_backward", forward=lambda xp, g, y: g * (1 - y * y),
     infer=inf.elementwise("tanh_backward"), kind=E,
     grads=(lambda gg, g, y: tanh_backward(gg, y), lambda gg, g, y: mul(mul(gg, g), mul(y, -2.0))),
-    decompose=_tanh_backward_decompose, binding=binary, public="tanh_backward",
+    decompose="forward", binding=binary, public="tanh_backward",
     doc="g * (1 - y**2): the gradient of tanh given its output y.",
-    onnx=None, onnx_reason="a gradient op: export differentiates before export",
 )
 tanh_backward = _tanh_backward.binding
 

@@ -7,6 +7,7 @@ import numpy as np
 
 from ..errors import FeedError
 from ..infer import fmt
+from ..validation import fits_integer
 
 # which kinds of given values a placeholder of each kind accepts (bool < int < float)
 _ACCEPTS = {"f": "fiu", "i": "iu", "u": "iu", "b": "b"}
@@ -59,6 +60,9 @@ def convert(node, value) -> np.ndarray:
         raise FeedError(f"feed for {_describe(node)}: expected {_expected(node)}, got shape "
                         f"{fmt(given.shape)} {given.dtype}")
     if given.dtype != want:
+        if want.kind in "iu" and not fits_integer(given, want):
+            raise FeedError(f"feed for {_describe(node)}: values from {given.min()} to "
+                            f"{given.max()} do not fit {want}")
         given = given.astype(want)
     return given
 

@@ -12,6 +12,7 @@ from ..autograd.grad_mode import state as grad_state
 from ..errors import JitError
 from ..graph import builder
 from ..tensor import Tensor, grad_scope
+from ..validation import check_choice
 from .signature import describe_changes, map_tensors, signature, watched_objects
 from .trace_grads import describe_guard_change
 from .tracing import Trace
@@ -34,7 +35,7 @@ class JitFunction:
         self.check_mode, self.checks_left = _check_setting(check)
         self.convert = bool(convert)
         self._entry = None  # (converted function, converted sources) when convert is on
-        self.optimize = int(optimize)
+        self.optimize = check_choice("dj.jit", "optimize", optimize, (0, 1, 2))
         self.strict = bool(strict)
         self._last_trace = None
         self.module = module

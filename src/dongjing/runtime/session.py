@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import importlib
 
-from ..errors import FeedError, GraphError
+from ..errors import DongjingError, FeedError, GraphError, IndexOutOfRangeError
+from ..validation import check_choice
 from . import feeds, interpreter
 from .fetch_structure import flatten, identified, rebuilder, run_key
 from .runner import Runner
@@ -23,6 +24,13 @@ def _compiler_builder():
     return getattr(module, "build_program", None)
 
 
+def _index_error(exc: IndexError, runner: Runner) -> IndexOutOfRangeError:
+    """The error for an index that was valid when the graph was built but not at run time."""
+    fed = [spec[1].name for spec in runner.feeds if spec[2].kind in "iu"]
+    hint = f" (integer feeds: {', '.join(map(repr, fed))})" if fed else ""
+    return IndexOutOfRangeError(f"Session.run: an index is out of range at run time{hint}: {exc}")
+
+
 class Session:
     """Runs a graph: `sess.run(fetches, feed_dict)` returns NumPy values shaped like `fetches`.
 
@@ -39,7 +47,7 @@ class Session:
             raise GraphError("dj.Session needs a graph: dj.Session(g), or create it inside "
                              "`with g.as_default():`")
         self.graph = graph
-        self.optimize = int(optimize)
+        self.optimize = check_choice("dj.Session", "optimize", optimize, (0, 1, 2))
         self._programs: dict = {}
         self._runs: dict = {}  # run_key(fetches, feed_dict) -> Runner
         self._closed = False
@@ -71,7 +79,12 @@ class Session:
         runner = self._runs.get(key)
         if runner is None or runner.version != self.graph.version:
             runner = self._prepare(fetches, feed_dict, key)
-        return runner(feed_dict)
+        try:
+            return runner(feed_dict)
+        except IndexError as exc:
+            if isinstance(exc, DongjingError):
+                raise
+            raise _index_error(exc, runner).with_traceback(exc.__traceback__) from None
 
     def _prepare(self, fetches, feed_dict, key) -> Runner:
         """Resolve fetches and feed keys, plan and compile (or find) the program; cache a Runner.

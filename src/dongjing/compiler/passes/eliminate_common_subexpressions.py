@@ -15,6 +15,10 @@ def _freeze(value):
         if value.size <= _SMALL:
             return ("array", value.dtype.str, value.shape, value.tobytes())
         return ("object", id(value))
+    if isinstance(value, (float, np.floating)):
+        return ("float", float(value).hex())  # 0.0 and -0.0 are equal but not the same attr
+    if isinstance(value, np.generic):
+        return _freeze(np.asarray(value))
     if isinstance(value, (list, tuple)):
         return (type(value).__name__,) + tuple(_freeze(v) for v in value)
     if isinstance(value, dict):

@@ -16,6 +16,9 @@ from ..ir import PassResult, Rebuilder, numel
 
 MIN_SIZE = 1 << 17  # elements; smaller groups stay NumPy (see docs/compiler.md)
 KERNEL_DTYPES = {"float32", "float64", "int32", "int64", "bool"}  # what the kernels are tested on
+# numba's scalar maximum/minimum return the first operand for +0.0 vs -0.0, NumPy the second:
+# fusing them would change the sign of a zero (found by the fuzzer), so they stay NumPy calls
+NOT_IN_KERNELS = {"maximum", "minimum"}
 MAX_RECOMPUTE = 4  # ops; a cheaper value read by another kernel is recomputed there
 
 
@@ -49,7 +52,8 @@ FUSED = Op("fused_elementwise", forward=_no_forward, infer=lambda *s, **a: ((), 
 def fusible(node, size_min: int) -> bool:
     """One elementwise cheap ufunc on a known shape whose inputs are that shape or size 1."""
     op = node.op
-    if op.kind is not Kind.ELEMENTWISE or op.ufunc is None or op.cost is not Cost.CHEAP:
+    if (op.kind is not Kind.ELEMENTWISE or op.ufunc is None or op.cost is not Cost.CHEAP
+            or op.ufunc.__name__ in NOT_IN_KERNELS):
         return False
     n = numel(node.shape)
     if n is None or n < size_min or op.ufunc.nout != 1 or node.dtype.name not in KERNEL_DTYPES:
@@ -85,6 +89,18 @@ def _form_groups(graph, size_min: int) -> dict:
     def roots(ids):
         return {groups.find(r) for r in ids}
 
+    def upstream(ids) -> set:
+        """The groups `ids` depend on, transitively: a kernel runs as a unit, so reading one
+        of its values depends on everything any of its members reads."""
+        seen: set = set()
+        stack = list(roots(ids))
+        while stack:
+            g = stack.pop()
+            if g not in seen:
+                seen.add(g)
+                stack.extend(roots(external[g]))
+        return seen
+
     for node in graph.nodes:
         below = set()
         for i in node.inputs:
@@ -105,9 +121,9 @@ def _form_groups(graph, size_min: int) -> dict:
                        if not (i in group_of and groups.find(group_of[i]) in trial)]
             via_outsider = set()
             for i in outside:
-                via_outsider |= roots(reach.get(i, ()))
+                via_outsider |= upstream(reach.get(i, ()))
             for t in trial:
-                via_outsider |= roots(external[t])
+                via_outsider |= upstream(external[t])
             if not via_outsider & trial:  # merging must not close a cycle through an outsider
                 accepted.append(g)
         gid = groups.new(node.id)
@@ -144,6 +160,7 @@ def fuse_elementwise(graph, fetches: list, size_min: int | None = None) -> PassR
             users.setdefault(i, []).append(node)
     fetched = set(fetches)
     dups = _recomputed(members, group_of, users, fetched)
+    stored = _stored(graph, members, group_of, dups, fetched)
     position = {n: i for i, n in enumerate(graph.nodes)}
     rb = Rebuilder(graph)
     changes = []
@@ -151,11 +168,7 @@ def fuse_elementwise(graph, fetches: list, size_min: int | None = None) -> PassR
         if isinstance(unit, list):
             g = group_of[unit[0]]
             nodes = sorted(set(unit) | dups[g], key=position.__getitem__)
-
-            def served(n, u):  # u reads n inside its own kernel
-                return group_of.get(u) in dups and n in dups[group_of[u]]
-
-            _emit_group(rb, nodes, set(unit), users, fetched, served, changes)
+            _emit_group(rb, nodes, set(unit), stored, changes)
         else:
             rb.map[unit] = rb.copy(unit)
     return PassResult(*rb.finish(fetches), changes)
@@ -204,6 +217,21 @@ def _recomputed(members, group_of, users, fetched) -> dict:
     return dups
 
 
+def _stored(graph, members, group_of, dups, fetched) -> set:
+    """The values that must be written out: fetched ones, and those read by a plain node or by
+    a kernel that does not compute them itself (a recomputed value may read a value that its
+    own group recomputes but the reading kernel does not)."""
+    stored = set(fetched)
+    for node in graph.nodes:
+        if group_of.get(node) not in members:
+            stored.update(node.inputs)
+    for g, nodes in members.items():
+        inside = set(nodes) | dups[g]
+        for u in inside:
+            stored.update(i for i in u.inputs if i not in inside)
+    return stored
+
+
 def _schedule(graph, group_of, members) -> list:
     """Nodes and groups (lists of nodes) in a topological order, close to the original one."""
     def unit_of(node):
@@ -244,14 +272,13 @@ def _schedule(graph, group_of, members) -> list:
     return out
 
 
-def _emit_group(rb, nodes, own, users, fetched, served, changes) -> None:
-    """Emit the kernel node and one output node per value of `own` read outside the kernel.
+def _emit_group(rb, nodes, own, stored, changes) -> None:
+    """Emit the kernel node and one output node per value of `own` that must be `stored`.
 
     `nodes` = the group's own nodes and those it recomputes, in topological order.
     """
     inside = set(nodes)
-    escaping = [n for n in nodes if n in own and (n in fetched or any(
-        u not in inside and not served(n, u) for u in users.get(n, ())))]
+    escaping = [n for n in nodes if n in own and n in stored]
     needed = set()
     for n in escaping:
         needed |= _cone(n, inside)

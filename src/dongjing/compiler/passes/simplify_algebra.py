@@ -1,7 +1,10 @@
 """Algebraic simplification: local rewrites that make a node cheaper or let it disappear.
 
-Each rule is exact (same values, same shape, same dtype); `exp(log x)` and `log(exp x)` are
-left alone on purpose: in floating point they are not the identity (rounding, overflow, x <= 0).
+Each rule is exact, bit for bit, for every input including NaN, inf, -0.0 and large integers
+(same values, same shape, same dtype). Hence `x + 0.0` is kept (-0.0 + 0.0 is +0.0) while
+`x + (-0.0)` goes, `x * 0` is folded only for integers (NaN * 0 is NaN, -1.0 * 0 is -0.0), and
+`cast(cast(x))` only through a type that holds every value of x. `exp(log x)` and `log(exp x)`
+are left alone: in floating point they are not the identity (rounding, overflow, x <= 0).
 """
 
 from __future__ import annotations
@@ -15,12 +18,25 @@ from ..ir import PassResult, Rebuilder, numel
 from .fold_constants import MAX_FOLD_ELEMENTS
 
 
-def _scalar_constant(node, value) -> bool:
-    """`node` is a constant of size 1 equal to `value`."""
+def _scalar_constant(node, value, negative_zero: bool | None = None) -> bool:
+    """`node` is a constant of size 1 equal to `value`; for a zero, `negative_zero` (if given)
+    also asks for its sign (an integer zero counts as +0)."""
     if node.op.name != "constant":
         return False
     v = node.attrs["value"]
-    return v.size == 1 and bool(v.reshape(()) == value)
+    if v.size != 1 or not bool(v.reshape(()) == value):
+        return False
+    return negative_zero is None or bool(np.signbit(v.reshape(()))) == negative_zero
+
+
+def _unit(op: str, dtype) -> tuple:
+    """(the value, its sign as for `_scalar_constant`) that `op` leaves x unchanged with:
+    x + (-0.0) and x - (+0.0) are exact for every float x (x + 0.0 is not, for x = -0.0)."""
+    if op in ("mul", "div"):
+        return 1, None
+    if dtype.kind != "f":
+        return 0, None
+    return 0, op == "add"
 
 
 def _passes_through(out, x, c) -> bool:
@@ -42,19 +58,22 @@ def _rule(rb, node, inputs):
     op = node.op.name
     if op in ("add", "mul", "sub", "div"):
         a, b = inputs
-        unit = 0 if op in ("add", "sub") else 1
-        if _scalar_constant(b, unit) and _passes_through(node, a, b):
-            return a, f"{op}(x, {unit}) -> x"
-        if op in ("add", "mul") and _scalar_constant(a, unit) and _passes_through(node, b, a):
-            return b, f"{op}({unit}, x) -> x"
-        if op == "mul":
+        unit, negative = _unit(op, node.dtype)
+        shown = "-0.0" if negative else "+0.0" if negative is False else unit
+        if _scalar_constant(b, unit, negative) and _passes_through(node, a, b):
+            return a, f"{op}(x, {shown}) -> x"
+        if (op in ("add", "mul") and _scalar_constant(a, unit, negative)
+                and _passes_through(node, b, a)):
+            return b, f"{op}({shown}, x) -> x"
+        if op == "mul" and node.dtype.kind in "iub":  # float: NaN * 0, inf * 0, -1.0 * 0
             for x, c in ((a, b), (b, a)):
                 if _scalar_constant(c, 0) and _passes_through(node, x, c):
-                    return _zeros(rb, node, x), "x * 0 -> zeros"
+                    return _zeros(rb, node, x), "x * 0 -> zeros (integers)"
     if op == "mul" and node.dtype.kind == "f":
         for i, c in enumerate(inputs):
-            if c.op.name == "cast" and c.inputs[0].dtype.kind == "b" and c.shape == node.shape:
-                other = inputs[1 - i]
+            other = inputs[1 - i]
+            if (c.op.name == "cast" and c.inputs[0].dtype.kind == "b" and c.shape == node.shape
+                    and other.dtype == node.dtype):
                 pair = (other, c.inputs[0]) if i else (c.inputs[0], other)
                 return rb.copy(node, pair), "x * cast(mask) -> x * mask (bools multiply as 0/1)"
     if node.op.kind == "elementwise" and node.op.ufunc is not None and len(inputs) > 1:
@@ -106,10 +125,24 @@ def _cast(node, x):
         return x, "cast to the same dtype -> x"
     if x.op.name == "cast":
         inner = x.inputs[0]
-        widened = np.can_cast(inner.dtype, x.dtype, "safe")
-        if widened and inner.dtype == node.dtype:
+        if inner.dtype == node.dtype and holds_every_value(inner.dtype, x.dtype):
             return inner, "cast(cast(x, wider), x.dtype) -> x"
     return None
+
+
+def holds_every_value(small, big) -> bool:
+    """Whether every value of dtype `small` converts to `big` and back unchanged (np.can_cast
+    calls int64 -> float64 "safe", but 2**53 + 1 does not survive it)."""
+    small, big = np.dtype(small), np.dtype(big)
+    if small.kind == "b":
+        return big.kind in "biuf"
+    if small.kind in "iu" and big.kind in "iu":
+        return np.can_cast(small, big, "safe")
+    if small.kind in "iu" and big.kind == "f":
+        return small.itemsize * 8 - (small.kind == "i") <= np.finfo(big).nmant + 1
+    if small.kind == "f" and big.kind == "f":
+        return big.itemsize >= small.itemsize
+    return False
 
 
 def _permute(rb, node, x):

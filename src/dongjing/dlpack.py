@@ -1,0 +1,41 @@
+"""Zero-copy exchange with other array libraries: `dj.from_dlpack` (NumPy arrays, PyTorch
+tensors, anything with `__dlpack__`) and the Tensor side of the protocol (`Tensor.__dlpack__`,
+`Tensor.__dlpack_device__`, defined in tensor.py)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .errors import DongjingError, DTypeError
+from .tensor import Tensor
+
+
+class InteropError(DongjingError, ValueError):
+    """An object that cannot be shared with dongjing without copying (another device, ...)."""
+
+
+def from_dlpack(x) -> Tensor:
+    """A tensor sharing memory with `x` (a NumPy array, a CPU PyTorch tensor, or any object
+    with `__dlpack__`): writes through either side are seen by the other. No copy is made.
+
+    >>> a = np.zeros(3, np.float32)
+    >>> t = dj.from_dlpack(a); a[0] = 5.0; t
+    tensor([5., 0., 0.])
+    """
+    if isinstance(x, Tensor):
+        return Tensor._make(x._value("dj.from_dlpack()"))
+    if isinstance(x, np.ndarray):
+        array = x
+    elif hasattr(x, "__dlpack__"):
+        try:
+            array = np.from_dlpack(x)
+        except (BufferError, RuntimeError, TypeError) as exc:
+            raise InteropError(f"dj.from_dlpack: cannot share the memory of a "
+                               f"{type(x).__name__} with NumPy ({exc}); dongjing tensors live "
+                               "in CPU memory: move it to the CPU first") from None
+    else:
+        raise TypeError(f"dj.from_dlpack expects an object with __dlpack__ (a NumPy array, a "
+                        f"PyTorch tensor, ...), got {type(x).__name__}")
+    if array.dtype.kind not in "biuf":
+        raise DTypeError(f"dj.from_dlpack: cannot make a tensor of dtype {array.dtype}")
+    return Tensor._make(array)

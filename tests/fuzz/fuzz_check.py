@@ -1,0 +1,243 @@
+"""Runs one fuzz program every way dongjing can run it and compares with eager execution:
+values and gradients at optimize=0/1/2 (three runs on one Session: fresh inputs each time, the
+returned and fed arrays of a run mutated before the next), under dj.jit, from several threads at
+once, and with an unknown (None) leading dimension."""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+
+import numpy as np
+from fuzz_program import Program
+
+import dongjing as dj
+from dongjing.compiler import parallel
+from dongjing.compiler.passes import fuse_elementwise as fusion
+
+MODES = ("O0", "O1", "O2", "O2_fused", "jit", "threads", "unknown_dims")
+THREADS = 4
+
+
+@dataclass
+class Failure:
+    """One mismatch or crash: in which mode, and what."""
+
+    mode: str
+    message: str
+
+
+def _float_inputs(program: Program) -> list:
+    return [i for i, inp in enumerate(program.inputs) if inp.array.dtype.kind == "f"]
+
+
+def _loss(outs):
+    """A scalar depending on every float output (None if there is none)."""
+    loss = None
+    for k, out in enumerate(outs):
+        if out.dtype.kind == "f":
+            term = dj.sum(out) * float(k + 1)
+            loss = term if loss is None else loss + term
+    return loss
+
+
+def _forward_and_grads(fn, float_idx, grad_fn):
+    def run(*xs):
+        outs = fn(*xs)
+        loss = _loss(outs)
+        grads = [None] * len(float_idx)
+        if loss is not None and (loss.requires_grad or loss._node is not None):
+            grads = list(grad_fn(loss, [xs[i] for i in float_idx]))
+        return outs, grads
+    return run
+
+
+def eager_reference(program: Program, arrays: list) -> list:
+    """The values of the outputs, then one gradient per float input (None when unconnected)."""
+    fn = program.function()
+    float_idx = _float_inputs(program)
+    tensors = [dj.tensor(a, requires_grad=i in float_idx) for i, a in enumerate(arrays)]
+    with np.errstate(all="ignore"):
+        outs, grads = _forward_and_grads(
+            fn, float_idx, lambda loss, xs: dj.grad(loss, xs, allow_unused=True))(*tensors)
+    return [o.numpy().copy() for o in outs] + [None if g is None else g.numpy().copy()
+                                               for g in grads]
+
+
+def _graph(program: Program, unknown: bool = False):
+    fn = program.function()
+    float_idx = _float_inputs(program)
+    with dj.Graph() as g:
+        phs = []
+        for i, inp in enumerate(program.inputs):
+            shape = inp.array.shape
+            if unknown and shape:
+                shape = (None,) + shape[1:]
+            phs.append(dj.placeholder(shape, inp.array.dtype, name=f"x{i}"))
+        outs, grads = _forward_and_grads(fn, float_idx, dj.gradients)(*phs)
+    return g, phs, list(outs) + list(grads)
+
+
+class _Fetcher:
+    """Session.run over fetches some of which are None (unconnected gradients)."""
+
+    def __init__(self, sess, fetches):
+        self.sess, self.fetches = sess, fetches
+        self.real = [f for f in fetches if f is not None]
+
+    def run(self, feed):
+        values = iter(self.sess.run(self.real, feed))
+        return [None if f is None else next(values) for f in self.fetches]
+
+
+def compare(ref: list, got: list, what: str, values: int = 0) -> str | None:
+    """None when `got` matches `ref` (NaN where NaN, inf where inf, floats to a tolerance; the
+    first `values` results, computed by the same ops, must also agree on the sign of zeros)."""
+    if len(ref) != len(got):
+        return f"{what}: {len(got)} results, expected {len(ref)}"
+    for k, (r, o) in enumerate(zip(ref, got)):
+        if r is None or o is None:
+            if (r is None) != (o is None) and np.any(np.asarray(r if o is None else o)):
+                return f"{what}: result {k} is None on one side only"
+            continue
+        o = np.asarray(o)
+        if r.shape != o.shape or r.dtype != o.dtype:
+            return f"{what}: result {k} is {o.dtype}{list(o.shape)}, expected {r.dtype}" \
+                   f"{list(r.shape)}"
+        if r.dtype.kind != "f":
+            if not np.array_equal(r, o):
+                return f"{what}: result {k} differs: {o.ravel()[:6]} vs {r.ravel()[:6]}"
+            continue
+        rtol = 2e-4 if r.dtype == np.float32 else 1e-9
+        finite = np.abs(r[np.isfinite(r)])
+        atol = rtol * (float(finite.max()) if finite.size else 1.0) + 1e-30
+        if not np.allclose(o, r, rtol=rtol, atol=atol, equal_nan=True):
+            bad = ~np.isclose(o, r, rtol=rtol, atol=atol, equal_nan=True)
+            return (f"{what}: result {k} differs at {int(bad.sum())} of {r.size} places: got "
+                    f"{o[bad][:4]}, expected {r[bad][:4]}")
+        zeros = r == 0
+        if k < values and not np.array_equal(np.signbit(r[zeros]), np.signbit(o[zeros])):
+            return f"{what}: result {k} has zeros of the wrong sign: {o[zeros][:6]} vs " \
+                   f"{r[zeros][:6]}"
+    return None
+
+
+def _session_mode(program, g, phs, fetches, level, ref) -> str | None:
+    sess = _Fetcher(dj.Session(g, optimize=level), fetches)
+    layouts = [inp.layout for inp in program.inputs]
+
+    def feed(layout_of):
+        return {p: inp.fresh(layout_of(k)) for k, (p, inp) in enumerate(zip(phs, program.inputs))}
+
+    first_feed = feed(lambda k: layouts[k])
+    first = sess.run(first_feed)
+    kept = [None if v is None else np.array(v, copy=True) for v in first]
+    problem = compare(ref, kept, "first run", len(program.outputs))
+    if problem:
+        return problem
+    second_feed = feed(lambda k: "C")
+    second = sess.run(second_feed)
+    problem = compare(ref, second, "second run (C-order inputs)", len(program.outputs))
+    if problem:
+        return problem
+    problem = compare(kept, first, "first run's results after a second run (aliased buffers?)")
+    if problem:
+        return problem
+    for v in list(second) + list(second_feed.values()) + list(first_feed.values()):
+        if isinstance(v, np.ndarray) and v.size and v.flags.writeable:
+            v.fill(7)  # a program must not keep or reuse what it returned or was fed
+    third = sess.run(feed(lambda k: "F"))
+    return compare(ref, third, "third run (after mutating returned and fed arrays)",
+                   len(program.outputs))
+
+
+def _fused_mode(program, g, phs, fetches, ref) -> str | None:
+    """O2 with fusion and threaded splitting forced on small shapes (they compile on first run)."""
+    old = fusion.MIN_SIZE, parallel.MIN_SIZE
+    fusion.MIN_SIZE, parallel.MIN_SIZE = 1, 4
+    try:
+        return _session_mode(program, g, phs, fetches, 2, ref)
+    finally:
+        fusion.MIN_SIZE, parallel.MIN_SIZE = old
+
+
+def _jit_mode(program, ref) -> str | None:
+    float_idx = _float_inputs(program)
+    fn = dj.jit(_forward_and_grads(program.function(), float_idx,
+                                   lambda loss, xs: dj.grad(loss, xs, allow_unused=True)))
+    problem = None
+    for call, layout in enumerate((None, "C")):
+        tensors = [dj.from_numpy(inp.fresh(layout)) for inp in program.inputs]
+        for i in float_idx:
+            tensors[i].requires_grad_(True)
+        outs, grads = fn(*tensors)
+        got = [o.numpy() for o in outs] + [None if gr is None else gr.numpy() for gr in grads]
+        problem = compare(ref, [None if v is None else v.copy() for v in got], f"jit call {call}",
+                          len(program.outputs))
+        if problem:
+            return problem
+        for v in got:
+            if v is not None and v.size and v.flags.writeable:
+                v.fill(7)
+    return problem
+
+
+def _threads_mode(program, g, phs, fetches, refs) -> str | None:
+    sess = _Fetcher(dj.Session(g, optimize=2), fetches)
+    problems: list = []
+
+    def worker(t):
+        for k in range(3):
+            which = (t + k) % len(refs)
+            arrays, ref = refs[which]
+            try:
+                got = sess.run({p: a.copy() for p, a in zip(phs, arrays)})
+            except Exception as exc:  # noqa: BLE001 - reported as a failure
+                problems.append(f"thread {t}: {type(exc).__name__}: {exc}")
+                return
+            problem = compare(ref, got, f"thread {t} run {k}")
+            if problem:
+                problems.append(problem)
+
+    threads = [threading.Thread(target=worker, args=(t,)) for t in range(THREADS)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return problems[0] if problems else None
+
+
+def check_program(program: Program, modes=MODES) -> list[Failure]:
+    """Every mismatch or crash of `program` in `modes` compared with eager execution."""
+    arrays = [inp.array for inp in program.inputs]
+    try:
+        ref = eager_reference(program, arrays)
+    except Exception as exc:  # noqa: BLE001
+        return [Failure("eager", f"eager gradients raised {type(exc).__name__}: {exc}")]
+    failures = []
+    with np.errstate(all="ignore"):
+        graph = None
+        for mode in modes:
+            try:
+                if mode in ("O0", "O1", "O2", "O2_fused", "threads") and graph is None:
+                    graph = _graph(program)
+                if mode in ("O0", "O1", "O2"):
+                    problem = _session_mode(program, *graph, int(mode[1]), ref)
+                elif mode == "O2_fused":  # every group fuses, every large call splits
+                    problem = _fused_mode(program, *graph, ref)
+                elif mode == "jit":
+                    problem = _jit_mode(program, ref)
+                elif mode == "threads":
+                    alt = [-a for a in arrays]
+                    refs = [(arrays, ref), (alt, eager_reference(program, alt))]
+                    problem = _threads_mode(program, *graph, refs)
+                else:
+                    problem = None
+                    for level in (0, 2):
+                        g, phs, fetches = _graph(program, unknown=True)
+                        problem = problem or _session_mode(program, g, phs, fetches, level, ref)
+            except Exception as exc:  # noqa: BLE001 - a crash is a finding
+                problem = f"raised {type(exc).__name__}: {str(exc)[:300]}"
+            if problem:
+                failures.append(Failure(mode, problem))
+    return failures
