@@ -13,7 +13,7 @@ import numpy as np
 
 import dongjing as dj
 from dongjing.ops.broadcast import sum_to_like
-from dongjing.ops.index import Slot, getitem_grad
+from dongjing.ops.index import Slot, getitem_grad, slice_assign
 
 
 @dataclass
@@ -128,6 +128,8 @@ CASES: dict[str, list[Case]] = {
                 Case(lambda x: x[x > 0], (_apart(3, 4),), "bool mask")],
     "sum_to_like": [Case(lambda g, x: sum_to_like(g, x), (_r(2, 3, 4), _r(3, 1, seed=1)),
                          "broadcast dims summed at run time")],
+    "slice_assign": [Case(lambda x, v: slice_assign(x, v, (1, ("slice", 0, 3, 2))),
+                          (_r(3, 4), _r(2, seed=1)), "the CopySlices behind view writes")],
     "getitem_grad": [Case(lambda g, x: getitem_grad(g, x, [], (0,)), (_r(4), _r(3, 4)),
                           "the scatter-add behind getitem's gradient"),
                      Case(lambda g, x, i: getitem_grad(g, x, [i], (Slot(0),)),

@@ -43,7 +43,7 @@ def _run(case, wrapped: bool):
     """Forward values and, for a differentiable case, the gradients of sum(out * w)."""
     inputs = _inputs(case, wrapped)
     outs = _outputs(case.fn(*inputs))
-    values = [o.data for o in outs]
+    values = [o._data for o in outs]
     grads = []
     if case.grad and any(t.requires_grad for t in inputs):
         rng = np.random.default_rng(3)
@@ -57,7 +57,7 @@ def _run(case, wrapped: bool):
             total = term if total is None else total + term
         if total is not None:
             total.backward()
-            grads = [t.grad.data if t.grad is not None else None for t in inputs]
+            grads = [t.grad._data if t.grad is not None else None for t in inputs]
     return values, grads
 
 
@@ -80,7 +80,7 @@ def strict_results(monkeypatch):
     finish = dispatch._finish
 
     def checked(op, out, expected, inputs, attrs, requires):
-        if any(type(t.data) is WArray for t in inputs) and type(out) is not WArray:
+        if any(type(t._data) is WArray for t in inputs) and type(out) is not WArray:
             raise LeakError(f"op {op.name!r} returned a {type(out).__name__} for wrapped inputs")
         return finish(op, out, expected, inputs, attrs, requires)
 
@@ -185,4 +185,4 @@ def test_a_numpy_bound_op_runs_via_the_host():
     x = dj.Tensor._make(WArray(np.zeros((2,))), False)
     out = apply1(_random, x, shape=(2,), dtype=np.dtype("float64"), dist="uniform", a=0.0,
                  b=1.0, rng=None)
-    assert type(out.data) is WArray and out.shape == (2,)
+    assert type(out._data) is WArray and out.shape == (2,)

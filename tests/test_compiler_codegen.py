@@ -108,12 +108,12 @@ def test_in_place_updates_write_the_variables_own_array():
         x = dj.placeholder((2,), name="x")
         v = dj.Variable(np.zeros(2, np.float32), name="v")
         step = dj.assign(v, v * 0.9 + x)
-    storage = v.data
+    storage = v._data
     program = build_program(g, [step.node], [x.node], 2)
     assert "(written in place)" in program.source
     for _ in range(2):
         program([np.ones(2, np.float32)])
-    assert v.data is storage
+    assert v._data is storage
     np.testing.assert_allclose(storage, [1.9, 1.9], rtol=1e-6)
     assert v._version[0] == 2
 

@@ -108,11 +108,11 @@ def test_first_steps_follow_the_published_rule(name, make, ref):
 
 def test_float32_parameters_stay_float32_and_in_place():
     p = dj.nn.Parameter(dj.ones(3))
-    data = p.data
+    data = p._data
     opt = Adam([p], lr=0.1)
     p.grad = dj.ones(3)
     opt.step()
-    assert p.data is data and p.dtype == dj.float32
+    assert p._data is data and p.dtype == dj.float32
     np.testing.assert_allclose(p.numpy(), 0.9, rtol=1e-6)
 
 

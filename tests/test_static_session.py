@@ -143,9 +143,9 @@ def test_assign_checks_shape_and_dtype_at_build_time():
 
 def test_assign_eagerly_writes_in_place_and_group_is_none():
     v = dj.Variable([1.0, 2.0])
-    storage = v.data
+    storage = v._data
     assert dj.assign(v, [3.0, 4.0]) is v
-    assert v.data is storage and list(v.numpy()) == [3.0, 4.0]
+    assert v._data is storage and list(v.numpy()) == [3.0, 4.0]
     assert dj.group(None) is None
 
 

@@ -24,6 +24,13 @@ from . import (
 from .autograd import enable_grad, grad, is_grad_enabled, no_grad, set_grad_enabled
 from .autograd.anomaly import detect_anomaly, is_anomaly_enabled, set_detect_anomaly
 from .creation import (
+    BoolTensor,
+    ByteTensor,
+    DoubleTensor,
+    FloatTensor,
+    HalfTensor,
+    IntTensor,
+    LongTensor,
     arange,
     empty,
     eye,
@@ -44,7 +51,7 @@ from .creation import (
 from .device import device
 from .dlpack import from_dlpack
 from .dtypes import bool_ as bool
-from .dtypes import float16, float32, float64, int32, int64
+from .dtypes import float16, float32, float64, int16, int32, int64, uint8
 from .errors import (
     AnomalyError,
     AutogradError,
@@ -70,5 +77,14 @@ from .runtime.check_mode import check
 from .runtime.jit import jit
 from .runtime.session import Session
 from .tensor import Tensor
+
+# PyTorch's dtype aliases (last, so the builtins stay usable above in this module)
+float = float32
+double = float64
+half = float16
+long = int64
+int = int32  # noqa: A001
+short = int16
+uint8 = uint8
 
 __version__ = "0.1.0"

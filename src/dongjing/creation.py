@@ -20,11 +20,14 @@ def tensor(data, dtype=None, device=None, requires_grad: bool = False) -> Tensor
     """
     check_device(device, "dj.tensor")
     try:
-        return Tensor(data, dtype=dtype, requires_grad=requires_grad)
+        t = Tensor._make(to_array(data, dtype))
     except DongjingError as exc:  # an unsupported dtype: say which argument it came from
         raise type(exc)(f"dj.tensor: argument 'data': {exc}") from None
     except (ValueError, TypeError) as exc:  # ragged nesting, strings, objects
         raise ArgumentError(f"dj.tensor: argument 'data': {exc}") from None
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
 
 
 def from_numpy(array: np.ndarray) -> Tensor:
@@ -169,3 +172,24 @@ def randperm(n: int, dtype=None, device=None) -> Tensor:
     check_device(device, "dj.randperm")
     check_int("dj.randperm", "n", n, minimum=0)
     return _make(generator().permutation(n).astype(dtypes.as_dtype(dtype or dtypes.int64)), False)
+
+
+def _legacy(name: str, dtype: np.dtype):
+    def make(*args, requires_grad: bool = False) -> Tensor:
+        return Tensor(*args, dtype=dtype, requires_grad=requires_grad)
+
+    make.__name__ = make.__qualname__ = name
+    make.__doc__ = (
+        f"PyTorch's legacy `{name}(data)` / `{name}(*sizes)` (zeros): a {dtype} tensor. "
+        "A function here, so `isinstance(x, dj.{name})` is not supported."
+    )
+    return make
+
+
+FloatTensor = _legacy("FloatTensor", dtypes.float32)
+DoubleTensor = _legacy("DoubleTensor", dtypes.float64)
+HalfTensor = _legacy("HalfTensor", dtypes.float16)
+LongTensor = _legacy("LongTensor", dtypes.int64)
+IntTensor = _legacy("IntTensor", dtypes.int32)
+BoolTensor = _legacy("BoolTensor", dtypes.bool_)
+ByteTensor = _legacy("ByteTensor", np.dtype("uint8"))

@@ -38,7 +38,7 @@ def _rule_key(dtypes: tuple, attrs: dict):
 
 def expected_dtype(op: Op, inputs, attrs: dict):
     """The dtype `op.infer` gives for `inputs` (Tensors with data), cached per dtypes+attrs."""
-    key = _rule_key(tuple([t.data.dtype for t in inputs]), attrs)
+    key = _rule_key(tuple([t._data.dtype for t in inputs]), attrs)
     try:
         found = op.dtype_rules.get(key)
     except TypeError:  # an unhashable attribute: ask the rule every time
@@ -49,7 +49,7 @@ def expected_dtype(op: Op, inputs, attrs: dict):
 
 
 def _infer_dtype(op: Op, inputs, attrs: dict):
-    specs = [Spec(t.data.shape, t.data.dtype) for t in inputs]
+    specs = [Spec(t._data.shape, t._data.dtype) for t in inputs]
     result = op.infer(*specs, **attrs)
     return result[1] if isinstance(result, tuple) and len(result) == 2 else None
 
@@ -60,7 +60,7 @@ def _finish(op: Op, out, expected, inputs, attrs, requires: bool) -> Tensor:
     if expected is not None and out.dtype is not expected and out.dtype != expected:
         out = out.astype(expected)
     if _anomaly.on:  # anomaly mode: NaN/inf in the output raises, naming op and line
-        _anomaly_mode.check_forward(op, [t.data for t in inputs], out)
+        _anomaly_mode.check_forward(op, [t._data for t in inputs], out)
     if requires and _grad_state.grad_enabled and op.vjp is not None:
         result = _make(out, True)
         record(op, inputs, attrs, result)
@@ -77,7 +77,7 @@ def apply(op: Op, *inputs: Tensor, **attrs) -> Tensor:
     for t in inputs:
         if t._node is not None:
             return _builder.add(op, inputs, attrs)
-        data = t.data
+        data = t._data
         arrays.append(data)
         if type(data) is not ndarray:
             foreign = True
@@ -102,7 +102,7 @@ def apply1(op: Op, x: Tensor, **attrs) -> Tensor:
     """`apply` for one input: the hot path of unary elementwise ops."""
     if x._node is not None or _graph_state.graph is not None:
         return _builder.add(op, (x,), attrs)
-    data = x.data
+    data = x._data
     try:
         expected = op.dtype_rules[(data.dtype, *attrs.items()) if attrs else data.dtype]
     except (KeyError, TypeError):
@@ -123,7 +123,7 @@ def apply1(op: Op, x: Tensor, **attrs) -> Tensor:
 
 def _learn1(op: Op, x: Tensor, attrs: dict):
     expected = _infer_dtype(op, (x,), attrs)
-    key = (x.data.dtype, *attrs.items()) if attrs else x.data.dtype
+    key = (x._data.dtype, *attrs.items()) if attrs else x._data.dtype
     try:
         op.dtype_rules[key] = expected
     except TypeError:
@@ -135,7 +135,7 @@ def apply2(op: Op, a: Tensor, b: Tensor, **attrs) -> Tensor:
     """`apply` for two inputs: the hot path of binary elementwise ops and matmul."""
     if a._node is not None or b._node is not None or _graph_state.graph is not None:
         return _builder.add(op, (a, b), attrs)
-    da, db = a.data, b.data
+    da, db = a._data, b._data
     if attrs:
         expected = expected_dtype(op, (a, b), attrs)
     else:
@@ -183,9 +183,9 @@ def _run_foreign(op: Op, arrays, attrs: dict):
 
 def _as_array(value, inputs=()):
     """A forward's result `value` as an array of the inputs' backend."""
-    if all(type(t.data) is ndarray for t in inputs):  # a NumPy scalar from a NumPy forward
+    if all(type(t._data) is ndarray for t in inputs):  # a NumPy scalar from a NumPy forward
         return _numpy_asarray(value)
-    backend = _backend_of_arrays([t.data for t in inputs])
+    backend = _backend_of_arrays([t._data for t in inputs])
     return value if isinstance(value, backend.array_types[0]) else backend.asarray(value)
 
 
@@ -195,7 +195,7 @@ def explain_failure(op: Op, inputs, attrs, exc: Exception) -> Exception:
     Shape inference usually finds the fault and raises its own message; otherwise the original
     error is wrapped with the op and the shapes involved.
     """
-    specs = [Spec(t.data.shape, t.data.dtype) for t in inputs]
+    specs = [Spec(t._data.shape, t._data.dtype) for t in inputs]
     try:
         op.infer(*specs, **attrs)
     except DongjingError as found:

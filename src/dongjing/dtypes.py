@@ -9,6 +9,8 @@ float64 = np.dtype("float64")
 float16 = np.dtype("float16")
 int64 = np.dtype("int64")
 int32 = np.dtype("int32")
+int16 = np.dtype("int16")
+uint8 = np.dtype("uint8")
 bool_ = np.dtype("bool")
 
 default_float = float32
@@ -41,13 +43,18 @@ def is_integer(dtype: np.dtype) -> bool:
 
 def as_dtype(dtype) -> np.dtype:
     """Normalise `dj.float32`, `np.float32`, `"float32"`, `float`, `bool` ... to a NumPy dtype."""
+    if dtype is None:
+        raise TypeError("expected a dtype, got None")
     if dtype is float:
         return float32
     if dtype is int:
         return int64
     if dtype is bool:
         return bool_
-    return np.dtype(dtype)
+    try:
+        return np.dtype(dtype)
+    except TypeError:
+        raise TypeError(f"{dtype!r} is not a dtype") from None
 
 
 _CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2}

@@ -16,8 +16,9 @@ ndarray = np.ndarray
 class Tensor:
     """A multi-dimensional array that records how it was computed.
 
-    Eager tensors hold `data` (a NumPy array); symbolic tensors (built inside a `dj.Graph`)
-    hold `_node` instead and have no value until a Session runs the graph.
+    Eager tensors hold their value in `_data` (a NumPy array; the public `.data` is a Tensor
+    sharing that memory, detached from the tape, as in PyTorch); symbolic tensors (built
+    inside a `dj.Graph`) hold `_node` instead and have no value until a Session runs the graph.
 
     >>> x = dj.tensor([1.0, 2.0], requires_grad=True)
     >>> (x * x).sum().backward(); x.grad
@@ -25,7 +26,7 @@ class Tensor:
     """
 
     __slots__ = (
-        "data",
+        "_data",
         "requires_grad",
         "grad_fn",
         "_grad",
@@ -34,14 +35,19 @@ class Tensor:
         "_hooks",
         "_accumulator",
         "_retains_grad",
+        "_view_of",
+        "_views",
         "__weakref__",
     )
 
     __array_priority__ = 1000  # numpy defers `ndarray op Tensor` to us
 
-    def __init__(self, data, dtype=None, requires_grad: bool = False):
-        array = to_array(data, dtype)
-        self.data = array
+    def __init__(self, *args, dtype=None, requires_grad: bool = False):
+        """`Tensor(data)` (an array keeps its dtype; a Python list or tuple becomes float32,
+        as PyTorch's legacy constructor does), `Tensor(data, dtype)`, or `Tensor(2, 3)`: a
+        float32 tensor of that shape, filled with zeros."""
+        array = _legacy_array(args, dtype)
+        self._data = array
         self.grad_fn = None
         self._grad = None
         self._version = [0]
@@ -54,7 +60,7 @@ class Tensor:
     def _make(cls, data: ndarray, requires_grad: bool = False) -> Tensor:
         """Wrap an array without copying or checking (the per-op path)."""
         t = object.__new__(cls)
-        t.data = data
+        t._data = data
         t.requires_grad = requires_grad
         t.grad_fn = None
         t._grad = None
@@ -65,7 +71,7 @@ class Tensor:
     @classmethod
     def _symbolic(cls, node) -> Tensor:
         t = object.__new__(cls)
-        t.data = None
+        t._data = None
         t.requires_grad = False
         t.grad_fn = None
         t._grad = None
@@ -75,14 +81,38 @@ class Tensor:
 
     # --- basic properties -------------------------------------------------------------------
     @property
+    def data(self) -> Tensor:
+        """This tensor's value as a tensor that shares its memory and is cut off from the tape
+        (with its own version counter: writes through it are not seen by autograd), as in
+        PyTorch: `p.data.add_(g, alpha=-lr)`, `w.data.uniform_(-a, a)`."""
+        if self._node is not None:
+            self._value(".data")
+        t = Tensor._make(self._data, False)
+        return t
+
+    @data.setter
+    def data(self, value) -> None:
+        """`t.data = other`: `t` takes `other`'s memory (a Tensor, or a NumPy array), keeping
+        its autograd identity."""
+        if isinstance(value, Tensor):
+            value = value._value("assigning .data")
+        elif not isinstance(value, np.ndarray):
+            raise TypeError(
+                f"assigned .data must be a Tensor (or a NumPy array), got {type(value).__name__}"
+            )
+        if self._node is not None:
+            self._value("assigning .data")
+        self._data = value
+
+    @property
     def shape(self) -> tuple:
         node = self._node
-        return self.data.shape if node is None else node.shape
+        return self._data.shape if node is None else node.shape
 
     @property
     def dtype(self) -> np.dtype:
         node = self._node
-        return self.data.dtype if node is None else node.dtype
+        return self._data.dtype if node is None else node.dtype
 
     @property
     def ndim(self) -> int:
@@ -158,7 +188,7 @@ class Tensor:
                 "graph runs. Fetch it with sess.run(tensor), or build the model outside a "
                 "dj.Graph to compute eagerly."
             )
-        return self.data
+        return self._data
 
     def numpy(self) -> ndarray:
         """The value as a NumPy array (shares memory; works when requires_grad is set)."""
@@ -209,7 +239,7 @@ class Tensor:
             from .graph.python_control_flow import python_control_flow_error
 
             raise python_control_flow_error(self)
-        data = self.data
+        data = self._data
         if data.size != 1:
             raise RuntimeError(
                 f"Boolean value of a Tensor with {data.size} elements (shape {data.shape}) is "
@@ -232,9 +262,9 @@ class Tensor:
                     f"{_fmt_shape(shape)}: its first dim is unknown until the graph runs"
                 )
             return shape[0]
-        if self.data.ndim == 0:
+        if self._data.ndim == 0:
             raise TypeError("len() of a 0-d tensor")
-        return self.data.shape[0]
+        return self._data.shape[0]
 
     def __iter__(self):
         for i in range(len(self)):
@@ -246,7 +276,7 @@ class Tensor:
         if self._node is not None:
             n = self._node
             return f"<Tensor {n.name!r} shape={_fmt_shape(n.shape)} dtype={n.dtype}>"
-        data = self.data
+        data = self._data
         body = np.array2string(data, separator=", ", prefix="tensor(")
         extras = []
         if data.dtype not in (dtypes.float32, dtypes.int64, dtypes.bool_):
@@ -275,7 +305,7 @@ class Tensor:
         """A tensor with the same data that is cut off from the tape."""
         if self._node is not None:
             return _ops().stop_gradient(self)
-        t = Tensor._make(self.data, False)
+        t = Tensor._make(self._data, False)
         t._version = self._version
         return t
 
@@ -388,6 +418,24 @@ def _fmt_shape(shape) -> str:
     return "(" + ", ".join("None" if d is None else str(d) for d in shape) + (
         ",)" if len(shape) == 1 else ")"
     )
+
+
+def _legacy_array(args: tuple, dtype) -> ndarray:
+    if not args or all(type(a) is int for a in args):
+        want = dtypes.float32 if dtype is None else dtypes.as_dtype(dtype)
+        if any(a < 0 for a in args):
+            raise ValueError(f"Tensor{args}: sizes must be non-negative")
+        return np.zeros(args or (0,), dtype=want)
+    if len(args) == 2 and dtype is None and type(args[1]) is not int:
+        return to_array(args[0], args[1])
+    if len(args) != 1:
+        raise TypeError(
+            f"Tensor(): takes one data argument or integer sizes, got {len(args)} arguments"
+        )
+    data = args[0]
+    if dtype is None and isinstance(data, (list, tuple)):
+        dtype = dtypes.float32
+    return to_array(data, dtype)
 
 
 def to_array(data, dtype=None) -> ndarray:

@@ -138,12 +138,12 @@ def check_backward(node, grad, results) -> None:
     for i, g in enumerate(results):
         if g is None:
             continue
-        what = bad_values(g.data)
+        what = bad_values(g._data)
         if what is not None:
             raise AnomalyError(
                 f"anomaly mode: the gradient of {node.name()} (op {node.op.name!r}) for its "
-                f"input {i} holds {what}: {value_range(g.data)}; the incoming gradient was "
-                f"{value_range(grad.data)}; the forward op ran at "
+                f"input {i} holds {what}: {value_range(g._data)}; the incoming gradient was "
+                f"{value_range(grad._data)}; the forward op ran at "
                 f"{describe(getattr(node, 'where', None))}"
             )
 
@@ -185,7 +185,7 @@ def checked_program(graph, fetch_nodes, feed_nodes, commit: bool = True):
             pending = []
             for node, (out, kind, payload, inputs, attrs) in zip(self.step_nodes, self.steps):
                 if kind == "var":
-                    values[out] = payload.data
+                    values[out] = payload._data
                 elif kind == "const":
                     values[out] = payload
                 else:

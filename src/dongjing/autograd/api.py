@@ -34,12 +34,12 @@ def _initial_grad(t, gradient):
             "or optimizer.minimize(loss)"
         )
     if gradient is None:
-        if t.data.size != 1:
+        if t._data.size != 1:
             raise RuntimeError(
                 f"grad can be implicitly created only for scalar outputs; this output has shape "
                 f"{t.shape}: pass gradient= (a tensor of that shape) to backward()"
             )
-        return Tensor._make(backend_of(t.data).ones(t.shape, t.data.dtype))
+        return Tensor._make(backend_of(t._data).ones(t.shape, t._data.dtype))
     gradient = as_tensor(gradient)
     if gradient.shape != t.shape:
         raise ShapeError(

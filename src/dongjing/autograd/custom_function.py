@@ -76,8 +76,8 @@ class Function:
         ctx = FunctionCtx(needs)
         out = _run_forward(cls, ctx, tensors, template)
         if not (grad_state.grad_enabled and any(needs)) or id(out) in ctx.non_differentiable:
-            return Tensor._make(out.data)
-        result = Tensor._make(out.data, True)
+            return Tensor._make(out._data)
+        result = Tensor._make(out._data, True)
         template.ctx = ctx
         record(op, tuple(tensors), {"template": template}, result)
         return result
@@ -143,7 +143,7 @@ def _op_of(cls) -> Op:
         from ..tensor import Tensor
 
         ctx = FunctionCtx((False,) * len(template.items))
-        return _run_forward(cls, ctx, [Tensor._make(a) for a in arrays], template).data
+        return _run_forward(cls, ctx, [Tensor._make(a) for a in arrays], template)._data
 
     def infer(*specs, template):
         from ..backends import default_backend
@@ -224,7 +224,7 @@ def _grad_op_of(cls) -> Op:
         if grad.shape != arrays[index].shape:
             raise ShapeError(f"{cls.__name__}.backward: gradient of shape {grad.shape} for an "
                              f"input of shape {arrays[index].shape}")
-        return grad.data
+        return grad._data
 
     def infer(g, *specs, template, index):
         return specs[index].shape, specs[index].dtype

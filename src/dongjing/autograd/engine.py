@@ -171,9 +171,9 @@ def _run_backward(
                     prev = buffers.get(fn)
                     if prev is None:
                         buffers[fn] = g
-                    elif (id(prev) in owned and prev.data.dtype == g.data.dtype
-                          and type(prev.data) is type(g.data)):
-                        backend_of(prev.data).add_into(prev.data, g.data)
+                    elif (id(prev) in owned and prev._data.dtype == g._data.dtype
+                          and type(prev._data) is type(g._data)):
+                        backend_of(prev._data).add_into(prev._data, g._data)
                     else:
                         total = prev + g
                         if not create_graph:
@@ -192,7 +192,7 @@ def _apply_node(node: BackwardNode, grad, retain_graph: bool):
     _check_saved(node)
     out = _saved_output(node) if node.op.saves_output else None
     results = node.op.vjp(grad, node.inputs, out, node.needs, node.attrs)
-    if any(g is not None and g.data.shape != t.data.shape for g, t in zip(results, node.inputs)):
+    if any(g is not None and g._data.shape != t._data.shape for g, t in zip(results, node.inputs)):
         results = _fit_shapes(node, results)
     if not retain_graph:
         node.inputs = ()
@@ -208,9 +208,9 @@ def _fit_shapes(node: BackwardNode, results) -> tuple:
 
     fitted = []
     for g, t in zip(results, node.inputs):
-        if g is not None and g.data.shape != t.data.shape:
-            g = sum_to_shape(g, t.data.shape)
-            if g.data.shape != t.data.shape:
+        if g is not None and g._data.shape != t._data.shape:
+            g = sum_to_shape(g, t._data.shape)
+            if g._data.shape != t._data.shape:
                 raise DongjingError(
                     f"internal: the gradient rule of {node.op.name!r} gave a gradient of shape "
                     f"{g.shape} for an input of shape {t.shape}"
@@ -228,7 +228,7 @@ def _accumulate(acc: AccumulateGrad, grad, shared: bool, create_graph: bool) -> 
         grad = _call_hooks(hooks, grad)
     if not create_graph and grad.requires_grad:
         grad = grad.detach()
-    if grad.data.dtype != variable.data.dtype:
+    if grad._data.dtype != variable._data.dtype:
         grad = grad.to(variable.dtype)
     if variable.grad is None:
         if shared and not create_graph:

@@ -120,7 +120,7 @@ def record(op: Op, inputs: tuple, attrs: dict, result) -> None:
     node.next_functions = tuple(edges)
     node.needs = tuple(needs)
     if op.saves_output:
-        node.out_data = result.data
+        node.out_data = result._data
         node.out_version = result._version
         node.out_saved_version = result._version[0]
     else:

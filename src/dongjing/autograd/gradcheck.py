@@ -20,7 +20,7 @@ def _as_float64(inputs):
     out = []
     for x in inputs:
         if isinstance(x, Tensor) and x.dtype.kind == "f":
-            out.append(Tensor._make(x.data.astype(xp.float64), x.requires_grad))
+            out.append(Tensor._make(x._data.astype(xp.float64), x.requires_grad))
         else:
             out.append(x)
     return out
@@ -50,7 +50,7 @@ def gradcheck(fn, inputs, eps: float = 1e-6, atol: float = 1e-5, rtol: float = 1
     probe = fn(*inputs)
     probe = probe if isinstance(probe, (tuple, list)) else (probe,)
     rng = numpy_backend.generator(seed)
-    weights = [Tensor._make(backend_of(o.data).asarray(rng.standard_normal(o.shape)))
+    weights = [Tensor._make(backend_of(o._data).asarray(rng.standard_normal(o.shape)))
                for o in probe]
     checked = [i for i, x in enumerate(inputs) if isinstance(x, Tensor) and x.requires_grad]
     if not checked:
@@ -62,15 +62,15 @@ def gradcheck(fn, inputs, eps: float = 1e-6, atol: float = 1e-5, rtol: float = 1
     for i in checked:
         x = inputs[i]
         analytic = (xp.zeros(x.shape) if x.grad is None
-                    else backend_of(x.grad.data).to_numpy(x.grad.data).astype(xp.float64))
+                    else backend_of(x.grad._data).to_numpy(x.grad._data).astype(xp.float64))
         numeric = xp.zeros(x.shape)
-        flat = x.data.reshape(-1)
+        flat = x._data.reshape(-1)
         for j in range(flat.size):
             orig = flat[j]
             flat[j] = orig + eps
-            plus = float(_scalar_fn(fn, inputs, weights).data)
+            plus = float(_scalar_fn(fn, inputs, weights)._data)
             flat[j] = orig - eps
-            minus = float(_scalar_fn(fn, inputs, weights).data)
+            minus = float(_scalar_fn(fn, inputs, weights)._data)
             flat[j] = orig
             numeric.reshape(-1)[j] = (plus - minus) / (2 * eps)
         err = xp.abs(analytic - numeric) - (atol + rtol * xp.abs(numeric))

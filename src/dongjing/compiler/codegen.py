@@ -146,7 +146,7 @@ class Generator:
         """Where `node` writes: a planned buffer, a Variable's array (in place), or nowhere."""
         assign = self.plan.in_place.get(node)
         if assign is not None:
-            return self.ns.bind("_" + self.name(assign) + "_ref", assign.attrs["ref"]) + ".data"
+            return self.ns.bind("_" + self.name(assign) + "_ref", assign.attrs["ref"]) + "._data"
         buf = self.plan.buffer_of.get(node)
         return None if buf is None else f"_buf{buf}"
 
@@ -231,7 +231,7 @@ class Generator:
         if op.name == "constant":
             text = f"{var} = {self.ns.bind('_' + var, node.attrs['value'])}"
         elif op.name == "variable":
-            text = f"{var} = {self.ns.bind('_' + var + '_ref', node.attrs['ref'])}.data"
+            text = f"{var} = {self.ns.bind('_' + var + '_ref', node.attrs['ref'])}._data"
         elif op.kind == "source":
             return f"    raise _SourceError({node.name!r})  # {node.source or ''}"
         elif op.kind == "effect" and "ref" in node.attrs:
@@ -301,7 +301,7 @@ class Generator:
             return f"{var} = {rhs}; {ref}._version[0] += 1  # (written in place)"
         sources = [r for r in self.plan.roots.get(value, {value}) if r.op.kind == "source"]
         if plain and not sources and id(ref_obj) in self.assigned_once and self.plan.roots:
-            self.commits.append(f"    _np.copyto({ref}.data, {var}); {ref}._version[0] += 1")
+            self.commits.append(f"    _np.copyto({ref}._data, {var}); {ref}._version[0] += 1")
             return f"{var} = {rhs}"
         return f"{var} = {rhs}; pending.append(({ref}, {var}))"
 

@@ -34,8 +34,8 @@ class TensorDataset(Dataset):
         return len(self.tensors[0])
 
     def __getitem__(self, index: int) -> tuple:
-        return tuple(Tensor._make(t.data[index]) for t in self.tensors)
+        return tuple(Tensor._make(t._data[index]) for t in self.tensors)
 
     def batch(self, indices: np.ndarray) -> tuple:
         """The examples at `indices`, stacked (a fast path for DataLoader)."""
-        return tuple(Tensor._make(t.data[indices]) for t in self.tensors)
+        return tuple(Tensor._make(t._data[indices]) for t in self.tensors)

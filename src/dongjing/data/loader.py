@@ -16,7 +16,7 @@ def default_collate(examples: list) -> Tensor | tuple:
     first = examples[0]
     if isinstance(first, (tuple, list)):
         return tuple(default_collate([e[i] for e in examples]) for i in range(len(first)))
-    arrays = [e.data if isinstance(e, Tensor) else np.asarray(e) for e in examples]
+    arrays = [e._data if isinstance(e, Tensor) else np.asarray(e) for e in examples]
     return Tensor(np.stack(arrays))
 
 

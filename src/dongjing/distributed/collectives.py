@@ -54,7 +54,7 @@ def _eager(tensor, what: str) -> Tensor:
 
 def _in_place(tensor: Tensor, run) -> Tensor:
     """Run `run(contiguous array)` on the tensor's data, writing back if it had to be staged."""
-    data = tensor.data
+    data = tensor._data
     if data.flags.c_contiguous:
         run(data)
     else:
@@ -73,7 +73,7 @@ def all_reduce(tensor: Tensor, op: str = "sum") -> Tensor:
     """
     tensor = _eager(tensor, "all_reduce")
     world = ensure_init()
-    mpi_op(op, tensor.data.dtype)  # validates op and dtype even with one rank
+    mpi_op(op, tensor._data.dtype)  # validates op and dtype even with one rank
 
     def run(array):
         if world.size > 1:
@@ -105,7 +105,7 @@ def all_gather(tensor: Tensor) -> Tensor:
     """
     tensor = _eager(tensor, "all_gather")
     world = ensure_init()
-    data = np.ascontiguousarray(tensor.data)
+    data = np.ascontiguousarray(tensor._data)
     out = np.empty((world.size,) + data.shape, dtype=data.dtype)
     if world.size == 1:
         out[0] = data

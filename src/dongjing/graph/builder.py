@@ -50,8 +50,8 @@ placeholder_op = register("placeholder", forward=_no_forward,
                           infer=lambda shape, dtype: (shape, dtype), kind="source")
 constant_op = register("constant", forward=lambda value: value,
                        infer=lambda value: (value.shape, value.dtype), kind="source")
-variable_op = register("variable", forward=lambda ref: ref.data,
-                       infer=lambda ref: (ref.data.shape, ref.data.dtype), kind="source")
+variable_op = register("variable", forward=lambda ref: ref._data,
+                       infer=lambda ref: (ref._data.shape, ref._data.dtype), kind="source")
 
 
 def _graph_for(inputs):
@@ -88,9 +88,9 @@ def to_node(graph, t):
 
         if isinstance(t, Variable) or (t.requires_grad and t.grad_fn is None):
             name = getattr(t, "var_name", None) or "variable"
-            node = graph.add_node(variable_op, (), {"ref": t}, t.data.shape, t.data.dtype, name)
+            node = graph.add_node(variable_op, (), {"ref": t}, t._data.shape, t._data.dtype, name)
         else:
-            node = graph.add_node(constant_op, (), {"value": t.data}, t.data.shape, t.data.dtype,
+            node = graph.add_node(constant_op, (), {"value": t._data}, t._data.shape, t._data.dtype,
                                   "constant")
         graph._captured[key] = (t, node)
     return node

@@ -11,7 +11,7 @@ from ..tensor import Tensor
 
 
 def _fill(tensor: Tensor, values: np.ndarray) -> Tensor:
-    np.copyto(tensor.data, values, casting="unsafe")
+    np.copyto(tensor._data, values, casting="unsafe")
     tensor._version[0] += 1
     return tensor
 
@@ -138,7 +138,7 @@ def default_(weight: Tensor, bias: Tensor | None) -> None:
     """PyTorch's Linear/Conv default: kaiming_uniform(a=sqrt(5)) => U(+-1/sqrt(fan_in)) for the
     weight, and U(+-1/sqrt(fan_in)) for the bias."""
     fan = fan_in(weight.shape)
-    if fan == 0 or weight.data.size == 0:  # zero-element layers are legal (as in PyTorch)
+    if fan == 0 or weight._data.size == 0:  # zero-element layers are legal (as in PyTorch)
         bound = 1.0 / math.sqrt(fan) if fan else 0.0
     else:
         kaiming_uniform_(weight, a=math.sqrt(5))

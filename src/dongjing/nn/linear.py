@@ -78,7 +78,7 @@ class Embedding(Module):
         self.weight = Parameter(np.empty((num_embeddings, embedding_dim), np.float32))
         init.normal_(self.weight)
         if padding_idx is not None:
-            self.weight.data[padding_idx] = 0.0
+            self.weight._data[padding_idx] = 0.0
 
     def forward(self, indices: Tensor) -> Tensor:
         weight = self.weight

@@ -31,7 +31,7 @@ def _pick(log_probs: Tensor, target: Tensor, num_classes, weight, ignore_index: 
           smoothing: float = 0.0) -> tuple[Tensor, Tensor | None]:
     """Per-example -log_probs[target] (class dim last), zero where target == ignore_index, and
     the divisor of the mean (the summed weights of the kept examples; None: the plain count)."""
-    masked = target._node is not None or bool((target.data == ignore_index).any())
+    masked = target._node is not None or bool((target._data == ignore_index).any())
     keep = ops.ne(target, ignore_index) if masked else None
     safe = ops.where(keep, target, ops.zeros_like(target)) if masked else target
     q = one_hot(safe, num_classes, log_probs.dtype)
@@ -152,7 +152,7 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = 
     """-(t log(x) + (1 - t) log(1 - x)) for probabilities `input` in [0, 1], each log clamped
     at -100 as PyTorch does."""
     x, target = as_tensor(input), as_tensor(target)
-    if x._node is None and x.data.size and (x.data.min() < 0 or x.data.max() > 1):
+    if x._node is None and x._data.size and (x._data.min() < 0 or x._data.max() > 1):
         raise ValueError("binary_cross_entropy: all elements of input should be between 0 and 1")
     if target.shape != x.shape and None not in target.shape + x.shape:
         raise ShapeError(f"binary_cross_entropy: target of shape {target.shape} does not match "

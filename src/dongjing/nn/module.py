@@ -65,7 +65,7 @@ class Module:
             if value is not None and not isinstance(value, Tensor):
                 raise TypeError(f"cannot assign {type(value).__name__} as buffer {name!r}")
             if value is not None and not isinstance(value, Variable):
-                value = Variable(value.data, trainable=False)
+                value = Variable(value._data, trainable=False)
             self._buffers[name] = value
         else:
             if name in self._modules:
@@ -103,7 +103,7 @@ class Module:
         """Add saved, untrained state (running statistics...), kept as a non-trainable Variable."""
         self._forget(name)
         if tensor is not None and not isinstance(tensor, Variable):
-            data = tensor.data if isinstance(tensor, Tensor) else np.asarray(tensor)
+            data = tensor._data if isinstance(tensor, Tensor) else np.asarray(tensor)
             tensor = Variable(data, trainable=False)
         self._buffers[name] = tensor
         if not persistent:
@@ -203,7 +203,7 @@ class Module:
             raise TypeError(f"Module.to only accepts floating point dtypes, got {dtype}")
         for value in list(self.parameters()) + list(self.buffers()):
             if value.dtype.kind == "f" and value.dtype != dtype:
-                value.data = value.data.astype(dtype)
+                value._data = value._data.astype(dtype)
                 value.grad = None
                 value._version[0] += 1
         return self
@@ -247,7 +247,7 @@ class Module:
             if set_to_none:  # no read first: a dj.jit trace would record it as an input
                 p.grad = None
             elif p.grad is not None:
-                p.grad = Tensor._make(np.zeros_like(p.data))
+                p.grad = Tensor._make(np.zeros_like(p._data))
 
     # --- state dicts --------------------------------------------------------------------------
     def state_dict(self, prefix: str = "") -> OrderedDict:
@@ -295,10 +295,10 @@ class Module:
                 continue
             value = state_dict[key]
             array = value.numpy() if isinstance(value, Tensor) else np.asarray(value)
-            if array.shape != target.data.shape:
+            if array.shape != target._data.shape:
                 problems.append(
                     f"size mismatch for {key!r}: the checkpoint has shape {array.shape}, the "
-                    f"module has shape {tuple(target.data.shape)}"
+                    f"module has shape {tuple(target._data.shape)}"
                 )
             values[key] = array
         if problems:
@@ -308,7 +308,7 @@ class Module:
             )
         for key, array in values.items():
             target = targets[key]
-            np.copyto(target.data, array, casting="unsafe")
+            np.copyto(target._data, array, casting="unsafe")
             target._version[0] += 1
         return IncompatibleKeys(missing, unexpected)
 

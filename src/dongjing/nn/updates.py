@@ -17,7 +17,7 @@ _PENDING: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 def update_buffer(buffer: Variable, value: Tensor) -> None:
     """Set `buffer` to `value`: in place now (eager), or as a `dj.assign` node of the graph."""
     if value._node is None:
-        np.copyto(buffer.data, value.data, casting="unsafe")
+        np.copyto(buffer._data, value._data, casting="unsafe")
         buffer._version[0] += 1
         return
     import dongjing

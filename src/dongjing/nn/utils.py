@@ -23,7 +23,7 @@ def _scale_grad(p: Tensor, factor: Tensor) -> None:
     g = p.grad
     scaled = ops.cast(g * factor, g.dtype)
     if g._node is None and scaled._node is None:
-        np.copyto(g.data, scaled.data)
+        np.copyto(g._data, scaled._data)
         g._version[0] += 1
     else:
         p.grad = scaled
@@ -49,7 +49,7 @@ def clip_grad_norm_(parameters: Iterable[Tensor] | Tensor, max_norm: float,
             for part in parts[1:]:
                 summed = summed + part
             total = ops.sqrt(summed) if norm_type == 2 else ops.pow(summed, 1.0 / norm_type)
-        if error_if_nonfinite and total._node is None and not np.isfinite(total.data):
+        if error_if_nonfinite and total._node is None and not np.isfinite(total._data):
             raise RuntimeError(f"clip_grad_norm_: the total norm of order {norm_type} of the "
                                "gradients is non-finite, so it cannot be clipped")
         factor = ops.clip(float(max_norm) / (total + 1e-6), None, 1.0)
@@ -69,7 +69,7 @@ def clip_grad_value_(parameters: Iterable[Tensor] | Tensor, clip_value: float,
                 continue
             clipped = ops.clip(g, -clip_value, clip_value)
             if g._node is None and clipped._node is None:
-                np.copyto(g.data, clipped.data)
+                np.copyto(g._data, clipped._data)
                 g._version[0] += 1
             else:
                 p.grad = clipped

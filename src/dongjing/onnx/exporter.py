@@ -206,7 +206,7 @@ def trace(model_or_fn, example_args, input_names=None, dynamic_axes: dict | None
     made: list = []
 
     def make(path: str, value):
-        data = value.data if isinstance(value, Tensor) else np.asarray(value)
+        data = value._data if isinstance(value, Tensor) else np.asarray(value)
         i = len(made)
         if input_names is not None and i >= len(input_names):
             raise OnnxExportError(f"input_names has {len(input_names)} names, but the example "

@@ -92,7 +92,7 @@ class Context:
         value may hold UNKNOWN_DIM entries only where `unknown_dims` says the rule handles
         them)."""
         if isinstance(t, Tensor) and t._node is None:
-            value = t.data
+            value = t._data
         elif isinstance(t, Tensor) and t._node.op.name == "constant":
             value = t._node.attrs["value"]
         else:
@@ -114,7 +114,7 @@ def _check_unknown(node, ins) -> None:
     if node.op_type in _SHAPE_MOVES or node.op_type in _READS_UNKNOWN:
         return
     for name, t in zip(node.input, ins):
-        if isinstance(t, Tensor) and t._node is None and _has_unknown(t.data):
+        if isinstance(t, Tensor) and t._node is None and _has_unknown(t._data):
             raise OnnxImportError(
                 f"{node.op_type} node {node.name!r} computes with {name!r}, a shape holding a "
                 "dim unknown until run time; build with known input shapes (dj.onnx.to_module "
@@ -164,14 +164,14 @@ def _foldable(node, ins, ctx) -> bool:
     if not all(name == "" or name in ctx.static_names for name in node.input):
         return False
     return node.op_type in _SHAPE_MOVES or not any(
-        t is not None and _has_unknown(t.data) for t in ins)
+        t is not None and _has_unknown(t._data) for t in ins)
 
 
 def _fold(node, ins) -> list:
     """Evaluate a node whose inputs are all static with ONNX's reference implementation."""
     from onnx.reference import ReferenceEvaluator
 
-    feeds = {name: np.asarray(t.data) for name, t in zip(node.input, ins) if name}
+    feeds = {name: np.asarray(t._data) for name, t in zip(node.input, ins) if name}
     return ReferenceEvaluator(node).run(None, feeds)
 
 

@@ -67,7 +67,7 @@ NOT_TRAINABLE = "dongjing: not trainable"  # the doc_string of a buffer's initia
 def _variable(e, node, ins):
     ref = node.attrs["ref"]
     trainable = getattr(ref, "trainable", ref.requires_grad)
-    return e.const(ref.data, name=node.name, initializer=True,
+    return e.const(ref._data, name=node.name, initializer=True,
                    doc="" if trainable else NOT_TRAINABLE)
 
 

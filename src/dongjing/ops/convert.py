@@ -15,7 +15,7 @@ def as_tensor(value, like: Tensor | None = None) -> Tensor:
         return value
     if isinstance(value, (bool, int, float)):
         dtype = dtypes.scalar_dtype(value, None if like is None else like.dtype)
-        data = None if like is None else like.data
+        data = None if like is None else like._data
         backend = default_backend() if data is None else backend_of(data)
         return _make(backend.asarray(value, dtype))
     return _make(to_array(value))
@@ -24,7 +24,7 @@ def as_tensor(value, like: Tensor | None = None) -> Tensor:
 def pair(a, b) -> tuple[Tensor, Tensor]:
     """Two operands of a binary op as Tensors of one dtype (a cast is inserted if needed)."""
     if type(a) is Tensor and type(b) is Tensor:  # the per-op fast path: two eager tensors
-        da, db = a.data, b.data
+        da, db = a._data, b._data
         if da is not None and db is not None and da.dtype is db.dtype:
             return a, b
     if isinstance(a, Tensor):

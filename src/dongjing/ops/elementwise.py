@@ -279,7 +279,7 @@ def cast(x, dtype):
     """`x` converted to `dtype` (a copy); gradients flow between float dtypes."""
     x = as_tensor(x)
     dtype = dtypes.as_dtype(dtype)
-    if x._node is None and x.data.dtype == dtype:
+    if x._node is None and x._data.dtype == dtype:
         return x
     if x.requires_grad and dtype.kind != "f":
         with _no_grad():

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numbers
 
 from .. import infer as inf
+from ..autograd.views import mark_view
 from ..backends import is_array
 from ..dispatch import apply, apply1
 from ..registry import Spec, define
@@ -84,10 +85,11 @@ def _has_arrays(template) -> bool:
 
 
 def _getitem_forward(xp, x, *arrays, key):
-    out = x[build_key(key, arrays)]
-    if getattr(out, "base", None) is not None:
-        out = out.copy()  # a result never aliases its input (no view tracking on the tape)
-    return out
+    if not arrays and Ellipsis not in key:
+        # basic indexing is a view of `x`, as in PyTorch; the trailing Ellipsis keeps an
+        # all-int key a 0-d view instead of a NumPy scalar copy
+        return x[build_key(key, arrays) + (Ellipsis,)]
+    return x[build_key(key, arrays)]
 
 
 def _slice_length(item: tuple, size):
@@ -182,12 +184,57 @@ _getitem = define("getitem", forward=_getitem_forward, infer=_getitem_infer,
 
 
 def getitem(x, key):
-    """`x[key]`: ints, slices, None, Ellipsis, integer arrays and boolean masks."""
+    """`x[key]`: ints, slices, None, Ellipsis, integer arrays and boolean masks.
+
+    Eagerly, basic indexing (ints, slices, None, ...) returns a view sharing memory and the
+    version counter with `x`, as in PyTorch; advanced indexing returns a copy.
+    """
     x = as_tensor(x)
     if type(key) is int:  # x[t], the common case in loops: no parsing
-        return apply1(_getitem, x, key=(key,))
+        out = apply1(_getitem, x, key=(key,))
+        if x._node is None and out._node is None:
+            mark_view(out, x, (key,))
+        return out
     template, tensors = parse_key(key)
-    return apply(_getitem, x, *tensors, key=template)
+    out = apply(_getitem, x, *tensors, key=template)
+    if not tensors and x._node is None and out._node is None:
+        mark_view(out, x, template)
+    return out
+
+
+def _slice_assign_forward(xp, x, v, *, key):
+    out = x.copy()
+    out[build_key(key, ())] = v
+    return out
+
+
+def _slice_assign_vjp(g, inputs, out, needs, attrs):
+    key = attrs["key"]
+    gv = apply(_getitem, g, key=key)
+    # g with the overwritten region zeroed (exact: g - g is 0), built from table ops so it
+    # also differentiates symbolically
+    gx = apply(_sub_op(), g, getitem_grad(gv, g, [], key)) if needs[0] else None
+    return gx, (gv if needs[1] else None)
+
+
+def _sub_op():
+    from ..registry import OPS
+
+    return OPS["sub"]
+
+
+_slice_assign = define(
+    "slice_assign", forward=_slice_assign_forward,
+    infer=lambda x, v, key: (x.shape, x.dtype), vjp=_slice_assign_vjp,
+    grad_name="CopySlices",
+    onnx=None, onnx_reason="eager in-place writes through views; graphs stay functional",
+)
+
+
+def slice_assign(x, v, key):
+    """A copy of `x` with `x[key]` replaced by `v` (basic key template; PyTorch's CopySlices
+    as a functional op: the history of an in-place write through a view)."""
+    return apply(_slice_assign, x, v, key=key)
 
 
 def _getitem_grad_forward(xp, g, x, *arrays, key):

@@ -89,7 +89,7 @@ _amin = define("amin", forward=lambda xp, x, dim=None, keepdim=False: xp.min(
 
 
 def _empty_check(name, x, dim):
-    if x._node is None and x.data.size == 0:
+    if x._node is None and x._data.size == 0:
         from ..errors import ShapeError
 
         raise ShapeError(f"{name}: cannot reduce an empty tensor of shape {x.shape}")

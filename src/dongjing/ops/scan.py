@@ -118,7 +118,7 @@ def ones_square(n: int):
 
 def _maybe_zero(x) -> bool:
     """False only for an eager tensor known to hold no zero (the rule may take the short path)."""
-    return x._node is not None or bool((x.data == 0).any())
+    return x._node is not None or bool((x._data == 0).any())
 
 
 _cumprod = define("cumprod", forward=lambda xp, x, dim: xp.cumprod(x, axis=dim,

@@ -72,7 +72,7 @@ _reshape_like = define(
 def reshape_like(x, like):
     """`x` reshaped to the (run-time) shape of `like`."""
     x, like = as_tensor(x), as_tensor(like)
-    if x._node is None and like._node is None and x.data.shape == like.data.shape:
+    if x._node is None and like._node is None and x._data.shape == like._data.shape:
         return x
     return apply2(_reshape_like, x, like)
 
@@ -200,7 +200,7 @@ _broadcast_like = define("broadcast_to_like", forward=_broadcast_like_forward,
 def broadcast_to_like(x, like):
     """`x` broadcast to the (run-time) shape of `like`."""
     x, like = as_tensor(x), as_tensor(like)
-    if x._node is None and like._node is None and x.data.shape == like.data.shape:
+    if x._node is None and like._node is None and x._data.shape == like._data.shape:
         return x
     return apply2(_broadcast_like, x, like)
 

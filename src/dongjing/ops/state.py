@@ -53,10 +53,10 @@ def assign(var, value):
     ref = _variable_of(var)
     value = as_tensor(value, ref)
     if builder.state.graph is None and value._node is None:
-        _assign_infer(Spec(ref.data.shape, ref.data.dtype),
-                      Spec(value.data.shape, value.data.dtype), ref)
-        xp = backend_of(ref.data).xp
-        commit_assignments([(ref, _assign_forward(xp, ref.data, value.data, ref))])
+        _assign_infer(Spec(ref._data.shape, ref._data.dtype),
+                      Spec(value._data.shape, value._data.dtype), ref)
+        xp = backend_of(ref._data).xp
+        commit_assignments([(ref, _assign_forward(xp, ref._data, value._data, ref))])
         return var
     graph = builder.state.graph
     if graph is not None and graph.parent is not None:

@@ -77,7 +77,7 @@ class ParamGroup(dict):
         super().__setitem__(key, value)
         for (name, position), var in (self._variables or {}).items():
             if name == key:
-                var.data[...] = value if position is None else value[position]
+                var._data[...] = value if position is None else value[position]
                 var._version[0] += 1
 
 
@@ -171,7 +171,7 @@ class Optimizer:
                 if set_to_none:  # no read first: a dj.jit trace would record it as an input
                     p.grad = None
                 elif p.grad is not None:
-                    p.grad = Tensor._make(np.zeros_like(p.data))
+                    p.grad = Tensor._make(np.zeros_like(p._data))
 
     def step(self, closure=None):
         """Update every parameter that has a `.grad`, in place (state too).
@@ -211,7 +211,7 @@ class Optimizer:
         writes = [(p, new_p)] + [(state[k], v) for k, v in new_state.items()]
         if not any(v._node is not None for _, v in writes):
             for target, value in writes:  # eager: write into the existing arrays
-                np.copyto(target.data, value.data, casting="unsafe")
+                np.copyto(target._data, value._data, casting="unsafe")
                 target._version[0] += 1
             return []
         import dongjing
@@ -322,7 +322,7 @@ class Optimizer:
                 if not isinstance(array, np.ndarray):
                     state[name] = array
                 elif isinstance(state.get(name), Tensor):
-                    np.copyto(state[name].data, array, casting="unsafe")
+                    np.copyto(state[name]._data, array, casting="unsafe")
                     state[name]._version[0] += 1
                 else:
                     state[name] = Variable(array, trainable=False)

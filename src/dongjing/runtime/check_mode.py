@@ -59,7 +59,7 @@ def errors(got, want) -> tuple[float, float] | None:
 def _host(value):
     """`value` as a NumPy array (a copy when another backend holds it)."""
     if isinstance(value, Tensor):
-        value = value.data
+        value = value._data
     return backend_of(value).to_numpy(value) if hasattr(value, "dtype") else xp.asarray(value)
 
 
@@ -68,16 +68,16 @@ class _State:
 
     def __init__(self, tensors: list):
         self.tensors = tensors
-        self.values = [t.data.copy() for t in tensors]
-        self.grads = [None if t._grad is None else t._grad.data.copy() for t in tensors]
+        self.values = [t._data.copy() for t in tensors]
+        self.grads = [None if t._grad is None else t._grad._data.copy() for t in tensors]
         self.rng = _rng.rng.bit_generator.state
 
     def restore(self) -> None:
         for t, value, grad in zip(self.tensors, self.values, self.grads):
-            if t.data.shape == value.shape:
-                t.data[...] = value
+            if t._data.shape == value.shape:
+                t._data[...] = value
             else:
-                t.data = value.copy()
+                t._data = value.copy()
             t._grad = None if grad is None else Tensor._make(grad.copy())
         _rng.rng.bit_generator.state = self.rng
 
@@ -133,11 +133,11 @@ def _weighted_sum(outs: list, weights: list):
     total = None
     k = 0
     for o in outs:
-        if not (isinstance(o, Tensor) and o.requires_grad and o.data.dtype.kind == "f"):
+        if not (isinstance(o, Tensor) and o.requires_grad and o._data.dtype.kind == "f"):
             continue
         if k == len(weights):
-            rng = backend_of(o.data).generator(len(weights))
-            weights.append(rng.uniform(0.5, 1.5, o.data.shape).astype(o.data.dtype))
+            rng = backend_of(o._data).generator(len(weights))
+            weights.append(rng.uniform(0.5, 1.5, o._data.shape).astype(o._data.dtype))
         term = dj_sum(o * Tensor._make(weights[k]))
         total = term if total is None else total + term
         k += 1
@@ -151,7 +151,7 @@ def _grads(outs: list, inputs: list, weights: list, retain: bool) -> list:
     if loss is None or not inputs:
         return []
     got = grad(loss, inputs, retain_graph=retain, allow_unused=True)
-    return [None if g is None else g.data for g in got]
+    return [None if g is None else g._data for g in got]
 
 
 def _leaves(value) -> list:
@@ -166,7 +166,7 @@ def _eager(fn, args, kwargs, trace, tensors, weights):
     out = fn(*args, **kwargs)
     outs = _leaves(out)
     grads = _grads(outs, _grad_inputs(trace, tensors), weights, retain=False)
-    return [o.data for o in outs], grads
+    return [o._data for o in outs], grads
 
 
 def _compiled(trace, arrays, tensors, weights):
@@ -177,7 +177,7 @@ def _compiled(trace, arrays, tensors, weights):
 
 
 def _compare(want: list, got, what: str) -> list:
-    got = [o.data for o in _leaves(got)] if not isinstance(got, list) else got
+    got = [o._data for o in _leaves(got)] if not isinstance(got, list) else got
     if len(want) != len(got):
         return [f"{len(got)} {what}s compiled, {len(want)} eagerly"]
     problems = []
@@ -227,7 +227,7 @@ def _feeds(trace, arrays: list, weights: list) -> dict:
     values = {n: arrays[i] for i, n in enumerate(trace.placeholders)}
     for p, node in trace.grad_inputs:
         if p._grad is not None:
-            values[node] = p._grad.data
+            values[node] = p._grad._data
     for plan in trace.grad_plans.values():
         for node, w in zip(plan.seed_nodes, weights):
             values[node] = default_backend().asarray(w, node.dtype)

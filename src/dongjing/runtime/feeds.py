@@ -75,7 +75,7 @@ def _plain_value(node, value):
         if value._node is not None:
             raise FeedError(f"feed for {_describe(node)}: got the symbolic tensor "
                             f"{value._node.name!r}; feed a value (NumPy array, list, number)")
-        return value.data
+        return value._data
     return value
 
 

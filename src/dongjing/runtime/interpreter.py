@@ -75,7 +75,7 @@ class Interpreter(Program):
             if kind == "call":
                 values[out] = payload(*[values[i] for i in inputs], **attrs)
             elif kind == "var":
-                values[out] = payload.data
+                values[out] = payload._data
             elif kind == "const":
                 values[out] = payload
             else:
@@ -83,7 +83,7 @@ class Interpreter(Program):
                 values[out] = value
                 pending.append((attrs["ref"], value))
         results = []
-        shared = self.source_ids | {id(storage(v.data)) for v in self.variables}
+        shared = self.source_ids | {id(storage(v._data)) for v in self.variables}
         for s, none in zip(self.fetch_slots, self.fetch_none):
             value = None if none else values[s]
             if is_array(value) and id(storage(value)) in shared:

@@ -216,7 +216,7 @@ def _pack_vjp(grad, inputs, out, needs, attrs):
     start, stop = attrs["span"]
     host = default_backend()
     packed = host.zeros(attrs["total"], attrs["dtype"])
-    packed[start:stop] = host.asarray(grad.data).ravel()
+    packed[start:stop] = host.asarray(grad._data).ravel()
     return (Tensor._make(packed),)
 
 
@@ -257,7 +257,7 @@ def _jit_vjp(grad, inputs, out, needs, attrs):
 
 
 def _seeds(grad, plan: GradPlan, attrs: dict) -> list:
-    data = default_backend().asarray(grad.data)
+    data = default_backend().asarray(grad._data)
     if "packed" not in attrs:
         shape, dtype = attrs["specs"][0]
         return [_fit(data, shape, dtype, attrs["name"])]

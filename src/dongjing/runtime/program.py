@@ -65,12 +65,12 @@ def commit_assignments(pending: list) -> None:
     """
     if not pending:
         return
-    targets = {id(storage(ref.data)) for ref, _ in pending}
+    targets = {id(storage(ref._data)) for ref, _ in pending}
     staged = []
     for ref, value in pending:
         if id(storage(value)) in targets:
-            value = backend_of(ref.data).array(value)
+            value = backend_of(ref._data).array(value)
         staged.append((ref, value))
     for ref, value in staged:
-        ref.data[...] = value
+        ref._data[...] = value
         ref._version[0] += 1

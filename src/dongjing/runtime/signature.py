@@ -51,12 +51,12 @@ def _map(path: str, value, fn):
 
 def _leaf(path: str, value, entries: list, arrays: list) -> None:
     if _is_variable(value):  # state: passed through, captured by reference
-        entries.append((path, "variable", (id(value), value.data.shape, value.data.dtype.str)))
+        entries.append((path, "variable", (id(value), value._data.shape, value._data.dtype.str)))
     elif isinstance(value, Tensor):
         if value._node is not None:
             raise TypeError(f"{path}: a symbolic tensor cannot be passed to a jitted function")
-        entries.append((path, "tensor", (value.data.shape, value.data.dtype.str)))
-        arrays.append(value.data)
+        entries.append((path, "tensor", (value._data.shape, value._data.dtype.str)))
+        arrays.append(value._data)
     elif is_array(value):
         entries.append((path, "tensor", (value.shape, value.dtype.str)))
         arrays.append(value)

@@ -87,7 +87,7 @@ class Trace:
         from ..graph.builder import placeholder
 
         def make(path: str, value):
-            data = value.data if isinstance(value, Tensor) else value
+            data = value._data if isinstance(value, Tensor) else value
             t = placeholder(data.shape, data.dtype, name=_placeholder_name(path, names))
             self.placeholders.append(t._node)
             return t
@@ -125,7 +125,7 @@ class Trace:
 
     def feed_arrays(self, arrays: list) -> list:
         """The program's feeds: argument arrays and the eager .grad values the trace reads."""
-        return [arrays[src] if type(src) is int else src._grad.data for src in self._feed_plan]
+        return [arrays[src] if type(src) is int else src._grad._data for src in self._feed_plan]
 
     def rebuild(self, outs: list):
         """The function's output structure around the eager output tensors."""

@@ -189,7 +189,7 @@ def variables_initializer(var_list, name: str = "init") -> Operation:
     with graph.as_default():
         effects = []
         for var in var_list:
-            initial = var._initial if isinstance(var, Variable) else var.data.copy()
+            initial = var._initial if isinstance(var, Variable) else var._data.copy()
             effects.append(_dj_assign(var, initial))
         return Operation(_dj_group(*effects), name)
 

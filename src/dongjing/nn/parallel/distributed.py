@@ -43,9 +43,9 @@ class _BucketState:
         elif old is None:
             dst[...] = grad.reshape(-1)
         elif grad is None:
-            dst[...] = old.data.reshape(-1)
+            dst[...] = old._data.reshape(-1)
         else:
-            np.add(old.data.reshape(-1), grad.reshape(-1), out=dst)
+            np.add(old._data.reshape(-1), grad.reshape(-1), out=dst)
         self.buffer[self.bucket.numel + k] = 0 if grad is None and old is None else 1
         self.filled[k] = True
         self.missing -= 1
@@ -135,7 +135,7 @@ class DistributedDataParallel(Module):
                 queue_callback(self._finish)
             state = self._states[b]
             p = state.params[k]
-            state.fill(k, grad.data, p._grad)
+            state.fill(k, grad._data, p._grad)
             p._grad = None  # the reduced value replaces it when backward finishes
             if state.missing == 0:
                 state.launch()

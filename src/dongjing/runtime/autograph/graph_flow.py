@@ -287,6 +287,6 @@ def _zeros_like_structure(value):
         if any(d is None for d in t.shape):
             raise ConversionError("a `return` inside a tensor loop gives a value of unknown shape "
                              f"{tuple(t.shape)}; return after the loop instead")
-        backend = default_backend() if t.data is None else backend_of(t.data)
+        backend = default_backend() if t._data is None else backend_of(t._data)
         zeros.append(Tensor._make(backend.zeros(t.shape, t.dtype)))
     return V.rebuild(desc, zeros)

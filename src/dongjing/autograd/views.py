@@ -1,0 +1,158 @@
+"""Eager views: basic indexing shares memory and the version counter with its base, and an
+in-place write through a view rewrites the base's history (PyTorch's view + CopySlices).
+
+A view `v = base[key]` records `(base, key)` in `v._view_of`; the base keeps its views in a
+`WeakSet` (`base._views`). A recorded in-place op on `t` (a view or not):
+
+1. rebuilds the current history of `t` from its root base through `getitem` links,
+2. computes the new value out of place from a private copy (so saved values stay intact),
+3. threads it back up the chain with `slice_assign` (the functional CopySlices), gives the
+   root that history, writes the value into the shared memory and bumps the shared version,
+4. regenerates the history of every live view of the root, so views made earlier see it.
+"""
+
+from __future__ import annotations
+
+import weakref
+
+import numpy as np
+
+from ..errors import DongjingError, DTypeError, ShapeError
+from .grad_mode import state as _grad_state
+from .provenance import note_modified
+
+
+class InplaceError(DongjingError, RuntimeError):
+    """An in-place operation autograd cannot record correctly (as PyTorch refuses it)."""
+
+
+def mark_view(out, base, key: tuple) -> None:
+    """Make the eager tensor `out` (= `base[key]`, sharing memory) a view of `base`."""
+    out._version = base._version
+    out._view_of = (base, key)
+    views = getattr(base, "_views", None)
+    if views is None:
+        views = base._views = weakref.WeakSet()
+    views.add(out)
+
+
+def chain_of(t) -> list:
+    """`[root, ..., t]`: the bases `t` is a view of, outermost first."""
+    links = [t]
+    while True:
+        link = getattr(links[-1], "_view_of", None)
+        if link is None:
+            break
+        links.append(link[0])
+    links.reverse()
+    return links
+
+
+def check_inplace(t, name: str) -> None:
+    """Refuse, as PyTorch does, an in-place op on a leaf that requires grad or a view of one
+    (only while gradients are recorded)."""
+    if not _grad_state.grad_enabled:
+        return
+    root = chain_of(t)[0]
+    if not (root.requires_grad and root.grad_fn is None):
+        return
+    if root is t:
+        raise InplaceError(
+            f"a leaf tensor that requires grad (shape {t.shape}) is being used in an in-place "
+            f"operation ({name}); wrap it in `with dj.no_grad():` or use its .data"
+        )
+    raise InplaceError(
+        f"a view of a leaf tensor that requires grad (base shape {root.shape}, view shape "
+        f"{t.shape}) is being used in an in-place operation ({name}); wrap it in "
+        "`with dj.no_grad():` or use the base's .data"
+    )
+
+
+def tracked(t, *operands) -> bool:
+    """Whether an in-place op on `t` with `operands` must be recorded for backward."""
+    if not _grad_state.grad_enabled:
+        return False
+    if t.requires_grad or any(getattr(o, "requires_grad", False) for o in operands):
+        return True
+    return getattr(t, "_view_of", None) is not None and chain_of(t)[0].requires_grad
+
+
+def write_recorded(t, name: str, compute) -> None:
+    """Set `t` to `compute(current)` in place, recording the history (see module docstring).
+
+    `compute` gets a tensor holding a private copy of `t`'s value with `t`'s current history
+    and returns the new value as a tensor of `t`'s shape.
+    """
+    from ..tensor import Tensor
+
+    chain = chain_of(t)
+    handles = [_handle(chain[0])]
+    for link in chain[1:]:
+        handles.append(_index(handles[-1], link._view_of[1]))
+    own = handles[-1]
+    shadow = Tensor._make(t._data.copy(), own.requires_grad)
+    shadow.grad_fn = own.grad_fn
+    result = compute(shadow)
+    if result.shape != t.shape:
+        raise ShapeError(
+            f"{name}: result of shape {result.shape} does not fit in place into a tensor of "
+            f"shape {t.shape}"
+        )
+    if result.dtype != t.dtype:
+        if not np.can_cast(result.dtype, t.dtype, "same_kind"):
+            raise DTypeError(
+                f"{name}: result type {result.dtype} can't be cast to the tensor's dtype "
+                f"{t.dtype} (shape {t.shape})"
+            )
+        from ..ops import cast
+
+        result = cast(result, t.dtype)
+    new = result
+    for parent, link in zip(reversed(handles[:-1]), reversed(chain[1:])):
+        new = _slice_assign(parent, new, link._view_of[1])
+    t._data[...] = result._data
+    root = chain[0]
+    root.grad_fn = new.grad_fn
+    root.requires_grad = new.requires_grad
+    root._version[0] += 1
+    note_modified(root, name)
+    refresh_views(root)
+
+
+def refresh_views(t) -> None:
+    """Give every live view of `t` (recursively) a history starting at `t`'s current one."""
+    views = getattr(t, "_views", None)
+    if not views:
+        return
+    handle = _handle(t)
+    for v in list(views):
+        h = _index(handle, v._view_of[1])
+        v.grad_fn = h.grad_fn
+        v.requires_grad = h.requires_grad
+        refresh_views(v)
+
+
+def _handle(t):
+    """`t`'s value and history under a private version counter (a leaf is itself, so that
+    gradients reach its own accumulator)."""
+    if t.grad_fn is None:
+        if t.requires_grad:
+            return t
+    from ..tensor import Tensor
+
+    h = Tensor._make(t._data, t.requires_grad)
+    h.grad_fn = t.grad_fn
+    return h
+
+
+def _index(x, key):
+    from ..dispatch import apply
+    from ..ops.index import _getitem
+
+    return apply(_getitem, x, key=key)
+
+
+def _slice_assign(x, v, key):
+    from ..ops.index import slice_assign
+
+    return slice_assign(x, v, key)

@@ -1,0 +1,299 @@
+"""PyTorch's in-place Tensor methods (`add_(g, alpha=)`, `addcdiv_`, `clamp_`, `uniform_`...).
+
+Each computes its new value with `dongjing.ops` and writes it into the tensor's own memory
+(which a view shares with its base). When gradients are recorded the write goes through
+`autograd.views.write_recorded` (history rewritten as PyTorch's CopySlices does); a leaf that
+requires grad, or a view of one, is refused as PyTorch refuses it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import ops
+from .autograd import views as _views
+from .autograd.grad_mode import no_grad
+from .autograd.grad_mode import state as _grad_state
+from .autograd.provenance import note_modified
+from .errors import DTypeError, ShapeError
+from .tensor import Tensor, to_array
+
+
+def run_inplace(t: Tensor, name: str, compute, operands=(), symbolic: bool = True) -> Tensor:
+    """Set `t` to `compute(t)` in place; `operands` are the other tensors involved."""
+    if t._node is not None:  # symbolic: a functional update of this handle
+        if not symbolic:
+            raise RuntimeError(f"{name} on a symbolic tensor: use dj.assign in a graph")
+        t._node = compute(t)._node
+        return t
+    _views.check_inplace(t, name)
+    if _views.tracked(t, *operands):
+        _views.write_recorded(t, name, compute)
+        return t
+    with no_grad():
+        result = compute(t)
+    write_array(t, name, result._data if isinstance(result, Tensor) else result)
+    return t
+
+
+def write_array(t: Tensor, name: str, value) -> None:
+    """Copy `value` into `t`'s memory (same shape, same-kind cast) and bump its version."""
+    value = np.asarray(value)
+    if value.shape != t.shape:
+        raise ShapeError(
+            f"{name}: result of shape {value.shape} does not fit in place into a tensor of "
+            f"shape {t.shape}"
+        )
+    if not np.can_cast(value.dtype, t.dtype, "same_kind"):
+        raise DTypeError(
+            f"{name}: result type {value.dtype} can't be cast to the tensor's dtype {t.dtype}"
+        )
+    np.copyto(t._data, value, casting="same_kind")
+    t._version[0] += 1
+    note_modified(t, name)
+
+
+def _check_factor(factor, name: str, what: str) -> None:
+    if isinstance(factor, Tensor) or not isinstance(factor, (int, float, np.number)) or (
+        isinstance(factor, (bool, np.bool_))
+    ):
+        raise TypeError(f"{name}: {what} must be a Python number, got {type(factor).__name__}")
+
+
+def _scaled(other, factor, name: str, what: str):
+    """`factor * other` (`other` when the factor is 1); the factor must be a number."""
+    _check_factor(factor, name, what)
+    if factor == 1:
+        return other
+    return ops.mul(other, factor)
+
+
+def _tensors(*values):
+    return tuple(v for v in values if isinstance(v, Tensor))
+
+
+# --- arithmetic ---------------------------------------------------------------------------
+def _direct(t: Tensor, name: str, ufunc, other, alpha=1) -> bool:
+    """The untracked fast path: the ufunc writes straight into `t`'s memory. False when the
+    op must go through `run_inplace` (symbolic, or gradients to record)."""
+    if t._node is not None:
+        return False
+    if _grad_state.grad_enabled and getattr(t, "_view_of", None) is not None:
+        return False  # a view: its root decides (run_inplace checks the chain)
+    if isinstance(other, Tensor):
+        if other._node is not None:
+            return False
+        if _grad_state.grad_enabled and (t.requires_grad or other.requires_grad):
+            return False
+        value = other._data
+    elif _grad_state.grad_enabled and t.requires_grad:
+        return False
+    else:
+        value = other
+    if alpha != 1:
+        value = np.multiply(value, alpha)
+    try:
+        ufunc(t._data, value, out=t._data, casting="same_kind")
+    except TypeError as exc:  # NumPy's casting error
+        raise DTypeError(
+            f"{name}: result type {np.result_type(t._data, value)} can't be cast to the "
+            f"tensor's dtype {t.dtype}"
+        ) from exc
+    except ValueError as exc:
+        raise ShapeError(
+            f"{name}: result of shape {np.broadcast_shapes(t.shape, np.shape(value))} does not "
+            f"fit in place into a tensor of shape {t.shape}"
+        ) from exc
+    t._version[0] += 1
+    note_modified(t, name)
+    return True
+
+
+def add_(self, other, *, alpha=1):
+    """`self += alpha * other` in place."""
+    _check_factor(alpha, "add_", "alpha")
+    if _direct(self, "add_", np.add, other, alpha):
+        return self
+    return run_inplace(self, "add_", lambda s: ops.add(s, _scaled(other, alpha, "add_", "alpha")),
+                       _tensors(other))
+
+
+def sub_(self, other, *, alpha=1):
+    """`self -= alpha * other` in place."""
+    _check_factor(alpha, "sub_", "alpha")
+    if _direct(self, "sub_", np.subtract, other, alpha):
+        return self
+    return run_inplace(self, "sub_", lambda s: ops.sub(s, _scaled(other, alpha, "sub_", "alpha")),
+                       _tensors(other))
+
+
+def add(self, other, *, alpha=1):
+    """`self + alpha * other`."""
+    return ops.add(self, _scaled(other, alpha, "add", "alpha"))
+
+
+def sub(self, other, *, alpha=1):
+    """`self - alpha * other`."""
+    return ops.sub(self, _scaled(other, alpha, "sub", "alpha"))
+
+
+def mul_(self, other):
+    if _direct(self, "mul_", np.multiply, other):
+        return self
+    return run_inplace(self, "mul_", lambda s: ops.mul(s, other), _tensors(other))
+
+
+def div_(self, other, *, rounding_mode=None):
+    if rounding_mode is not None:
+        raise NotImplementedError(
+            f"div_: rounding_mode={rounding_mode!r} is not supported; use (a / b).floor_() "
+            "or .trunc() of the quotient"
+        )
+    if _direct(self, "div_", np.true_divide, other):
+        return self
+    return run_inplace(self, "div_", lambda s: ops.div(s, other), _tensors(other))
+
+
+def pow_(self, exponent):
+    return run_inplace(self, "pow_", lambda s: ops.pow(s, exponent), _tensors(exponent))
+
+
+def addcmul_(self, tensor1, tensor2, *, value=1):
+    """`self += value * tensor1 * tensor2` in place."""
+    return run_inplace(self, "addcmul_", lambda s: addcmul(s, tensor1, tensor2, value=value),
+                       _tensors(tensor1, tensor2))
+
+
+def addcdiv_(self, tensor1, tensor2, *, value=1):
+    """`self += value * tensor1 / tensor2` in place."""
+    return run_inplace(self, "addcdiv_", lambda s: addcdiv(s, tensor1, tensor2, value=value),
+                       _tensors(tensor1, tensor2))
+
+
+def addcmul(self, tensor1, tensor2, *, value=1):
+    """`self + value * tensor1 * tensor2`."""
+    return ops.add(self, _scaled(ops.mul(tensor1, tensor2), value, "addcmul", "value"))
+
+
+def addcdiv(self, tensor1, tensor2, *, value=1):
+    """`self + value * tensor1 / tensor2`."""
+    return ops.add(self, _scaled(ops.div(tensor1, tensor2), value, "addcdiv", "value"))
+
+
+def clamp_(self, min=None, max=None):
+    """Clamp in place to `[min, max]`."""
+    return run_inplace(self, "clamp_", lambda s: ops.clamp(s, min, max), _tensors(min, max))
+
+
+def _unary_inplace(name: str, fn):
+    def method(self):
+        return run_inplace(self, name, fn)
+
+    method.__name__ = name
+    method.__doc__ = f"`{name[:-1]}` in place."
+    return method
+
+
+# --- filling ------------------------------------------------------------------------------
+def _constant(t: Tensor, values) -> Tensor:
+    return Tensor._make(np.asarray(values).astype(t.dtype, copy=False))
+
+
+def fill_(self, value):
+    """Set every element to `value` (a number or a one-element tensor)."""
+    if isinstance(value, Tensor):
+        if value.ndim != 0:
+            raise ShapeError(f"fill_: the value must be a 0-d tensor, got shape {value.shape}")
+        return copy_(self, value)
+    return run_inplace(self, "fill_", lambda s: _constant(s, np.full(s.shape, value)),
+                       symbolic=False)
+
+
+def zero_(self):
+    """Set every element to zero."""
+    return fill_(self, 0)
+
+
+def copy_(self, src, non_blocking: bool = False):
+    """Copy `src` (broadcast to this shape, any dtype) into this tensor."""
+    if not isinstance(src, Tensor):
+        src = Tensor._make(to_array(src))
+
+    def compute(s):
+        value = src if src.dtype == s.dtype else ops.cast(src, s.dtype)
+        return value if value.shape == s.shape else ops.broadcast_to(value, s.shape)
+
+    if src.shape != self.shape:
+        try:
+            np.broadcast_shapes(src.shape, self.shape)
+        except ValueError:
+            raise ShapeError(
+                f"copy_: source of shape {src.shape} does not broadcast to {self.shape}"
+            ) from None
+    return run_inplace(self, "copy_", compute, (src,), symbolic=False)
+
+
+def uniform_(self, a: float = 0.0, b: float = 1.0, *, generator=None):
+    """Fill with samples of U(a, b) from dongjing's seeded generator."""
+    rng = _generator(generator, "uniform_")
+    return run_inplace(self, "uniform_", lambda s: _constant(s, rng.uniform(a, b, s.shape)),
+                       symbolic=False)
+
+
+def normal_(self, mean: float = 0.0, std: float = 1.0, *, generator=None):
+    """Fill with samples of N(mean, std^2) from dongjing's seeded generator."""
+    rng = _generator(generator, "normal_")
+    return run_inplace(self, "normal_", lambda s: _constant(s, rng.normal(mean, std, s.shape)),
+                       symbolic=False)
+
+
+def _generator(generator, name: str):
+    if generator is not None:
+        raise NotImplementedError(
+            f"{name}: generator= is not supported; seed the global generator with "
+            "dj.manual_seed"
+        )
+    from .random import generator as _global
+
+    return _global()
+
+
+def _setitem(self, key, value):
+    """`self[key] = value`: a write through the view `self[key]` (basic indexing), or into
+    the selected elements (advanced indexing, not recorded for backward)."""
+    if self._node is not None:
+        raise RuntimeError(
+            "item assignment on a symbolic tensor: build the new value with dj.where instead"
+        )
+    from .ops.index import build_key, parse_key
+
+    template, tensors = parse_key(key)
+    if not tensors:
+        copy_(ops.getitem(self, key), value)
+        return
+    _views.check_inplace(self, "__setitem__")
+    if _views.tracked(self, *_tensors(value)):
+        raise _views.InplaceError(
+            "item assignment with an index tensor on a tensor that requires grad (or with a "
+            "value that does) is not recorded for backward; use dj.where(mask, value, x), or "
+            "assign inside `with dj.no_grad():`"
+        )
+    real = build_key(template, [t._data for t in tensors])
+    self._data[real] = value._data if isinstance(value, Tensor) else value
+    self._version[0] += 1
+    note_modified(self, "__setitem__")
+
+
+def attach() -> None:
+    """Install the methods on Tensor."""
+    for fn in (add_, sub_, add, sub, mul_, div_, pow_, addcmul_, addcdiv_, addcmul, addcdiv,
+               clamp_, fill_, zero_, copy_, uniform_, normal_):
+        setattr(Tensor, fn.__name__, fn)
+    Tensor.clip_ = clamp_
+    for name in ("sqrt", "exp", "log", "neg", "abs", "sigmoid", "tanh", "relu", "sign"):
+        setattr(Tensor, name + "_", _unary_inplace(name + "_", getattr(ops, name)))
+    Tensor.__iadd__ = add_
+    Tensor.__isub__ = sub_
+    Tensor.__imul__ = mul_
+    Tensor.__itruediv__ = div_
+    Tensor.__setitem__ = _setitem

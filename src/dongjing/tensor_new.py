@@ -1,0 +1,73 @@
+"""PyTorch's `Tensor.new_*` factories and `Tensor.t()`: new tensors take this tensor's dtype
+unless `dtype=` says otherwise."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import dtypes, ops
+from .device import check_device
+from .tensor import Tensor, to_array
+
+
+def _size(name: str, size: tuple) -> tuple:
+    if len(size) == 1 and isinstance(size[0], (tuple, list)):
+        size = tuple(size[0])
+    if not all(isinstance(d, (int, np.integer)) and not isinstance(d, bool) and d >= 0
+               for d in size):
+        raise TypeError(f"{name}: sizes must be non-negative integers, got {size!r}")
+    return tuple(int(d) for d in size)
+
+
+def _new(self: Tensor, name: str, array: np.ndarray, dtype, device, requires_grad) -> Tensor:
+    check_device(device, f"Tensor.{name}")
+    want = self.dtype if dtype is None else dtypes.as_dtype(dtype)
+    t = Tensor._make(array.astype(want, copy=False))
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+def new_zeros(self, *size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """Zeros of `size`, with this tensor's dtype by default."""
+    return _new(self, "new_zeros", np.zeros(_size("new_zeros", size)), dtype, device,
+                requires_grad)
+
+
+def new_ones(self, *size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """Ones of `size`, with this tensor's dtype by default."""
+    return _new(self, "new_ones", np.ones(_size("new_ones", size)), dtype, device,
+                requires_grad)
+
+
+def new_empty(self, *size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """A tensor of `size` (zero-filled), with this tensor's dtype by default."""
+    return _new(self, "new_empty", np.zeros(_size("new_empty", size)), dtype, device,
+                requires_grad)
+
+
+def new_full(self, size, fill_value, *, dtype=None, device=None,
+             requires_grad: bool = False) -> Tensor:
+    """`fill_value` everywhere in `size`, with this tensor's dtype by default."""
+    return _new(self, "new_full", np.full(_size("new_full", (size,)), fill_value), dtype,
+                device, requires_grad)
+
+
+def new_tensor(self, data, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """A copy of `data` (detached), with this tensor's dtype by default."""
+    array = to_array(data).copy()
+    return _new(self, "new_tensor", array, dtype, device, requires_grad)
+
+
+def t(self) -> Tensor:
+    """The transpose of a tensor of at most 2 dims (0-d and 1-d are returned as they are)."""
+    if self.ndim > 2:
+        raise ValueError(f"t(): expects a tensor of at most 2 dims, got shape {self.shape}; "
+                         "use .transpose(dim0, dim1) or .permute")
+    return ops.transpose(self, 0, 1) if self.ndim == 2 else self
+
+
+def attach() -> None:
+    """Install the methods on Tensor."""
+    for fn in (new_zeros, new_ones, new_empty, new_full, new_tensor, t):
+        setattr(Tensor, fn.__name__, fn)
