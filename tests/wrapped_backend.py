@@ -23,7 +23,7 @@ class LeakError(RuntimeError):
 
 def unwrap(value):
     """The NumPy data inside `value` (recursively through lists, tuples and dicts)."""
-    if type(value) is WArray:
+    if isinstance(value, WArray):
         return value.a
     if type(value) in (list, tuple):
         return type(value)(unwrap(v) for v in value)
@@ -32,18 +32,20 @@ def unwrap(value):
     return value
 
 
-def wrap(value):
-    """NumPy arrays and scalars in `value` as `WArray`s (0-d for scalars, as CuPy does)."""
+def wrap(value, cls=None):
+    """NumPy arrays and scalars in `value` as `cls` arrays (default `WArray`; 0-d for scalars,
+    as CuPy does)."""
+    cls = cls or WArray
     if isinstance(value, (np.ndarray, np.generic)):
-        return WArray(np.asarray(value))
+        return cls(np.asarray(value))
     if type(value) in (list, tuple):
-        return type(value)(wrap(v) for v in value)
+        return type(value)(wrap(v, cls) for v in value)
     return value
 
 
-def _lifted(fn):
+def _lifted(fn, cls=None):
     def call(*args, **kwargs):
-        return wrap(fn(*unwrap(args), **unwrap(kwargs)))
+        return wrap(fn(*unwrap(args), **unwrap(kwargs)), cls)
 
     call.__name__ = getattr(fn, "__name__", "lifted")
     return call
@@ -69,14 +71,14 @@ class WArray:
         if name.startswith("__"):  # no __array_interface__ / __array_struct__ back door
             raise AttributeError(name)
         value = getattr(self.a, name)
-        return _lifted(value) if callable(value) else wrap(value)
+        return _lifted(value, type(self)) if callable(value) else wrap(value, type(self))
 
     @property
     def T(self):  # noqa: N802 (NumPy's name)
-        return WArray(self.a.T)
+        return type(self)(self.a.T)
 
     def __getitem__(self, key):
-        return wrap(self.a[unwrap(key)])
+        return wrap(self.a[unwrap(key)], type(self))
 
     def __setitem__(self, key, value):
         self.a[unwrap(key)] = unwrap(value)
@@ -85,7 +87,7 @@ class WArray:
         return len(self.a)
 
     def __iter__(self):
-        return (wrap(v) for v in self.a)
+        return (wrap(v, type(self)) for v in self.a)
 
     def __bool__(self):
         return bool(self.a)
@@ -100,13 +102,13 @@ class WArray:
         return operator.index(self.a)
 
     def __repr__(self):
-        return f"WArray({self.a!r})"
+        return f"{type(self).__name__}({self.a!r})"
 
 
 def _binary(fn, reflected=False):
     if reflected:
-        return lambda self, other: wrap(fn(unwrap(other), self.a))
-    return lambda self, other: wrap(fn(self.a, unwrap(other)))
+        return lambda self, other: wrap(fn(unwrap(other), self.a), type(self))
+    return lambda self, other: wrap(fn(self.a, unwrap(other)), type(self))
 
 
 for _name, _fn in [("add", operator.add), ("sub", operator.sub), ("mul", operator.mul),
@@ -121,44 +123,46 @@ for _name, _fn in [("lt", operator.lt), ("le", operator.le), ("gt", operator.gt)
     setattr(WArray, f"__{_name}__", _binary(_fn))
 for _name, _fn in [("neg", operator.neg), ("pos", operator.pos), ("abs", operator.abs),
                    ("invert", operator.invert)]:
-    setattr(WArray, f"__{_name}__", (lambda f: lambda self: wrap(f(self.a)))(_fn))
+    setattr(WArray, f"__{_name}__", (lambda f: lambda self: wrap(f(self.a), type(self)))(_fn))
 
 
 class _Ufunc:
     """A NumPy ufunc lifted to wrapped arrays (call, `.at`, `.reduce`, `.outer`, ...)."""
 
-    def __init__(self, ufunc: np.ufunc):
+    def __init__(self, ufunc: np.ufunc, cls=None):
         self._u = ufunc
+        self._cls = cls
         self.__name__ = ufunc.__name__
 
     def __call__(self, *args, **kwargs):
-        return wrap(self._u(*unwrap(args), **unwrap(kwargs)))
+        return wrap(self._u(*unwrap(args), **unwrap(kwargs)), self._cls)
 
     def __getattr__(self, name):
         value = getattr(self._u, name)
-        return _lifted(value) if callable(value) else value
+        return _lifted(value, self._cls) if callable(value) else value
 
 
 class _Namespace(types.SimpleNamespace):
     """Mirrors a NumPy module (or a Generator): functions and ufuncs lifted, dtypes and
     constants as they are."""
 
-    def __init__(self, module):
+    def __init__(self, module, cls=None):
         super().__init__()
         object.__setattr__(self, "_module", module)
+        object.__setattr__(self, "_cls", cls or WArray)
 
     def __getattr__(self, name):
         if name == "ndarray":
-            return WArray
+            return self._cls
         value = getattr(self._module, name)
         if isinstance(value, np.ufunc):
-            lifted = _Ufunc(value)
+            lifted = _Ufunc(value, self._cls)
         elif isinstance(value, types.ModuleType):
-            lifted = _Namespace(value)
+            lifted = _Namespace(value, self._cls)
         elif isinstance(value, type) or not callable(value):
             lifted = value  # dtypes (np.float32), classes, constants (np.pi, np.newaxis)
         else:
-            lifted = _lifted(value)
+            lifted = _lifted(value, self._cls)
         object.__setattr__(self, name, lifted)
         return lifted
 

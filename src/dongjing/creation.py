@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 
 from . import dtypes
-from .device import check_device
+from .device import placement
 from .errors import ArgumentError, DongjingError
-from .random import generator
+from .random import generator  # noqa: F401 - kept for factories added beside these
 from .tensor import Tensor, to_array
 from .validation import check_int, check_number, check_size
 
@@ -16,11 +16,12 @@ def tensor(data, dtype=None, device=None, requires_grad: bool = False) -> Tensor
     """A new tensor from a scalar, a (nested) list or an array (copied).
 
     Python floats give float32, Python ints int64, bools bool; `dtype=` overrides. `device`
-    must be None or "cpu".
+    ("cpu", "cuda", "cuda:1", a dj.device) puts it there; a tensor on a device stays there when
+    `device` is None.
     """
-    check_device(device, "dj.tensor")
+    where = placement(_device_of(data, device), "dj.tensor")
     try:
-        t = Tensor._make(to_array(data, dtype))
+        t = Tensor._make(where.put(_copied(data, dtype, device is None)))
     except DongjingError as exc:  # an unsupported dtype: say which argument it came from
         raise type(exc)(f"dj.tensor: argument 'data': {exc}") from None
     except (ValueError, TypeError) as exc:  # ragged nesting, strings, objects
@@ -28,6 +29,20 @@ def tensor(data, dtype=None, device=None, requires_grad: bool = False) -> Tensor
     if requires_grad:
         t.requires_grad_(True)
     return t
+
+
+def _copied(data, dtype, keep_device: bool):
+    """A new array of `data`: on its own device when it is a device array and `keep_device`."""
+    from .backends import backend_of, is_array
+
+    raw = data._value("dj.tensor()") if isinstance(data, Tensor) else data
+    if type(raw) is np.ndarray or not is_array(raw):
+        return to_array(data, dtype)
+    backend = backend_of(raw)
+    if backend.device_type == "cpu" or not keep_device:
+        return to_array(backend.to_numpy(raw), dtype)
+    with backend.using(backend.index_of(raw)):
+        return backend.array(raw, dtype=None if dtype is None else dtypes.as_dtype(dtype))
 
 
 def from_numpy(array: np.ndarray) -> Tensor:
@@ -55,63 +70,76 @@ def _float(dtype):
 
 def zeros(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """A tensor of shape `size` (ints, or one tuple of them) filled with zeros."""
-    check_device(device, "dj.zeros")
-    return _make(np.zeros(_shape(size, "dj.zeros"), _float(dtype)), requires_grad)
+    where = placement(device, "dj.zeros")
+    return _make(where.call("zeros", _shape(size, "dj.zeros"), _float(dtype)), requires_grad)
 
 
 def ones(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """A tensor of shape `size` (ints, or one tuple of them) filled with ones."""
-    check_device(device, "dj.ones")
-    return _make(np.ones(_shape(size, "dj.ones"), _float(dtype)), requires_grad)
+    where = placement(device, "dj.ones")
+    return _make(where.call("ones", _shape(size, "dj.ones"), _float(dtype)), requires_grad)
 
 
 def empty(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """A tensor of shape `size` (ints, or one tuple of them), uninitialised."""
-    check_device(device, "dj.empty")
-    return _make(np.empty(_shape(size, "dj.empty"), _float(dtype)), requires_grad)
+    where = placement(device, "dj.empty")
+    return _make(where.call("empty", _shape(size, "dj.empty"), _float(dtype)), requires_grad)
 
 
 def full(size, fill_value, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """A tensor of shape `size` filled with the number `fill_value`."""
-    check_device(device, "dj.full")
+    where = placement(device, "dj.full")
     check_number("dj.full", "fill_value", fill_value)
     if dtype is None:
         dtype = (np.asarray(fill_value).dtype if isinstance(fill_value, (np.generic, np.ndarray))
                  else dtypes.scalar_dtype(fill_value, None))
     size = (size,) if not isinstance(size, (tuple, list)) else size
-    array = np.full(_shape(size, "dj.full"), fill_value, dtypes.as_dtype(dtype))
+    array = where.call("full", _shape(size, "dj.full"), fill_value, dtypes.as_dtype(dtype))
     return _make(array, requires_grad)
 
 
 def zeros_like(x, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-    check_device(device, "dj.zeros_like")
+    """Zeros with `x`'s shape, dtype and device unless given."""
+    placement(device, "dj.zeros_like")
     from . import ops
 
     if isinstance(x, Tensor) and x._node is not None:
         return ops.zeros_like(x, dtype)
-    return zeros(np.shape(x), dtype=dtype or x.dtype, requires_grad=requires_grad)
+    return zeros(np.shape(x), dtype=dtype or x.dtype, device=_device_of(x, device),
+                 requires_grad=requires_grad)
 
 
 def ones_like(x, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-    check_device(device, "dj.ones_like")
+    """Ones with `x`'s shape, dtype and device unless given."""
+    placement(device, "dj.ones_like")
     from . import ops
 
     if isinstance(x, Tensor) and x._node is not None:
         return ops.ones_like(x, dtype)
-    return ones(np.shape(x), dtype=dtype or x.dtype, requires_grad=requires_grad)
+    return ones(np.shape(x), dtype=dtype or x.dtype, device=_device_of(x, device),
+                requires_grad=requires_grad)
+
+
+def _device_of(x, device):
+    """`device` when given, else the device of `x` (an eager Tensor) or None (the CPU)."""
+    if device is not None or not isinstance(x, Tensor) or x._node is not None:
+        return device
+    return x.device
 
 
 def full_like(x, fill_value, dtype=None, device=None) -> Tensor:
-    check_device(device, "dj.full_like")
+    """`fill_value` with `x`'s shape, dtype and device unless given."""
+    where = placement(device, "dj.full_like")
     from . import ops
 
-    return ops.full_like(x, fill_value, dtype)
+    out = ops.full_like(x, fill_value, dtype)
+    return out if device is None or out._node is not None else Tensor._make(where.put(out._data))
 
 
 def arange(start, end=None, step=1, dtype=None, device=None,
            requires_grad: bool = False) -> Tensor:
     """Values from `start` to `end` (exclusive); int64 unless a bound or `dtype` is float."""
-    check_device(device, "dj.arange")
+    where = placement(device, "dj.arange")
     if end is None:
         start, end = 0, start
     for name, value in (("start", start), ("end", end)):
@@ -120,44 +148,45 @@ def arange(start, end=None, step=1, dtype=None, device=None,
     if dtype is None:
         floats = any(isinstance(v, float) for v in (start, end, step))
         dtype = dtypes.default_float if floats else dtypes.int64
-    return _make(np.arange(start, end, step, dtype=dtypes.as_dtype(dtype)), requires_grad)
+    return _make(where.call("arange", start, end, step, dtype=dtypes.as_dtype(dtype)),
+                 requires_grad)
 
 
 def linspace(start, end, steps: int, dtype=None, device=None) -> Tensor:
     """`steps` evenly spaced values from `start` to `end` (both included)."""
-    check_device(device, "dj.linspace")
+    where = placement(device, "dj.linspace")
     check_number("dj.linspace", "start", start)
     check_number("dj.linspace", "end", end)
     check_int("dj.linspace", "steps", steps, minimum=0)
-    return _make(np.linspace(start, end, steps, dtype=_float(dtype)), False)
+    return _make(where.call("linspace", start, end, steps, dtype=_float(dtype)), False)
 
 
 def eye(n: int, m: int | None = None, dtype=None, device=None,
         requires_grad: bool = False) -> Tensor:
     """The identity matrix (n, m or n)."""
-    check_device(device, "dj.eye")
+    where = placement(device, "dj.eye")
     check_int("dj.eye", "n", n, minimum=0)
     if m is not None:
         check_int("dj.eye", "m", m, minimum=0)
-    return _make(np.eye(n, m, dtype=_float(dtype)), requires_grad)
+    return _make(where.call("eye", n, m, dtype=_float(dtype)), requires_grad)
 
 
 def rand(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """Uniform samples in [0, 1) from dongjing's seeded generator."""
-    check_device(device, "dj.rand")
-    array = generator().random(_shape(size, "dj.rand"))
+    where = placement(device, "dj.rand")
+    array = where.draw("random", _shape(size, "dj.rand"))
     return _make(array.astype(_float(dtype)), requires_grad)
 
 
 def randn(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """Standard normal samples from dongjing's seeded generator."""
-    check_device(device, "dj.randn")
-    array = generator().standard_normal(_shape(size, "dj.randn"))
+    where = placement(device, "dj.randn")
+    array = where.draw("standard_normal", _shape(size, "dj.randn"))
     return _make(array.astype(_float(dtype)), requires_grad)
 
 
 def randint(low, high=None, size=(), dtype=None, device=None) -> Tensor:
-    check_device(device, "dj.randint")
+    where = placement(device, "dj.randint")
     if high is None:
         low, high = 0, low
     check_int("dj.randint", "low", low)
@@ -165,13 +194,15 @@ def randint(low, high=None, size=(), dtype=None, device=None) -> Tensor:
     if high <= low:
         raise ArgumentError(f"dj.randint: argument 'high' ({high}) must exceed 'low' ({low})")
     size = _shape(size if isinstance(size, (tuple, list)) else (size,), "dj.randint")
-    return _make(generator().integers(low, high, size=size).astype(dtype or dtypes.int64), False)
+    array = where.draw("integers", low, high, size=size)
+    return _make(array.astype(dtypes.as_dtype(dtype or dtypes.int64)), False)
 
 
 def randperm(n: int, dtype=None, device=None) -> Tensor:
-    check_device(device, "dj.randperm")
+    where = placement(device, "dj.randperm")
     check_int("dj.randperm", "n", n, minimum=0)
-    return _make(generator().permutation(n).astype(dtypes.as_dtype(dtype or dtypes.int64)), False)
+    array = where.draw("permutation", n)
+    return _make(array.astype(dtypes.as_dtype(dtype or dtypes.int64)), False)
 
 
 def _legacy(name: str, dtype: np.dtype):

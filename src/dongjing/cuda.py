@@ -1,33 +1,80 @@
-"""`dj.cuda`: PyTorch's CUDA queries, answered for a build without a GPU backend."""
+"""`dj.cuda`: PyTorch's CUDA queries and controls, answered by the CuPy backend.
+
+`is_available()` is True only when CuPy imports and sees a GPU (`dongjing.backends.cupy`).
+The controls (`synchronize`, `manual_seed`, `current_device`, ...) act on the backend that
+serves "cuda"; without one they raise DeviceError (seeding is a no-op, as in PyTorch).
+"""
 
 from __future__ import annotations
 
 from .errors import DeviceError
 
 
+def _backend():
+    from .backends import for_device_type
+
+    return for_device_type("cuda")
+
+
+def _require(what: str):
+    backend = _backend()
+    if backend is None:
+        from .backends.cupy import unavailable_reason
+
+        raise DeviceError(f"dj.cuda.{what}: dongjing has no CUDA backend here "
+                          f"({unavailable_reason()})")
+    return backend
+
+
+def _index(device) -> int | None:
+    if device is None or isinstance(device, int):
+        return device
+    from .device import device as _device
+
+    return _device(device).index
+
+
 def is_available() -> bool:
-    """False: dongjing has no CUDA backend yet."""
-    return False
+    """True when CuPy imports and sees at least one GPU."""
+    from .backends.cupy import load
+
+    return load() is not None
 
 
 def device_count() -> int:
-    """0: no CUDA devices are usable."""
-    return 0
-
-
-def manual_seed(seed: int) -> None:
-    """No CUDA generator to seed (a no-op, as in PyTorch without a GPU)."""
-
-
-def manual_seed_all(seed: int) -> None:
-    """No CUDA generators to seed (a no-op, as in PyTorch without a GPU)."""
+    """How many CUDA devices dongjing can use (0 without a CUDA backend)."""
+    backend = _backend()
+    return 0 if backend is None else backend.device_count()
 
 
 def current_device() -> int:
-    """Raises: there is no current CUDA device."""
-    raise DeviceError("dj.cuda.current_device(): dongjing has no CUDA backend yet")
+    """The index of the device that "cuda" without an index means."""
+    return _require("current_device()").current_index()
 
 
-def synchronize() -> None:
-    """Raises: there is no CUDA device to synchronize with."""
-    raise DeviceError("dj.cuda.synchronize(): dongjing has no CUDA backend yet")
+def set_device(device) -> None:
+    """Make `device` (an index, "cuda:i" or a dj.device) the current CUDA device."""
+    backend = _require("set_device()")
+    index = _index(device)
+    if index is not None and backend.device_fn is not None:
+        backend.device_fn(index).use()  # CuPy's Device(i).use()
+
+
+def synchronize(device=None) -> None:
+    """Wait until the work queued on `device` (the current one when None) is done."""
+    _require("synchronize()").synchronize(_index(device))
+
+
+def manual_seed(seed: int) -> None:
+    """Seed the CUDA generator (`dj.rand(..., device="cuda")`, ...); a no-op without a CUDA
+    backend, as in PyTorch."""
+    backend = _backend()
+    if backend is not None:
+        from .random import seed_backend
+
+        seed_backend(backend, seed)
+
+
+def manual_seed_all(seed: int) -> None:
+    """Seed the CUDA generator (one generator serves every device here)."""
+    manual_seed(seed)

@@ -1,13 +1,24 @@
-"""`dj.device`: where tensors live. Only the CPU exists until a GPU backend does; "cuda" and
-"mps" raise a clear DeviceError instead of silently running on the CPU."""
+"""`dj.device`: where tensors live. A device type maps to an array backend: "cpu" to NumPy,
+"cuda" to CuPy when it imports and sees a GPU (`dongjing.backends.cupy`). A device type without
+a backend raises a clear DeviceError instead of silently running on the CPU."""
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from .errors import DeviceError
+
+_ACCELERATORS = ("cuda", "mps", "xpu", "hip")
+
+
+class HostConversionError(DeviceError, TypeError):
+    """A device tensor asked for as a NumPy array (`.numpy()`): copy it with `.cpu()` first."""
 
 
 class device:  # noqa: N801 - PyTorch's spelling: dj.device("cpu")
-    """A device: `dj.device("cpu")`, `dj.device("cpu", 0)` or `dj.device("cpu:0")`."""
+    """A device: `dj.device("cpu")`, `dj.device("cuda")`, `dj.device("cuda:1")`,
+    `dj.device("cuda", 0)`. An accelerator type is accepted only when its backend is loaded
+    (and its index is below the device count)."""
 
     __slots__ = ("type", "index")
 
@@ -21,14 +32,17 @@ class device:  # noqa: N801 - PyTorch's spelling: dj.device("cpu")
         if number:
             if index is not None:
                 raise ValueError(f"dj.device: index given twice ({type!r} and {index})")
+            if not number.isdigit():
+                raise DeviceError(f"invalid device string {type!r}: the index after ':' must "
+                                  "be a non-negative integer")
             index = int(number)
-        if name in ("cuda", "mps", "xpu", "hip"):
-            raise DeviceError(
-                f"device {type!r}: dongjing has no {name} backend yet (dj.cuda.is_available() "
-                "is False); use 'cpu'"
-            )
-        if name != "cpu":
-            raise DeviceError(f"unknown device {type!r}: dongjing runs on 'cpu'")
+        if index is not None and (isinstance(index, bool) or int(index) < 0):
+            raise DeviceError(f"dj.device({type!r}, {index!r}): the index must be a "
+                              "non-negative integer")
+        if name in _ACCELERATORS:
+            _check_accelerator(type, name, index)
+        elif name != "cpu":
+            raise DeviceError(f"unknown device {type!r}: dongjing runs on 'cpu' and 'cuda'")
         self.type, self.index = name, None if index is None else int(index)
 
     def __eq__(self, other) -> bool:
@@ -47,20 +61,105 @@ class device:  # noqa: N801 - PyTorch's spelling: dj.device("cpu")
         return f"device(type={self.type!r}{extra})"
 
 
+
+
+def _check_accelerator(text: str, name: str, index) -> None:
+    from .backends import for_device_type
+
+    backend = for_device_type(name)
+    if backend is None:
+        why = ""
+        if name == "cuda":
+            from .backends.cupy import unavailable_reason
+
+            why = f": {unavailable_reason()}; install dongjing[gpu] on a machine with a GPU"
+        raise DeviceError(f"device {text!r}: dongjing has no {name} backend here "
+                          f"(dj.cuda.is_available() is False{why}); use 'cpu'")
+    if index is not None and int(index) >= backend.device_count():
+        raise DeviceError(f"device {text!r}: index {index} is out of range, there are "
+                          f"{backend.device_count()} {name} device(s)")
+
+
+def _known(type_: str, index: int | None) -> device:
+    """A device without validation (the type and index come from a live array)."""
+    d = object.__new__(device)
+    d.type, d.index = type_, index
+    return d
+
+
 cpu = device("cpu")
 
 
-def check_device(dev, what: str) -> device:
-    """Validate a `device=` argument (None, a string or a dj.device); return the device."""
+def check_device(dev, what: str, *, placed: bool = False) -> device:
+    """Validate a `device=` argument (None, a string, an int for a CUDA index or a dj.device);
+    return the device. Unless the caller places its result there (`placed=True`), a device
+    other than the CPU raises: create on the CPU, then move with `.to(device)`."""
     if dev is None:
         return cpu
     if isinstance(dev, int) and not isinstance(dev, bool):
-        raise DeviceError(f"{what}: device={dev} means a CUDA device, and dongjing has no CUDA "
-                          "backend yet; use 'cpu'")
+        from .backends import for_device_type
+
+        if for_device_type("cuda") is None:
+            raise DeviceError(f"{what}: device={dev} means a CUDA device, and dongjing has no "
+                              "CUDA backend here (dj.cuda.is_available() is False); use 'cpu'")
+        dev = device("cuda", dev)
     if not isinstance(dev, (str, device)):
         raise TypeError(f"{what}: device must be a string or dj.device, got "
                         f"{type(dev).__name__}")
-    return device(dev)
+    dev = device(dev)
+    if dev.type != "cpu" and not placed:
+        raise DeviceError(f"{what}: device={str(dev)!r} is not supported here; build it on the "
+                          f"CPU, then move it with .to({str(dev)!r})")
+    return dev
+
+
+class Placement(NamedTuple):
+    """A backend and a device index of it: where a factory creates its array."""
+
+    backend: object
+    index: int | None
+
+    def call(self, name: str, *args, **kwargs):
+        """`backend.xp.<name>(*args, **kwargs)` run on this device."""
+        fn = getattr(self.backend.xp, name)
+        if self.index is None:
+            return fn(*args, **kwargs)
+        with self.backend.using(self.index):
+            return fn(*args, **kwargs)
+
+    def draw(self, name: str, *args, **kwargs):
+        """A draw `name` of dongjing's seeded generator for this backend, on this device."""
+        from .random import generator_for
+
+        with self.backend.using(self.index):
+            return getattr(generator_for(self.backend), name)(*args, **kwargs)
+
+    def put(self, array):
+        """`array` (of any backend) moved here."""
+        return self.backend.move(array, self.index)
+
+
+def placement(dev, what: str) -> Placement:
+    """Where a factory's `device=` argument puts its result (None: the default backend)."""
+    from .backends import default_backend, for_device_type
+
+    if dev is None:
+        return Placement(default_backend(), None)
+    dev = check_device(dev, what, placed=True)
+    if dev.type == "cpu":
+        return Placement(default_backend(), None)
+    backend = for_device_type(dev.type)
+    return Placement(backend, backend.current_index() if dev.index is None else dev.index)
+
+
+def device_of_array(array) -> device:
+    """The device an array of any registered backend lives on."""
+    from .backends import backend_of
+
+    backend = backend_of(array)
+    if backend.device_type == "cpu":
+        return cpu
+    return _known(backend.device_type, backend.index_of(array))
 
 
 def is_device_like(value) -> bool:
@@ -73,9 +172,14 @@ def is_device_like(value) -> bool:
 
 
 def parse_to(what: str, args: tuple, kwargs: dict):
-    """The dtype asked for by PyTorch's `.to(...)` forms: `to(dtype)`, `to(device)`,
-    `to(device, dtype)`, `to(other_tensor)`, `to(device=..., dtype=...)`; None when only a
-    device (always the CPU) is named. Anything else raises."""
+    """The dtype asked for by `.to(...)` (see `parse_target`); None when only a device is named."""
+    return parse_target(what, args, kwargs)[1]
+
+
+def parse_target(what: str, args: tuple, kwargs: dict) -> tuple:
+    """(device or None, dtype or None) asked for by PyTorch's `.to(...)` forms: `to(dtype)`,
+    `to(device)`, `to(device, dtype)`, `to(other_tensor)`, `to(device=..., dtype=...)`.
+    Anything else raises."""
     from . import dtypes
     from .tensor import Tensor
 
@@ -89,7 +193,7 @@ def parse_to(what: str, args: tuple, kwargs: dict):
     if args and isinstance(args[0], Tensor):
         if len(args) > 1:
             raise TypeError(f"{what}(tensor) takes no further positional argument")
-        return args[0].dtype
+        return args[0].device, args[0].dtype
     if args and (is_device_like(args[0]) or isinstance(args[0], int)
                  and not isinstance(args[0], bool)):
         dev = args.pop(0)
@@ -101,12 +205,12 @@ def parse_to(what: str, args: tuple, kwargs: dict):
             raise TypeError(f"{what}(None): expected a dtype, a device or a tensor")
     if args:
         raise TypeError(f"{what}: unexpected positional argument {args[0]!r}")
-    check_device(dev, what)
+    if dev is None and dtype is None and not kwargs:
+        raise TypeError(f"{what}() needs a dtype, a device or a tensor")
+    dev = None if dev is None else check_device(dev, what, placed=True)
     if dtype is None:
-        if not kwargs and not dev:
-            raise TypeError(f"{what}() needs a dtype, a device or a tensor")
-        return None
+        return dev, None
     try:
-        return dtypes.as_dtype(dtype)
+        return dev, dtypes.as_dtype(dtype)
     except TypeError as exc:
         raise TypeError(f"{what}: {dtype!r} is neither a dtype nor a device") from exc

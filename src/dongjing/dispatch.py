@@ -20,7 +20,7 @@ from .autograd import anomaly as _anomaly_mode
 from .autograd.function import record
 from .autograd.grad_mode import state as _grad_state
 from .backends import backend_of, default_backend, numpy_backend
-from .errors import DongjingError, ShapeError
+from .errors import DeviceError, DongjingError, ShapeError
 from .graph import builder as _builder
 from .profiler import hooks as _profiler  # `_profiler.on`: a profiler is recording
 from .registry import Op, Spec
@@ -166,11 +166,54 @@ def _backend_of_arrays(arrays):
     return default
 
 
+def _check_devices(op: Op, backend, arrays) -> None:
+    """All of `arrays` on `backend`'s device, before any work; a NumPy 0-d array (a CPU
+    scalar, as PyTorch allows) or an array of another backend on the same device type may be
+    converted. Anything else raises DeviceError naming the op and both devices."""
+    first = None
+    for a in arrays:
+        if backend.owns(a):
+            if backend.multi_device:
+                here = backend.index_of(a)
+                if first is None:
+                    first = here
+                elif here != first:
+                    _mixed(op, backend, arrays)
+            continue
+        other = backend_of(a, None)
+        if other is None or other.device_type == backend.device_type:
+            continue
+        if other is default_backend() and getattr(a, "ndim", 0) == 0:
+            continue
+        _mixed(op, backend, arrays)
+
+
+def _mixed(op: Op, backend, arrays):
+    from .device import device_of_array
+
+    seen = []
+    for a in arrays:
+        if backend_of(a, None) is not None:
+            d = str(device_of_array(a))
+            if d not in seen:
+                seen.append(d)
+    raise DeviceError(f"{op.name}: expected all tensors on the same device, but found at least "
+                      f"two devices, {seen[0]} and {seen[1]}; move them with .to(device)")
+
+
 def _run_foreign(op: Op, arrays, attrs: dict):
     """`op`'s forward on the backend of `arrays` (not all of them NumPy ndarrays)."""
     backend = _backend_of_arrays(arrays)
     if backend is default_backend():
         return op.forward(*arrays, **attrs)
+    _check_devices(op, backend, arrays)
+    if backend.multi_device:  # kernels run on the device of the data
+        with backend.using(next(backend.index_of(a) for a in arrays if backend.owns(a))):
+            return _run_on(op, backend, arrays, attrs)
+    return _run_on(op, backend, arrays, attrs)
+
+
+def _run_on(op: Op, backend, arrays, attrs: dict):
     if op.impl is None and op.ufunc_name is None:  # NumPy-bound (`register`): via the host
         host = [backend.to_numpy(a) if backend.owns(a) else a for a in arrays]
         out = op.forward(*host, **attrs)

@@ -14,9 +14,36 @@ class InteropError(DongjingError, ValueError):
     """An object that cannot be shared with dongjing without copying (another device, ...)."""
 
 
+_KDL_CUDA = (2, 3, 13)  # DLPack's kDLCUDA, kDLCUDAHost, kDLCUDAManaged
+
+
+def _on_gpu(x) -> bool:
+    try:
+        return int(x.__dlpack_device__()[0]) in _KDL_CUDA
+    except (AttributeError, TypeError, ValueError, IndexError):
+        return False
+
+
+def _from_gpu(x):
+    """The array of the CUDA backend sharing memory with the GPU exporter `x`."""
+    from .backends import for_device_type
+
+    backend = for_device_type("cuda")
+    if backend is None:
+        raise InteropError(f"dj.from_dlpack: the {type(x).__name__} lives on a CUDA device and "
+                           "dongjing has no CUDA backend here (dj.cuda.is_available() is "
+                           "False); move it to the CPU first")
+    try:
+        return backend.from_dlpack(x)
+    except (BufferError, RuntimeError, TypeError, ValueError) as exc:
+        raise InteropError(f"dj.from_dlpack: cannot share the memory of a {type(x).__name__} "
+                           f"on the GPU ({exc})") from None
+
+
 def from_dlpack(x) -> Tensor:
-    """A tensor sharing memory with `x` (a NumPy array, a CPU PyTorch tensor, or any object
-    with `__dlpack__`): writes through either side are seen by the other. No copy is made.
+    """A tensor sharing memory with `x` (a NumPy array, a PyTorch or JAX array on the CPU or,
+    with the CUDA backend, on a GPU, or any object with `__dlpack__`), on `x`'s device:
+    writes through either side are seen by the other. No copy is made.
 
     >>> a = np.zeros(3, np.float32)
     >>> t = dj.from_dlpack(a); a[0] = 5.0; t
@@ -26,6 +53,8 @@ def from_dlpack(x) -> Tensor:
         return Tensor._make(x._value("dj.from_dlpack()"))
     if isinstance(x, np.ndarray):
         array = x
+    elif hasattr(x, "__dlpack__") and _on_gpu(x):
+        array = _from_gpu(x)
     elif hasattr(x, "__dlpack__"):
         try:
             array = np.from_dlpack(x)

@@ -191,8 +191,10 @@ class Tensor:
         return self._data
 
     def numpy(self) -> ndarray:
-        """The value as a NumPy array (shares memory; works when requires_grad is set)."""
-        return self._value(".numpy()")
+        """The value as a NumPy array (shares memory; works when requires_grad is set). A tensor
+        on a GPU raises, as in PyTorch: copy it to the host with `.cpu()` first."""
+        data = self._value(".numpy()")
+        return data if type(data) is ndarray else _host(data, ".numpy()")
 
     def item(self):
         data = self._value(".item()")
@@ -205,6 +207,8 @@ class Tensor:
 
     def __array__(self, dtype=None, copy=None):
         data = self._value("np.asarray()")
+        if type(data) is not ndarray:
+            data = _host(data, "np.asarray()")
         if dtype is not None and np.dtype(dtype) != data.dtype:
             return data.astype(dtype)
         return data.copy() if copy else data
@@ -277,10 +281,19 @@ class Tensor:
             n = self._node
             return f"<Tensor {n.name!r} shape={_fmt_shape(n.shape)} dtype={n.dtype}>"
         data = self._data
-        body = np.array2string(data, separator=", ", prefix="tensor(")
         extras = []
+        if type(data) is not ndarray:  # printed from a host copy, naming the device
+            from .device import device_of_array
+
+            where = device_of_array(data)
+            if where.type != "cpu":
+                extras.append(f"device='{where}'")
+            from .backends import backend_of
+
+            data = backend_of(data).to_numpy(data)
+        body = np.array2string(data, separator=", ", prefix="tensor(")
         if data.dtype not in (dtypes.float32, dtypes.int64, dtypes.bool_):
-            extras.append(f"dtype=dongjing.{data.dtype}")
+            extras.insert(0, f"dtype=dongjing.{data.dtype}")
         if self.grad_fn is not None:
             extras.append(f"grad_fn=<{self.grad_fn.name()}>")
         elif self.requires_grad:
@@ -346,33 +359,40 @@ class Tensor:
 
     # --- conversion ---------------------------------------------------------------------------
     def to(self, *args, **kwargs) -> Tensor:
-        """`to(dtype)`, `to(device)`, `to(device, dtype)`, `to(other)`: this tensor in that dtype
-        (itself when nothing changes). Only the "cpu" device exists."""
-        from .device import parse_to
+        """`to(dtype)`, `to(device)`, `to(device, dtype)`, `to(other)`: this tensor on that
+        device in that dtype (itself when nothing changes; a move is recorded on the tape)."""
+        from .device import parse_target
 
-        dtype = parse_to("Tensor.to", args, kwargs)
-        if dtype is None:
-            return self.clone() if kwargs.get("copy") else self
-        out = _ops().cast(self, dtype)
+        dev, dtype = parse_target("Tensor.to", args, kwargs)
+        out = self
+        if dev is not None:
+            from .transfer import to_device
+
+            out = to_device(out, dev)
+        if dtype is not None:
+            out = _ops().cast(out, dtype)
         return out.clone() if kwargs.get("copy") and out is self else out
 
     @property
     def device(self):
-        """Where the data lives: always `dj.device("cpu")` until a GPU backend exists."""
-        from .device import cpu
+        """Where the data lives: `dj.device("cpu")`, or `dj.device("cuda", i)` on a GPU."""
+        from .device import cpu, device_of_array
 
-        return cpu
+        data = self._data
+        return cpu if type(data) is ndarray or data is None else device_of_array(data)
 
     @property
     def is_cuda(self) -> bool:
-        return False
+        return self.device.type == "cuda"
 
     def cuda(self, device=None, non_blocking: bool = False) -> Tensor:
-        """Raises DeviceError: dongjing has no CUDA backend yet."""
+        """This tensor on a CUDA device (`device`: an index or "cuda:i"; the current one when
+        None). DeviceError when dongjing has no CUDA backend here."""
         from .device import device as _device
 
-        _device("cuda")
-        return self  # not reached
+        if device is None or isinstance(device, int):
+            device = _device("cuda", device)
+        return self.to(device)
 
     def type(self, dtype) -> Tensor:
         return self.to(dtype)
@@ -399,8 +419,8 @@ class Tensor:
         return self
 
     def cpu(self, memory_format=None) -> Tensor:
-        """This tensor (it already lives on the CPU)."""
-        return self
+        """This tensor on the CPU (itself when it lives there already)."""
+        return self.to("cpu")
 
 
 class _GradScope(threading.local):
@@ -412,6 +432,18 @@ class _GradScope(threading.local):
 
 
 grad_scope = _GradScope()
+
+
+def _host(data, what: str):
+    """The NumPy array of a CPU backend's `data`; a device array raises as PyTorch does."""
+    from .backends import backend_of
+    from .device import HostConversionError, device_of_array
+
+    where = device_of_array(data)
+    if where.type != "cpu":
+        raise HostConversionError(f"{what}: can't convert {where} device type tensor to numpy. "
+                                  "Use Tensor.cpu() to copy the tensor to host memory first.")
+    return backend_of(data).to_numpy(data)
 
 
 def _fmt_shape(shape) -> str:

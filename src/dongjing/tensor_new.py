@@ -1,12 +1,12 @@
 """PyTorch's `Tensor.new_*` factories and `Tensor.t()`: new tensors take this tensor's dtype
-unless `dtype=` says otherwise."""
+and device unless `dtype=` / `device=` say otherwise."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from . import dtypes, ops
-from .device import check_device
+from .device import placement
 from .tensor import Tensor, to_array
 
 
@@ -20,9 +20,9 @@ def _size(name: str, size: tuple) -> tuple:
 
 
 def _new(self: Tensor, name: str, array: np.ndarray, dtype, device, requires_grad) -> Tensor:
-    check_device(device, f"Tensor.{name}")
+    where = placement(self.device if device is None else device, f"Tensor.{name}")
     want = self.dtype if dtype is None else dtypes.as_dtype(dtype)
-    t = Tensor._make(array.astype(want, copy=False))
+    t = Tensor._make(where.put(array.astype(want, copy=False)))
     if requires_grad:
         t.requires_grad_(True)
     return t

@@ -4,13 +4,24 @@ A `Backend` names an array namespace (``xp``, NumPy-compatible), the array type(
 the few services the framework needs beyond the namespace (creation, conversion, random numbers,
 scatter-add). Every tensor's backend follows from its data's type: `backend_of`.
 NumPy is the default (`numpy_backend`); another library (CuPy) registers a `Backend` of its own
-with `register` and ops run on it through `op.forward_for(backend.xp)`.
+with `register` and ops run on it through `op.forward_for(backend.xp)`. The CuPy backend
+(`dongjing.backends.cupy`) registers itself the first time "cuda" is asked for, when CuPy
+imports and sees a GPU.
 """
 
 from __future__ import annotations
 
-from .base import Backend, backend_of, default_backend, is_array, register, registered
+from .base import (
+    Backend,
+    backend_of,
+    default_backend,
+    for_device_type,
+    is_array,
+    register,
+    registered,
+    unregister,
+)
 from .numpy import numpy_backend
 
-__all__ = ["Backend", "backend_of", "default_backend", "is_array", "numpy_backend", "register",
-           "registered"]
+__all__ = ["Backend", "backend_of", "default_backend", "for_device_type", "is_array",
+           "numpy_backend", "register", "registered", "unregister"]

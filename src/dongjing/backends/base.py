@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from ..errors import DongjingError
 
-__all__ = ["Backend", "backend_of", "default_backend", "is_array", "register", "registered"]
+__all__ = ["Backend", "backend_of", "default_backend", "for_device_type", "is_array", "register",
+           "registered", "unregister"]
 
 
 @dataclass(eq=False)
@@ -19,6 +21,10 @@ class Backend:
     forwards are written against; `array_types` are the array classes this backend owns (the
     first is the one it creates). The methods below are the services the tape, the runtime and
     the compiler passes need, so none of them calls an array library directly.
+
+    `device_type` is the `dj.device` type its arrays live on ("cpu" for NumPy, "cuda" for CuPy);
+    a backend with several devices gives `index_fn` (an array's device index), `device_fn`
+    (a context manager making an index current), `current_fn` and `count_fn`.
     """
 
     name: str
@@ -26,6 +32,14 @@ class Backend:
     array_types: tuple
     rng_factory: Callable[[int | None], Any] | None = None
     to_numpy_fn: Callable[[Any], Any] | None = None
+    device_type: str = "cpu"
+    index_fn: Callable[[Any], int] | None = None
+    device_fn: Callable[[int], Any] | None = None
+    current_fn: Callable[[], int] | None = None
+    count_fn: Callable[[], int] | None = None
+    sync_fn: Callable[[int | None], None] | None = None
+    scatter_add_fn: Callable[[Any, Any, Any], None] | None = None
+    multi_device: bool = False  # more than one device: ops check and select the array's device
 
     def owns(self, value) -> bool:
         """True when `value` is an array of this backend."""
@@ -69,7 +83,57 @@ class Backend:
 
     def scatter_add(self, target, index, values) -> None:
         """``target[index] += values`` with repeated indices summed (unbuffered)."""
-        self.xp.add.at(target, index, values)
+        if self.scatter_add_fn is not None:
+            self.scatter_add_fn(target, index, values)
+        else:
+            self.xp.add.at(target, index, values)
+
+    def copy_into(self, target, value) -> None:
+        """``target[...] = value`` in place, casting as needed (optimizer and state updates)."""
+        self.xp.copyto(target, value, casting="unsafe")
+
+    def from_dlpack(self, obj):
+        """An array of this backend sharing memory with the DLPack exporter `obj`."""
+        return self.xp.from_dlpack(obj)
+
+    # --- devices --------------------------------------------------------------------------------
+    def index_of(self, array) -> int | None:
+        """The device index `array` lives on (None for the CPU)."""
+        if self.index_fn is not None:
+            return self.index_fn(array)
+        return None if self.device_type == "cpu" else 0
+
+    def current_index(self) -> int | None:
+        """The device index new arrays go to when none is named (None for the CPU)."""
+        if self.current_fn is not None:
+            return self.current_fn()
+        return None if self.device_type == "cpu" else 0
+
+    def device_count(self) -> int:
+        """How many devices this backend can use."""
+        return 1 if self.count_fn is None else self.count_fn()
+
+    def using(self, index: int | None):
+        """A context manager under which new arrays and kernels go to device `index`."""
+        if self.device_fn is None or index is None:
+            return contextlib.nullcontext()
+        return self.device_fn(index)
+
+    def move(self, array, index: int | None = None):
+        """`array` (of any backend) as an array of this backend on device `index` (itself when
+        it is there already; otherwise a copy)."""
+        if self.owns(array):
+            if index is None or self.index_of(array) == index:
+                return array
+            with self.using(index):  # another device of this backend
+                return array.copy()
+        with self.using(index):
+            return self.asarray(array)
+
+    def synchronize(self, index: int | None = None) -> None:
+        """Wait for the work queued on device `index` (the current one when None)."""
+        if self.sync_fn is not None:
+            self.sync_fn(index)
 
     def to_numpy(self, array):
         """`array` as a NumPy array (a copy when the data lives elsewhere)."""
@@ -100,6 +164,27 @@ def register(backend: Backend, *, default: bool = False) -> Backend:
     return backend
 
 
+def unregister(backend: Backend) -> None:
+    """Forget `backend` (the reverse of `register`; tests that add a backend for a while)."""
+    if backend in _BACKENDS:
+        _BACKENDS.remove(backend)
+    for kind in [k for k, b in _BY_TYPE.items() if b is backend]:
+        del _BY_TYPE[kind]
+
+
+def for_device_type(kind: str) -> Backend | None:
+    """The registered backend whose arrays live on devices of type `kind` ("cpu", "cuda"); the
+    CuPy backend is loaded on first demand for "cuda". None when there is none."""
+    for backend in _BACKENDS:
+        if backend.device_type == kind:
+            return backend
+    if kind == "cuda":
+        from .cupy import load
+
+        return load()
+    return None
+
+
 def registered() -> tuple[Backend, ...]:
     """All known backends, the default first."""
     return tuple(_BACKENDS)
@@ -125,6 +210,13 @@ def backend_of(array, default: Any = _MISSING) -> Backend:
         if backend.owns(array):
             _BY_TYPE[type(array)] = backend
             return backend
+    if type(array).__module__.partition(".")[0] == "cupy":
+        from .cupy import load
+
+        found = load()  # CuPy arrays before anything asked for "cuda"
+        if found is not None and found.owns(array):
+            _BY_TYPE[type(array)] = found
+            return found
     if default is not _MISSING:
         return default
     if hasattr(array, "shape") and hasattr(array, "dtype"):

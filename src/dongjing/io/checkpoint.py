@@ -30,7 +30,7 @@ def _flatten(obj, path: str, tensors: dict):
         return name
 
     if isinstance(obj, Tensor):
-        return {"$tensor": store(np.asarray(obj.numpy()))}
+        return {"$tensor": store(_host(obj))}
     if isinstance(obj, np.ndarray):
         return {"$array": store(obj)}
     if isinstance(obj, np.generic):
@@ -52,6 +52,16 @@ def _flatten(obj, path: str, tensors: dict):
         return obj
     raise TypeError(f"dj.save: cannot store a {type(obj).__name__} (at {path or 'top level'}); "
                     "checkpoints hold dicts, lists, tuples, tensors, arrays, numbers and strings")
+
+
+def _host(t: Tensor) -> np.ndarray:
+    """The value of `t` in host memory (a copy for a tensor on a device)."""
+    data = t._value("dj.save")
+    if type(data) is np.ndarray:
+        return data
+    from ..backends import backend_of
+
+    return np.asarray(backend_of(data).to_numpy(data))
 
 
 def _unflatten(desc, tensors: dict, where: str):
@@ -117,11 +127,46 @@ def save(obj: object, path: str | os.PathLike) -> None:
     write_atomically(path, [fmt.encode_header(entries, metadata), *buffers])
 
 
-def load(path: str | os.PathLike) -> object:
+def load(path: str | os.PathLike, map_location=None) -> object:
     """Read a checkpoint written by `dj.save` (tensors come back as dj.Tensors). A plain
     safetensors file loads as a dict of tensors. Never executes code from the file; a truncated,
-    corrupted or tampered file (header or data) raises CheckpointError."""
+    corrupted or tampered file (header or data) raises CheckpointError.
+
+    Checkpoints hold host data: tensors load on the CPU, or on `map_location` ("cpu", "cuda",
+    "cuda:1", a dj.device) when given.
+    """
     path = os.fspath(path)
+    where = _where(map_location)
+    result = _load(path)
+    return result if where is None else _placed(result, where)
+
+
+def _where(map_location):
+    from ..device import device, placement
+
+    if map_location is None:
+        return None
+    if not isinstance(map_location, (str, device)):
+        raise TypeError(f"dj.load: map_location must be a device ('cpu', 'cuda', 'cuda:1' or a "
+                        f"dj.device), got {type(map_location).__name__}")
+    where = placement(map_location, "dj.load")
+    return None if where.index is None and where.backend.device_type == "cpu" else where
+
+
+def _placed(obj, where):
+    """`obj` with every tensor moved to `where` (a Placement)."""
+    if isinstance(obj, Tensor):
+        return Tensor._make(where.put(obj._data))
+    if isinstance(obj, dict):
+        return {k: _placed(v, where) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_placed(v, where) for v in obj]
+    if isinstance(obj, tuple):
+        return tuple(_placed(v, where) for v in obj)
+    return obj
+
+
+def _load(path: str) -> object:
     with open(path, "rb") as f:
         blob = f.read()
     tensors, metadata, data, entries = fmt.decode(blob, path)

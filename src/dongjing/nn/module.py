@@ -192,15 +192,21 @@ class Module:
         return self
 
     def to(self, *args, **kwargs) -> Module:
-        """`to(dtype)`, `to(device)`, `to(device, dtype)`: cast the floating-point parameters
-        and buffers to `dtype`, keeping the objects (only the "cpu" device exists)."""
-        from ..device import parse_to
+        """`to(dtype)`, `to(device)`, `to(device, dtype)`: move the parameters and buffers (and
+        their gradients) to `device` and cast the floating-point ones to `dtype`, keeping the
+        objects, as PyTorch does."""
+        from ..device import parse_target
 
-        dtype = parse_to("Module.to", args, kwargs)
+        dev, dtype = parse_target("Module.to", args, kwargs)
+        if dtype is not None and dtype.kind != "f":
+            raise TypeError(f"Module.to only accepts floating point dtypes, got {dtype}")
+        if dev is not None:
+            from ..transfer import move_in_place
+
+            for value in list(self.parameters()) + list(self.buffers()):
+                move_in_place(value, dev)
         if dtype is None:
             return self
-        if dtype.kind != "f":
-            raise TypeError(f"Module.to only accepts floating point dtypes, got {dtype}")
         for value in list(self.parameters()) + list(self.buffers()):
             if value.dtype.kind == "f" and value.dtype != dtype:
                 value._data = value._data.astype(dtype)
@@ -209,15 +215,17 @@ class Module:
         return self
 
     def cpu(self) -> Module:
-        """This module (its parameters already live on the CPU)."""
-        return self
+        """Move the parameters and buffers to the CPU (`to("cpu")`)."""
+        return self.to("cpu")
 
     def cuda(self, device=None) -> Module:
-        """Raises DeviceError: dongjing has no CUDA backend yet."""
+        """Move the parameters and buffers to a CUDA device (`device`: an index or "cuda:i";
+        the current one when None). DeviceError when dongjing has no CUDA backend here."""
         from ..device import device as _device
 
-        _device("cuda")
-        return self  # not reached
+        if device is None or isinstance(device, int):
+            device = _device("cuda", device)
+        return self.to(device)
 
     def double(self) -> Module:
         return self.to(np.float64)
@@ -247,7 +255,9 @@ class Module:
             if set_to_none:  # no read first: a dj.jit trace would record it as an input
                 p.grad = None
             elif p.grad is not None:
-                p.grad = Tensor._make(np.zeros_like(p._data))
+                from ..transfer import zeros_like_array
+
+                p.grad = Tensor._make(zeros_like_array(p._data))
 
     # --- state dicts --------------------------------------------------------------------------
     def state_dict(self, prefix: str = "") -> OrderedDict:
@@ -294,7 +304,8 @@ class Module:
             if key not in state_dict:
                 continue
             value = state_dict[key]
-            array = value.numpy() if isinstance(value, Tensor) else np.asarray(value)
+            array = value._value("load_state_dict") if isinstance(value, Tensor) else (
+                np.asarray(value))
             if array.shape != target._data.shape:
                 problems.append(
                     f"size mismatch for {key!r}: the checkpoint has shape {array.shape}, the "
@@ -306,10 +317,10 @@ class Module:
                 f"Error(s) in loading state_dict for {type(self).__name__}:\n  "
                 + "\n  ".join(problems)
             )
-        for key, array in values.items():
-            target = targets[key]
-            np.copyto(target._data, array, casting="unsafe")
-            target._version[0] += 1
+        from ..transfer import copy_into
+
+        for key, array in values.items():  # onto each target's device, as in PyTorch
+            copy_into(targets[key], array)
         return IncompatibleKeys(missing, unexpected)
 
     # --- printing -----------------------------------------------------------------------------

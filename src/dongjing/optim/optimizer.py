@@ -9,10 +9,12 @@ from collections.abc import Iterable
 import numpy as np
 
 from ..autograd.grad_mode import no_grad
+from ..backends import backend_of, is_array
 from ..errors import GraphError, StateDictError
 from ..graph.variable import Variable
 from ..profiler import hooks as _profiler  # `_profiler.on`: a profiler is recording
 from ..tensor import Tensor
+from ..transfer import copy_into, move_array, move_in_place, same_device
 
 
 class ParamGroup(dict):
@@ -79,6 +81,23 @@ class ParamGroup(dict):
             if name == key:
                 var._data[...] = value if position is None else value[position]
                 var._version[0] += 1
+
+
+def _state_variable(value) -> Variable:
+    """A non-trainable Variable holding `value`; an array of a device backend stays there."""
+    if isinstance(value, np.ndarray) or not is_array(value):
+        return Variable(value, trainable=False)
+    var = Variable(np.zeros((), value.dtype), trainable=False)
+    var._data = value
+    return var
+
+
+def _follow(p: Tensor, state: dict) -> None:
+    """Move `p`'s state to `p`'s device when the parameter moved (after `model.to(...)`)."""
+    for value in state.values():
+        if isinstance(value, Tensor) and value._node is None and not same_device(
+                value._data, p._data):
+            move_in_place(value, p.device)
 
 
 def _eager_only(step, name: str):
@@ -152,9 +171,11 @@ class Optimizer:
     def _state_of(self, p: Tensor) -> dict:
         state = self.state.get(p)
         if not state:
-            state = {name: Variable(value, trainable=False)
+            state = {name: _state_variable(value)
                      for name, value in self.init_state(p, self._group_of(p)).items()}
             self.state[p] = state
+        elif p._data is not None and type(p._data) is not np.ndarray:
+            _follow(p, state)
         return state
 
     def _group_of(self, p: Tensor) -> dict:
@@ -171,7 +192,9 @@ class Optimizer:
                 if set_to_none:  # no read first: a dj.jit trace would record it as an input
                     p.grad = None
                 elif p.grad is not None:
-                    p.grad = Tensor._make(np.zeros_like(p._data))
+                    from ..transfer import zeros_like_array
+
+                    p.grad = Tensor._make(zeros_like_array(p._data))
 
     def step(self, closure=None):
         """Update every parameter that has a `.grad`, in place (state too).
@@ -211,7 +234,11 @@ class Optimizer:
         writes = [(p, new_p)] + [(state[k], v) for k, v in new_state.items()]
         if not any(v._node is not None for _, v in writes):
             for target, value in writes:  # eager: write into the existing arrays
-                np.copyto(target._data, value._data, casting="unsafe")
+                data = target._data
+                if type(data) is np.ndarray:
+                    np.copyto(data, value._data, casting="unsafe")
+                else:  # on a device backend: its own copy, never via the host
+                    backend_of(data).copy_into(data, value._data)
                 target._version[0] += 1
             return []
         import dongjing
@@ -306,8 +333,9 @@ class Optimizer:
                 if not isinstance(value, (Tensor, np.ndarray)):  # a custom optimizer's number
                     staged[p][name] = value
                     continue
-                array = value.numpy() if isinstance(value, Tensor) else np.asarray(value)
-                want = np.shape(fresh.get(name, array))
+                array = (value._value("load_state_dict") if isinstance(value, Tensor)
+                         else np.asarray(value))
+                want = tuple(getattr(fresh.get(name, array), "shape", ()))
                 if array.shape != want:
                     raise StateDictError(f"optimizer state {name!r} of parameter {key}: shape "
                                          f"{array.shape}, expected {want}")
@@ -319,13 +347,12 @@ class Optimizer:
         for p, entries in staged.items():
             state = self._state_of(p)
             for name, array in entries.items():
-                if not isinstance(array, np.ndarray):
+                if not is_array(array):
                     state[name] = array
-                elif isinstance(state.get(name), Tensor):
-                    np.copyto(state[name]._data, array, casting="unsafe")
-                    state[name]._version[0] += 1
+                elif isinstance(state.get(name), Tensor):  # onto the state's (its
+                    copy_into(state[name], array)          # parameter's) device
                 else:
-                    state[name] = Variable(array, trainable=False)
+                    state[name] = _state_variable(move_array(array, p.device))
 
     def __repr__(self) -> str:
         lines = [f"{type(self).__name__} ("]

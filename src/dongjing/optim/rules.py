@@ -10,11 +10,23 @@ from .optimizer import Optimizer
 
 
 def _zeros(p) -> np.ndarray:
-    return np.zeros(p.shape, p.dtype)
+    return _full(p, p.shape, 0.0, p.dtype)
 
 
-def _step0() -> np.ndarray:
-    return np.zeros((), np.float32)
+def _step0(p) -> np.ndarray:
+    return _full(p, (), 0.0, np.float32)
+
+
+def _full(p, shape, value, dtype):
+    """An array on `p`'s backend and device (state lives with its parameter)."""
+    data = p._data
+    if data is None or type(data) is np.ndarray:  # symbolic, or on the CPU
+        return np.full(shape, value, dtype)
+    from ..backends import backend_of
+
+    backend = backend_of(data)
+    with backend.using(backend.index_of(data)):
+        return backend.full(shape, value, dtype)
 
 
 class SGD(Optimizer):
@@ -39,7 +51,7 @@ class SGD(Optimizer):
             return {}
         if not group["dampening"]:
             return {"momentum_buffer": _zeros(p)}
-        return {"momentum_buffer": _zeros(p), "step": _step0()}
+        return {"momentum_buffer": _zeros(p), "step": _step0(p)}
 
     def update(self, p, g, state, group):
         if group["weight_decay"]:
@@ -73,7 +85,7 @@ class Adam(Optimizer):
                                       weight_decay=weight_decay, amsgrad=amsgrad))
 
     def init_state(self, p, group):
-        state = {"step": _step0(), "exp_avg": _zeros(p), "exp_avg_sq": _zeros(p)}
+        state = {"step": _step0(p), "exp_avg": _zeros(p), "exp_avg_sq": _zeros(p)}
         if group["amsgrad"]:
             state["max_exp_avg_sq"] = _zeros(p)
         return state
@@ -119,7 +131,7 @@ class RMSprop(Optimizer):
                                       momentum=momentum, centered=centered))
 
     def init_state(self, p, group):
-        state = {"step": _step0(), "square_avg": _zeros(p)}
+        state = {"step": _step0(p), "square_avg": _zeros(p)}
         if group["momentum"]:
             state["momentum_buffer"] = _zeros(p)
         if group["centered"]:
@@ -153,7 +165,7 @@ class Adadelta(Optimizer):
         super().__init__(params, dict(lr=lr, rho=rho, eps=eps, weight_decay=weight_decay))
 
     def init_state(self, p, group):
-        return {"step": _step0(), "square_avg": _zeros(p), "acc_delta": _zeros(p)}
+        return {"step": _step0(p), "square_avg": _zeros(p), "acc_delta": _zeros(p)}
 
     def update(self, p, g, state, group):
         rho, eps = group["rho"], group["eps"]
@@ -183,8 +195,8 @@ class Adagrad(Optimizer):
                                       eps=eps))
 
     def init_state(self, p, group):
-        return {"step": _step0(),
-                "sum": np.full(p.shape, group["initial_accumulator_value"], p.dtype)}
+        return {"step": _step0(p),
+                "sum": _full(p, p.shape, group["initial_accumulator_value"], p.dtype)}
 
     def update(self, p, g, state, group):
         if group["weight_decay"]:

@@ -7,6 +7,7 @@ from ..backends import default_backend, is_array
 from ..errors import FeedError
 from ..infer import fmt
 from ..validation import fits_integer
+from .device_guard import refuse_device_arrays
 
 # which kinds of given values a placeholder of each kind accepts (bool < int < float)
 _ACCEPTS = {"f": "fiu", "i": "iu", "u": "iu", "b": "b"}
@@ -44,6 +45,7 @@ def convert(node, value):
     on), or a FeedError saying what does not fit."""
     if not is_array(value):
         value = _plain_value(node, value)
+    refuse_device_arrays((value,), f"feed for {_describe(node)}")
     want = node.dtype
     try:
         given = default_backend().asarray(value)

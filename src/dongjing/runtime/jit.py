@@ -15,6 +15,7 @@ from ..errors import JitError
 from ..graph import builder
 from ..tensor import Tensor, grad_scope
 from ..validation import check_choice
+from .device_guard import refuse_device_arrays, refuse_device_state
 from .signature import describe_changes, map_tensors, signature, watched_objects
 from .trace_grads import describe_guard_change
 from .tracing import Trace
@@ -68,9 +69,15 @@ class JitFunction:
             return self.checked_call(args, kwargs, self.check_mode)
         arrays: list = []
         trace = self._trace_for(args, kwargs, arrays)
+        refuse_device_arrays(arrays, f"dj.jit({self.name})")
         if self.check_numerics or anomaly_state.on:
             _check_numerics(trace, arrays)
-        return trace.run(arrays, _tensor_args(args, kwargs) if grad_state.grad_enabled else None)
+        try:
+            return trace.run(arrays,
+                             _tensor_args(args, kwargs) if grad_state.grad_enabled else None)
+        except (TypeError, ValueError, AttributeError):  # parameters moved to a GPU since?
+            refuse_device_state(trace.graph.nodes, f"dj.jit({self.name})")
+            raise
 
     def checked_call(self, args: tuple, kwargs: dict, mode=True):
         """One call run eagerly and compiled, compared (check mode; see `dj.check`)."""

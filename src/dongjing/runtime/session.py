@@ -7,6 +7,7 @@ import importlib
 from ..errors import DongjingError, FeedError, GraphError, IndexOutOfRangeError
 from ..validation import check_choice
 from . import feeds, interpreter
+from .device_guard import refuse_device_state
 from .fetch_structure import flatten, identified, rebuilder, run_key
 from .runner import Runner
 
@@ -93,6 +94,9 @@ class Session:
             if isinstance(exc, DongjingError):
                 raise
             raise _index_error(exc, runner).with_traceback(exc.__traceback__) from None
+        except (TypeError, ValueError, AttributeError):  # state moved to a GPU since the build?
+            refuse_device_state(runner.program.graph.nodes, "Session.run")
+            raise
 
     def _prepare(self, fetches, feed_dict, key) -> Runner:
         """Resolve fetches and feed keys, plan and compile (or find) the program; cache a Runner.
@@ -148,6 +152,8 @@ class Session:
                tuple(n.id for n in feed_nodes))
         program = self._programs.get(key)
         if program is None:
+            refuse_device_state(interpreter.needed_nodes(fetch_nodes, set(feed_nodes)),
+                                "Session.run")
             builder = _compiler_builder() if self.optimize >= 1 else None
             if self.check_numerics:
                 from ..autograd.anomaly import checked_program

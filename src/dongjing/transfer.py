@@ -1,0 +1,94 @@
+"""Moving tensors between devices (`Tensor.to(device)`, `.cuda()`, `.cpu()`, `Module.to`).
+
+A move is recorded on the tape like any op (`ToCopyBackward0`, as PyTorch names it): the
+gradient flows back to the source tensor's device. Moving a parameter in place
+(`Module.to`) swaps its data and keeps the Parameter object.
+"""
+
+from __future__ import annotations
+
+from .autograd.function import record
+from .autograd.grad_mode import state as _grad_state
+from .device import device, device_of_array, placement
+from .errors import DeviceError
+from .registry import Kind, define
+from .tensor import Tensor
+
+
+def _same(spec, **attrs):
+    return spec.shape, spec.dtype
+
+
+def _grad(g, x, device):
+    return to_device(g, x.device)
+
+
+_move = define("to_device", forward=lambda xp, x, device: x, infer=_same, grads=(_grad,),
+               kind=Kind.OPAQUE, grad_name="ToCopyBackward0", onnx=None,
+               onnx_reason="a device transfer is not an ONNX operator", table=False)
+
+
+def move_array(array, dev: device):
+    """`array` (of any backend) on device `dev`: itself when it is there, else a copy."""
+    return placement(dev, "Tensor.to").put(array)
+
+
+def to_device(x: Tensor, dev: device) -> Tensor:
+    """`x` on device `dev`: `x` itself when it is there already, else a copy that is recorded
+    on the tape when `x` requires gradients."""
+    if x._node is not None:
+        if dev.type == "cpu":
+            return x
+        raise DeviceError(f"Tensor.to({str(dev)!r}) of symbolic tensor {x._node.name!r}: graphs "
+                          "are built on the CPU; move the eager tensors you feed or capture")
+    data = x._data
+    moved = move_array(data, dev)
+    if moved is data:
+        return x
+    out = Tensor._make(moved)
+    if x.requires_grad and _grad_state.grad_enabled:
+        out.requires_grad = True
+        record(_move, (x,), {"device": str(dev)}, out)
+    return out
+
+
+def move_in_place(t: Tensor, dev: device) -> None:
+    """Put the data of leaf `t` (a Parameter, a buffer, a state Variable) and its `.grad` on
+    `dev`, keeping the object (`Module.to`, optimizer state following its parameter)."""
+    moved = move_array(t._data, dev)
+    if moved is t._data:
+        return
+    t._data = moved
+    t._version[0] += 1
+    grad = t._grad
+    if grad is not None and grad._node is None:
+        t._grad = Tensor._make(move_array(grad._data, dev))
+
+
+def same_device(a, b) -> bool:
+    """Whether arrays `a` and `b` live on one device (cheap when their types match)."""
+    if type(a) is type(b):
+        from .backends import backend_of
+
+        backend = backend_of(a)
+        return not backend.multi_device or backend.index_of(a) == backend.index_of(b)
+    return device_of_array(a) == device_of_array(b)
+
+
+def copy_into(target: Tensor, array) -> None:
+    """Write `array` (of any backend) into leaf `target`'s data in place, moving it to the
+    target's device and casting it to the target's dtype (state dict loading)."""
+    from .backends import backend_of
+
+    data = target._data
+    backend_of(data).copy_into(data, move_array(array, device_of_array(data)))
+    target._version[0] += 1
+
+
+def zeros_like_array(array):
+    """Zeros shaped and typed like `array`, on its backend and device."""
+    from .backends import backend_of
+
+    backend = backend_of(array)
+    with backend.using(backend.index_of(array)):
+        return backend.zeros(array.shape, array.dtype)
