@@ -273,3 +273,39 @@ def test_a_device_array_never_leaks_into_numpy(cuda):
     t = dj.ones(3, device="cuda")
     with pytest.raises((LeakError, TypeError)):
         np.add(t._data, 1.0)
+
+
+def test_in_place_updates_and_initialisers_stay_on_the_device(cuda):
+    w = dj.ones(3, device="cuda", requires_grad=True)
+    (w * 2.0).sum().backward()
+    with no_host(cuda):
+        w.data.add_(w.grad, alpha=-0.25)
+        w.data.mul_(4.0)
+    assert _on_cuda(w) and np.allclose(host(w), 2.0)
+    with dj.no_grad():
+        w.fill_(3.0)
+        assert np.allclose(host(w), 3.0)
+        w.zero_()
+        assert np.allclose(host(w), 0.0) and _on_cuda(w)
+    nn.init.normal_(w)
+    assert _on_cuda(w) and host(w).std() > 0
+    with pytest.raises(DeviceError, match="two devices"):
+        dj.ones(3).add_(dj.ones(3, device="cuda"))
+
+
+def test_layers_run_and_train_on_the_device(cuda):
+    dj.manual_seed(1)
+    model = nn.Sequential(nn.Linear(3, 4), nn.BatchNorm1d(4), nn.Dropout(0.5), nn.ReLU())
+    model.cuda()
+    model(dj.randn(8, 3, device="cuda")).sum().backward()
+    assert _on_cuda(model[1].running_mean) and int(model[1].num_batches_tracked) == 1
+    nn.utils.clip_grad_norm_(model.parameters(), 0.1)
+    nn.utils.clip_grad_value_(model.parameters(), 0.01)
+    assert _on_cuda(model[0].weight.grad) and np.abs(host(model[0].weight.grad)).max() <= 0.01
+    emb = nn.Embedding(5, 3).cuda()
+    emb(dj.tensor([1, 2, 1], device="cuda")).sum().backward()
+    np.testing.assert_allclose(host(emb.weight.grad)[:3, 0], [0.0, 2.0, 1.0])
+    lstm = nn.LSTM(3, 4).cuda()
+    out, (h, c) = lstm(dj.randn(5, 2, 3, device="cuda"))
+    out.sum().backward()
+    assert _on_cuda(out) and _on_cuda(h) and _on_cuda(lstm.weight_ih_l0.grad)

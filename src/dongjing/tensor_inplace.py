@@ -15,6 +15,7 @@ from .autograd import views as _views
 from .autograd.grad_mode import no_grad
 from .autograd.grad_mode import state as _grad_state
 from .autograd.provenance import note_modified
+from .backends import is_array, write_into
 from .errors import DTypeError, ShapeError
 from .tensor import Tensor, to_array
 
@@ -38,7 +39,8 @@ def run_inplace(t: Tensor, name: str, compute, operands=(), symbolic: bool = Tru
 
 def write_array(t: Tensor, name: str, value) -> None:
     """Copy `value` into `t`'s memory (same shape, same-kind cast) and bump its version."""
-    value = np.asarray(value)
+    if not is_array(value):  # device arrays stay where they are
+        value = np.asarray(value)
     if value.shape != t.shape:
         raise ShapeError(
             f"{name}: result of shape {value.shape} does not fit in place into a tensor of "
@@ -48,7 +50,7 @@ def write_array(t: Tensor, name: str, value) -> None:
         raise DTypeError(
             f"{name}: result type {value.dtype} can't be cast to the tensor's dtype {t.dtype}"
         )
-    np.copyto(t._data, value, casting="same_kind")
+    write_into(t._data, value, casting="same_kind")
     t._version[0] += 1
     note_modified(t, name)
 
@@ -76,12 +78,12 @@ def _tensors(*values):
 def _direct(t: Tensor, name: str, ufunc, other, alpha=1) -> bool:
     """The untracked fast path: the ufunc writes straight into `t`'s memory. False when the
     op must go through `run_inplace` (symbolic, or gradients to record)."""
-    if t._node is not None:
+    if t._node is not None or type(t._data) is not np.ndarray:  # symbolic, or on a device
         return False
     if _grad_state.grad_enabled and getattr(t, "_view_of", None) is not None:
         return False  # a view: its root decides (run_inplace checks the chain)
     if isinstance(other, Tensor):
-        if other._node is not None:
+        if other._node is not None or type(other._data) is not np.ndarray:
             return False
         if _grad_state.grad_enabled and (t.requires_grad or other.requires_grad):
             return False

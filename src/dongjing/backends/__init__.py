@@ -20,8 +20,9 @@ from .base import (
     register,
     registered,
     unregister,
+    write_into,
 )
 from .numpy import numpy_backend
 
 __all__ = ["Backend", "backend_of", "default_backend", "for_device_type", "is_array",
-           "numpy_backend", "register", "registered", "unregister"]
+           "numpy_backend", "register", "registered", "unregister", "write_into"]

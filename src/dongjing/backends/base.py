@@ -10,7 +10,7 @@ from typing import Any
 from ..errors import DongjingError
 
 __all__ = ["Backend", "backend_of", "default_backend", "for_device_type", "is_array", "register",
-           "registered", "unregister"]
+           "registered", "unregister", "write_into"]
 
 
 @dataclass(eq=False)
@@ -222,6 +222,15 @@ def backend_of(array, default: Any = _MISSING) -> Backend:
     if hasattr(array, "shape") and hasattr(array, "dtype"):
         raise DongjingError(f"no dongjing backend owns arrays of type {type(array).__name__}")
     return default_backend()
+
+
+def write_into(target, value, casting: str = "unsafe") -> None:
+    """``target[...] = value`` in place, on `target`'s backend; an array `value` of another
+    device is moved to `target`'s device first (in-place ops, initialisers, state updates)."""
+    backend = backend_of(target)
+    if not backend.owns(value) and is_array(value):
+        value = backend.move(value, backend.index_of(target))
+    backend.xp.copyto(target, value, casting=casting)
 
 
 def is_array(value) -> bool:

@@ -6,12 +6,13 @@ import math
 
 import numpy as np
 
+from ..backends import write_into
 from ..random import generator
 from ..tensor import Tensor
 
 
 def _fill(tensor: Tensor, values: np.ndarray) -> Tensor:
-    np.copyto(tensor._data, values, casting="unsafe")
+    write_into(tensor._data, values)  # drawn on the host, moved to the tensor's device
     tensor._version[0] += 1
     return tensor
 

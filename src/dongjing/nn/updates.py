@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import weakref
 
-import numpy as np
-
+from ..backends import write_into
 from ..errors import GraphError
 from ..graph.variable import Variable
 from ..tensor import Tensor
@@ -17,7 +16,7 @@ _PENDING: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 def update_buffer(buffer: Variable, value: Tensor) -> None:
     """Set `buffer` to `value`: in place now (eager), or as a `dj.assign` node of the graph."""
     if value._node is None:
-        np.copyto(buffer._data, value._data, casting="unsafe")
+        write_into(buffer._data, value._data)
         buffer._version[0] += 1
         return
     import dongjing

@@ -9,6 +9,7 @@ import numpy as np
 
 from .. import ops
 from ..autograd.grad_mode import no_grad
+from ..backends import write_into
 from ..tensor import Tensor
 
 
@@ -23,7 +24,7 @@ def _scale_grad(p: Tensor, factor: Tensor) -> None:
     g = p.grad
     scaled = ops.cast(g * factor, g.dtype)
     if g._node is None and scaled._node is None:
-        np.copyto(g._data, scaled._data)
+        write_into(g._data, scaled._data, casting="same_kind")
         g._version[0] += 1
     else:
         p.grad = scaled
@@ -69,7 +70,7 @@ def clip_grad_value_(parameters: Iterable[Tensor] | Tensor, clip_value: float,
                 continue
             clipped = ops.clip(g, -clip_value, clip_value)
             if g._node is None and clipped._node is None:
-                np.copyto(g._data, clipped._data)
+                write_into(g._data, clipped._data, casting="same_kind")
                 g._version[0] += 1
             else:
                 p.grad = clipped
