@@ -12,7 +12,7 @@ from .autograd.grad_mode import state as _grad_state
 from .device import device, device_of_array, placement
 from .errors import DeviceError
 from .registry import Kind, define
-from .tensor import Tensor
+from .tensor import Tensor, ndarray
 
 
 def _same(spec, **attrs):
@@ -92,3 +92,14 @@ def zeros_like_array(array):
     backend = backend_of(array)
     with backend.using(backend.index_of(array)):
         return backend.zeros(array.shape, array.dtype)
+
+
+def constant_like(value, like: Tensor) -> Tensor:
+    """A constant made on the host (a NumPy array or an eager CPU Tensor) as a tensor on the
+    device of `like`: the constants that ops and layers build for an eager device tensor
+    (masks, positions, index arrays). Unchanged on the CPU and in graphs."""
+    t = value if isinstance(value, Tensor) else Tensor._make(value)
+    data = like._data
+    if like._node is not None or t._node is not None or data is None or type(data) is ndarray:
+        return t
+    return to_device(t, device_of_array(data))

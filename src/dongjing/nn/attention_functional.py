@@ -11,6 +11,7 @@ from .. import ops
 from ..errors import DTypeError, ShapeError
 from ..ops.convert import as_tensor
 from ..tensor import Tensor
+from ..transfer import constant_like
 
 
 def _masked(scores: Tensor, mask) -> Tensor:
@@ -37,7 +38,7 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
         if attn_mask is not None:
             raise ValueError("scaled_dot_product_attention: give attn_mask or is_causal, not both")
         length, source = scores.shape[-2], scores.shape[-1]
-        attn_mask = Tensor._make(np.tril(np.ones((length, source), bool)))
+        attn_mask = constant_like(np.tril(np.ones((length, source), bool)), scores)
     if attn_mask is not None:
         attn_mask = as_tensor(attn_mask)
         scores = _masked(scores, ops.logical_not(attn_mask) if attn_mask.dtype.kind == "b"
@@ -77,7 +78,7 @@ def multi_head_attention_forward(query, key, value, num_heads: int, in_proj_weig
     q, k, v = heads(q, length), heads(k, source), heads(v, source)
     scores = ops.matmul(q, ops.transpose(k, -2, -1)) * (1.0 / math.sqrt(head))
     if is_causal and attn_mask is None:
-        attn_mask = Tensor._make(np.triu(np.ones((length, source), bool), 1))
+        attn_mask = constant_like(np.triu(np.ones((length, source), bool), 1), scores)
     if attn_mask is not None:
         attn_mask = as_tensor(attn_mask)
         if attn_mask.ndim == 3:  # (N * heads, L, S)

@@ -16,6 +16,7 @@ from ..ops import erf, one_hot, relu, sigmoid, tanh, unfold2d
 from ..ops.convert import as_tensor
 from ..ops.nn import dropout_mask
 from ..tensor import Tensor
+from ..transfer import constant_like
 from .losses import (
     binary_cross_entropy,
     binary_cross_entropy_with_logits,
@@ -152,7 +153,7 @@ def max_pool2d(x: Tensor, kernel_size: Size, stride: Size | None = None,
     # the first largest value of each window takes all of its gradient, as in PyTorch (amax
     # would share it among ties)
     first = ops.argmax(windows, dim=2, keepdim=True)
-    position = Tensor._make(np.arange(windows.shape[2]).reshape(1, 1, -1, 1, 1))
+    position = constant_like(np.arange(windows.shape[2]).reshape(1, 1, -1, 1, 1), windows)
     picked = ops.where(ops.eq(position, first), windows, ops.zeros_like(windows))
     return ops.sum(picked, dim=2)
 
@@ -198,8 +199,8 @@ def adaptive_avg_pool2d(x: Tensor, output_size) -> Tensor:
     oh, ow = (h if sizes[0] is None else int(sizes[0])), (w if sizes[1] is None else int(sizes[1]))
     if oh < 1 or ow < 1:
         raise ShapeError(f"adaptive_avg_pool2d: output size {output_size} must be positive")
-    rows = Tensor._make(_adaptive_matrix(h, oh).astype(x.dtype))
-    cols = Tensor._make(_adaptive_matrix(w, ow).T.astype(x.dtype))
+    rows = constant_like(_adaptive_matrix(h, oh).astype(x.dtype), x)
+    cols = constant_like(_adaptive_matrix(w, ow).T.astype(x.dtype), x)
     return ops.matmul(ops.matmul(rows, x), cols)
 
 

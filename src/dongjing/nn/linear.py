@@ -7,6 +7,7 @@ import numpy as np
 from .. import ops
 from ..errors import ArgumentError, ShapeError
 from ..tensor import Tensor
+from ..transfer import constant_like
 from ..validation import check_int
 from . import functional as F
 from . import init
@@ -85,7 +86,7 @@ class Embedding(Module):
         if self.padding_idx is not None:  # that row is read but never trained
             keep = np.ones((self.num_embeddings, 1), bool)
             keep[self.padding_idx] = False
-            weight = ops.where(Tensor._make(keep), weight, ops.stop_gradient(weight))
+            weight = ops.where(constant_like(keep, weight), weight, ops.stop_gradient(weight))
         return F.embedding(indices, weight)
 
     def extra_repr(self) -> str:

@@ -11,6 +11,7 @@ from .. import ops
 from ..errors import ShapeError
 from ..ops.convert import as_tensor
 from ..tensor import Tensor
+from ..transfer import constant_like
 
 _PAD_MODES = ("constant", "reflect", "replicate", "circular")
 
@@ -24,7 +25,7 @@ def _constant_block(x: Tensor, dim: int, width: int, value: float) -> Tensor:
     one = ops.full_like(_along(x, dim, slice(0, 1)), value)
     shape = [1] * x.ndim
     shape[dim] = width
-    return one + Tensor._make(np.zeros(shape, x.dtype))
+    return one + constant_like(np.zeros(shape, x.dtype), x)
 
 
 def _source_index(n: int, left: int, right: int, mode: str) -> np.ndarray:
@@ -80,7 +81,7 @@ def pad(input: Tensor, pad: tuple | list, mode: str = "constant", value: float |
         if mode == "circular" and (left > n or right > n):
             raise ShapeError(f"F.pad: circular padding ({left}, {right}) can be at most the size "
                              f"{n} of dim {dim}")
-        x = _along(x, dim, Tensor._make(_source_index(n, left, right, mode)))
+        x = _along(x, dim, constant_like(_source_index(n, left, right, mode), x))
     return x
 
 
@@ -143,7 +144,7 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
     if len(n_out) != spatial or any(int(n) < 1 for n in n_out):
         raise ShapeError(f"F.interpolate: output size {n_out} does not fit input {x.shape}")
     for axis, (a, b, s) in enumerate(zip(n_in, n_out, scales)):
-        m = Tensor._make(_weights(a, int(b), s, mode, bool(align_corners)).astype(x.dtype))
+        m = constant_like(_weights(a, int(b), s, mode, bool(align_corners)).astype(x.dtype), x)
         if axis == spatial - 1:  # the last dim: x @ M^T
             x = ops.matmul(x, ops.transpose(m, 0, 1))
         else:  # the height of a 4-d input: M @ x, broadcast over N and C

@@ -196,6 +196,10 @@ def getitem(x, key):
             mark_view(out, x, (key,))
         return out
     template, tensors = parse_key(key)
+    if tensors and x._node is None:
+        from ..transfer import constant_like  # CPU index arrays index a device tensor
+
+        tensors = [constant_like(t, x) for t in tensors]
     out = apply(_getitem, x, *tensors, key=template)
     if not tensors and x._node is None and out._node is None:
         mark_view(out, x, template)

@@ -100,7 +100,7 @@ def _cumprod_grad(g, x, *, out, dim):
     if n is None:
         raise ShapeError("cumprod: the gradient needs the size of the scanned dim to be known")
     xl, gl = transpose(x, dim, -1), transpose(g, dim, -1)
-    ones = cast(ones_square(n), x.dtype)
+    ones = cast(ones_square(n, like=x), x.dtype)
     table = mul(unsqueeze(xl, -2), ones)  # [..., i, k] = x_k
     eye = eq(sub(cumsum(ones, -1), cumsum(ones, -2)), 0.0)  # i == k
     partial = cumprod(where(eye, 1.0, table), -1)  # [..., i, j] = prod_{k<=j, k!=i} x_k
@@ -109,11 +109,15 @@ def _cumprod_grad(g, x, *, out, dim):
     return transpose(grad, dim, -1)
 
 
-def ones_square(n: int):
-    """An (n, n) tensor of ones (a constant of the graph being built, if any)."""
+def ones_square(n: int, like=None):
+    """An (n, n) tensor of ones (a constant of the graph being built, if any; on the device of
+    eager tensor `like`)."""
     import numpy
 
-    return as_tensor(numpy.ones((n, n)))
+    from ..transfer import constant_like
+
+    ones = as_tensor(numpy.ones((n, n)))
+    return ones if like is None else constant_like(ones, like)
 
 
 def _maybe_zero(x) -> bool:
