@@ -309,3 +309,13 @@ def test_layers_run_and_train_on_the_device(cuda):
     out, (h, c) = lstm(dj.randn(5, 2, 3, device="cuda"))
     out.sum().backward()
     assert _on_cuda(out) and _on_cuda(h) and _on_cuda(lstm.weight_ih_l0.grad)
+
+
+def test_parameters_and_variables_from_device_tensors(cuda):
+    g = dj.randn(3, device="cuda")
+    p = nn.Parameter(g)
+    assert _on_cuda(p) and p.requires_grad and p._data is not g._data  # a copy, as to_array
+    v = dj.Variable(g, trainable=False, dtype=dj.float64)
+    assert _on_cuda(v) and v.dtype == dj.float64
+    np.testing.assert_allclose(host(v), host(g), rtol=1e-6)
+    assert _on_cuda(dj.Tensor(g))

@@ -475,6 +475,11 @@ def to_array(data, dtype=None) -> ndarray:
     if isinstance(data, Tensor):
         data = data._value("dj.tensor()")
     want = None if dtype is None else dtypes.as_dtype(dtype)
+    if type(data) is not np.ndarray and hasattr(data, "dtype") and not isinstance(
+            data, np.generic):
+        data, on_device = _foreign_array(data, want)
+        if on_device:
+            return data
     if isinstance(data, np.ndarray):
         array = data
     elif isinstance(data, np.generic):
@@ -495,6 +500,22 @@ def to_array(data, dtype=None) -> ndarray:
     elif array is data:
         array = array.copy()
     return array
+
+
+def _foreign_array(data, want) -> tuple:
+    """(array, on a device) for an array of another backend: a copy on its own device
+    (`nn.Parameter(cuda_tensor)`), or its NumPy data for a CPU backend; else (data, False)."""
+    from .backends import backend_of, is_array
+
+    if not is_array(data):
+        return data, False
+    backend = backend_of(data)
+    if backend.device_type == "cpu":
+        return backend.to_numpy(data), False
+    if data.dtype.kind not in "biuf":
+        raise DTypeError(f"cannot make a tensor of dtype {data.dtype}: only numbers and bools")
+    with backend.using(backend.index_of(data)):
+        return backend.array(data, dtype=want), True
 
 
 def _ops():

@@ -66,7 +66,7 @@ def _make_backend(cupy) -> Backend:
         current_fn=lambda: cupy.cuda.Device().id,
         count_fn=lambda: count,
         sync_fn=synchronize,
-        scatter_add_fn=cupyx.scatter_add,
+        scatter_add_fn=getattr(cupyx, "scatter_add", None),  # else cupy.add.at
         multi_device=count > 1,
     )
 
