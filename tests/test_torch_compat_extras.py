@@ -361,6 +361,8 @@ def test_normal_and_bernoulli():
         dj.normal(0.0, -1.0, size=(2,))
     with pytest.raises(DongjingError, match="size"):
         dj.normal(0.0, 1.0)
+    with pytest.raises(DongjingError, match="dtype="):
+        dj.normal(dj.zeros(2), 1.0, dtype=dj.float64)
     with pytest.raises(ShapeError, match="bernoulli"):
         dj.bernoulli(dj.tensor([1.5]))
 

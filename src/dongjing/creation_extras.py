@@ -50,6 +50,8 @@ def empty_like(input, *, dtype=None, device=None, requires_grad: bool = False,
                memory_format=None) -> Tensor:
     """An uninitialised tensor of `input`'s shape (and dtype, unless `dtype=` says otherwise)."""
     check_device(device, "dj.empty_like")
+    if not isinstance(input, Tensor):
+        raise ArgumentError(f"dj.empty_like: expects a Tensor, got {type(input).__name__}")
     if memory_format is not None:
         raise ArgumentError(f"dj.empty_like: memory_format={memory_format!r} is not supported")
     if input._node is not None:
@@ -107,8 +109,10 @@ def normal(mean, std=1.0, size=None, *, generator=None, dtype=None, device=None,
                            else (size,))
         want = dtypes.default_float if dtype is None else dtypes.as_dtype(dtype)
     else:
-        if size is not None:
-            raise ArgumentError("dj.normal: size= is only for a number mean and std")
+        if size is not None or dtype is not None or requires_grad:
+            raise ArgumentError("dj.normal: size=, dtype= and requires_grad= are only for a "
+                                "number mean and std (with tensors the result takes their "
+                                "shape and dtype)")
         for t in tensors:
             if t.dtype.kind != "f":
                 raise DTypeError(f"dj.normal: mean and std must be floating point, got {t.dtype}")
