@@ -5,7 +5,19 @@ Primitives publish themselves: each op's `public` names map to its binding (see
 ...) are functions of primitives and are listed by hand.
 """
 
-from ..registry import OPS, Cost, Kind, Op, Spec, all_ops, bind, binds, define, register
+from ..registry import (
+    OPS,
+    Cost,
+    Kind,
+    Onnx,
+    Op,
+    Spec,
+    all_ops,
+    bind,
+    binds,
+    define,
+    register,
+)
 from . import (  # issue 12's surface
     activation,
     compare,
@@ -41,7 +53,8 @@ COMPOSITES = ["broadcast_to", "broadcast_to_like", "dot", "flatten", "getitem", 
               "var", "bmm", "chunk", "narrow", "outer", "repeat", "split", "tile", "unbind",
               "norm", "std", "index_select", "masked_fill", "sort"]
 # (zeros_like & co. are dj.* from dongjing.creation: they take device=)
-EXTENSION_API = ["Cost", "Kind", "Op", "Spec", "all_ops", "bind", "binds", "define", "register"]
+EXTENSION_API = ["Cost", "Kind", "Onnx", "Op", "Spec", "all_ops", "bind", "binds", "define",
+                 "register"]
 __all__ = sorted((set(public_functions()) - {"full_like"}) | set(COMPOSITES) | set(EXTENSION_API)
                  | {"OPS"})
 
