@@ -126,7 +126,27 @@ def matches(expected: str, got: str) -> bool:
 CHAINS = chains()
 
 
+@pytest.fixture
+def restored_extensions():
+    """Ops, compiler passes and backends a page declares (docs/extending.md) leave with its
+    chain, so the op-table tests that run later see only the package's own."""
+    from dongjing.backends import base as backends
+    from dongjing.compiler import pipeline
+    from dongjing.registry import OPS
+
+    ops, passes = dict(OPS), list(pipeline._EXTRA_PASSES)
+    known, by_type = list(backends._BACKENDS), dict(backends._BY_TYPE)
+    yield
+    OPS.clear()
+    OPS.update(ops)
+    pipeline._EXTRA_PASSES[:] = passes
+    backends._BACKENDS[:] = known
+    backends._BY_TYPE.clear()
+    backends._BY_TYPE.update(by_type)
+
+
 @pytest.mark.parametrize("chain", CHAINS, ids=[f"{c[0].page}:{c[0].line}" for c in CHAINS])
+@pytest.mark.usefixtures("restored_extensions")
 def test_block_runs_and_prints_what_the_page_shows(chain, tmp_path, monkeypatch):
     if any(b.slow for b in chain) and not RUN_SLOW:
         pytest.skip(f"{chain[0].page}: a slow page (minutes); DONGJING_DOCS_SLOW=1 runs it")

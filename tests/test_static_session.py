@@ -283,3 +283,27 @@ def test_leaf_tensors_requiring_grad_are_captured_as_variables():
         (gw,) = dj.gradients(loss, [w])
     assert g.variables()[0].attrs["ref"] is w
     np.testing.assert_array_equal(dj.Session(g).run(gw), [2.0, 4.0])
+
+
+@pytest.mark.parametrize("args, kwargs", [
+    (((None, 3), dj.float32), {}),
+    ((dj.float32, (None, 3)), {}),
+    ((dj.float32,), {"shape": (None, 3)}),        # TensorFlow's tf.placeholder(dtype, shape=)
+    ((), {"shape": [None, 3], "dtype": dj.float32}),
+    ((dj.float32, [None, 3], "x"), {}),
+])
+def test_placeholder_arguments_in_either_order(args, kwargs):
+    with dj.Graph().as_default():
+        p = dj.placeholder(*args, **kwargs)
+    assert p.shape == (None, 3) and p.dtype == dj.float32
+
+
+@pytest.mark.parametrize("args, kwargs, pattern", [
+    ((dj.float32, dj.float64), {}, "two dtypes"),
+    (((1,), (2,)), {}, "two shapes"),
+    ((dj.float32,), {"dtype": dj.float64}, "two dtypes"),
+    ((dj.float32,), {}, "needs a shape"),
+])
+def test_placeholder_argument_errors(args, kwargs, pattern):
+    with dj.Graph().as_default(), pytest.raises(dj.errors.GraphError, match=pattern):
+        dj.placeholder(*args, **kwargs)

@@ -1,5 +1,7 @@
 """The graph compiler: passes on the IR, fusion, memory planning and Python code generation."""
 
-from .pipeline import build_program, optimize
+from .ir import PassResult, Rebuilder
+from .pipeline import build_program, optimize, register_pass, unregister_pass
 
-__all__ = ["build_program", "optimize"]
+__all__ = ["PassResult", "Rebuilder", "build_program", "optimize", "register_pass",
+           "unregister_pass"]

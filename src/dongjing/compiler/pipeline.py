@@ -23,6 +23,37 @@ from .passes import (
 
 CLEANUP = (fold_constants, simplify_algebra, eliminate_common_subexpressions, eliminate_dead_code)
 MAX_ROUNDS = 10
+_EXTRA_PASSES: list = []  # (level, pass) registered with `register_pass`
+
+
+def register_pass(fn=None, *, level: int = 1):
+    """Run `fn(graph, fetches) -> PassResult` in every optimization at `level` or above.
+
+    The pass joins the cleanup passes and runs with them until nothing changes; its output is
+    checked with `Graph.verify` every time. It must not change the graph it is given (build a
+    new one with `Rebuilder`), and should describe each change in `PassResult.changes` (an
+    empty list means "nothing changed"). Programs compiled before the call are not affected.
+    Usable as a decorator, with or without arguments; `unregister_pass` removes it.
+    """
+    if fn is None:
+        return lambda f: register_pass(f, level=level)
+    if level not in (1, 2):
+        raise ValueError(f"register_pass: level must be 1 or 2, got {level!r}")
+    if not callable(fn):
+        raise TypeError(f"register_pass needs a function (graph, fetches) -> PassResult, "
+                        f"got {fn!r}")
+    unregister_pass(fn)
+    _EXTRA_PASSES.append((level, fn))
+    return fn
+
+
+def unregister_pass(fn) -> None:
+    """Stop running a pass added with `register_pass` (no error if it was not registered)."""
+    _EXTRA_PASSES[:] = [(lv, f) for lv, f in _EXTRA_PASSES if f is not fn]
+
+
+def _cleanup_passes(level: int) -> tuple:
+    return CLEANUP + tuple(f for lv, f in list(_EXTRA_PASSES) if lv <= level)
 
 
 def substitute_feeds(graph, fetches: list, feeds: list) -> PassResult:
@@ -46,11 +77,16 @@ the environment variable DONGJING_VERIFY_PASSES is set (debug mode)."""
 
 
 def _record(stats: list, fn, before, result: PassResult) -> PassResult:
-    if VERIFY and result.graph is not before:
+    if not isinstance(result, PassResult):
+        raise GraphError(f"the pass {fn.__name__} returned {type(result).__name__}, not a "
+                         "PassResult(graph, fetches, changes)")
+    registered = any(f is fn for _, f in _EXTRA_PASSES)
+    if (VERIFY or registered) and result.graph is not before:
         try:
             result.graph.verify()
         except GraphError as exc:
-            raise GraphError(f"internal: the pass {fn.__name__} broke the graph: {exc}") from exc
+            whose = "the registered pass" if registered else "internal: the pass"
+            raise GraphError(f"{whose} {fn.__name__} broke the graph: {exc}") from exc
     stats.append({"pass": fn.__name__, "nodes_before": len(before.nodes),
                   "nodes_after": len(result.graph.nodes), "changes": result.changes})
     return result
@@ -67,9 +103,10 @@ def optimize(graph, fetches: list, feeds: list = (), level: int = 2):
     result = _record(stats, eliminate_dead_code, result.graph,
                      eliminate_dead_code(result.graph, result.fetches))
     if level >= 1:
+        passes = _cleanup_passes(level)
         for _ in range(MAX_ROUNDS):
             changed = False
-            for fn in CLEANUP:
+            for fn in passes:
                 before = result.graph
                 result = _record(stats, fn, before, fn(before, result.fetches))
                 changed = changed or bool(result.changes)
@@ -83,7 +120,7 @@ def optimize(graph, fetches: list, feeds: list = (), level: int = 2):
             size_min = fusion.MIN_SIZE
             result = _record(stats, expand_compounds, result.graph,
                              expand_compounds(result.graph, result.fetches, size_min))
-            for fn in CLEANUP:  # the parts of a compound may fold, simplify or merge
+            for fn in passes:  # the parts of a compound may fold, simplify or merge
                 result = _record(stats, fn, result.graph, fn(result.graph, result.fetches))
         result = _record(stats, fusion.fuse_elementwise, result.graph,
                          fusion.fuse_elementwise(result.graph, result.fetches))

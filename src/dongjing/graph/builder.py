@@ -9,6 +9,7 @@ import numpy as np
 
 from ..errors import DongjingError, GraphError
 from ..registry import Spec, register
+from . import onnx_rules
 
 
 class _State(threading.local):
@@ -47,11 +48,14 @@ def _no_forward(*args, **attrs):
 
 
 placeholder_op = register("placeholder", forward=_no_forward,
-                          infer=lambda shape, dtype: (shape, dtype), kind="source")
+                          infer=lambda shape, dtype: (shape, dtype), kind="source",
+                          onnx=onnx_rules.bound)
 constant_op = register("constant", forward=lambda value: value,
-                       infer=lambda value: (value.shape, value.dtype), kind="source")
+                       infer=lambda value: (value.shape, value.dtype), kind="source",
+                       onnx=onnx_rules.constant)
 variable_op = register("variable", forward=lambda ref: ref._data,
-                       infer=lambda ref: (ref._data.shape, ref._data.dtype), kind="source")
+                       infer=lambda ref: (ref._data.shape, ref._data.dtype), kind="source",
+                       onnx=onnx_rules.variable)
 
 
 def _graph_for(inputs):
@@ -135,20 +139,40 @@ def _is_dtype(value) -> bool:
     return isinstance(value, (str, np.dtype, type))
 
 
-def placeholder(shape=None, dtype=None, name: str | None = None):
+def _placeholder_arguments(args: tuple, shape, dtype, name):
+    """(shape, dtype, name) from positional arguments in either order plus keywords."""
+    if len(args) > 3:
+        raise GraphError(f"dj.placeholder takes at most 3 positional arguments (shape, dtype, "
+                         f"name in either order), got {len(args)}")
+    if len(args) == 3:
+        args, given_name = args[:2], args[2]
+        if name is not None:
+            raise GraphError("dj.placeholder got two names")
+        name = given_name
+    for value in args:
+        if _is_dtype(value):
+            if dtype is not None:
+                raise GraphError(f"dj.placeholder got two dtypes ({dtype!r}, {value!r}): give "
+                                 "one shape and one dtype")
+            dtype = value
+        else:
+            if shape is not None:
+                raise GraphError(f"dj.placeholder got two shapes ({shape!r}, {value!r}): give "
+                                 "one shape and one dtype")
+            shape = value
+    return shape, dtype, name
+
+
+def placeholder(*args, shape=None, dtype=None, name: str | None = None):
     """A graph input to be fed in `sess.run(feed_dict=...)`; `None` dims take any size.
 
     Either order works: `dj.placeholder((None, 3), dj.float32)` or, as in TensorFlow,
-    `dj.placeholder(dj.float32, (None, 3))`.
+    `dj.placeholder(dj.float32, (None, 3))` and `dj.placeholder(dj.float32, shape=(None, 3))`.
     """
     from .. import dtypes
     from ..tensor import Tensor
 
-    if _is_dtype(shape):  # TensorFlow's order: placeholder(dtype, shape)
-        if dtype is not None and _is_dtype(dtype):
-            raise GraphError(f"dj.placeholder got two dtypes ({shape!r}, {dtype!r}): give a "
-                             "shape and a dtype")
-        shape, dtype = dtype, shape
+    shape, dtype, name = _placeholder_arguments(args, shape, dtype, name)
     if shape is None:
         raise GraphError(
             "dj.placeholder needs a shape (use None for dims of any size, e.g. (None, 3)); "

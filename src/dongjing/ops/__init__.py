@@ -5,7 +5,19 @@ Primitives publish themselves: each op's `public` names map to its binding (see
 ...) are functions of primitives and are listed by hand.
 """
 
-from ..registry import OPS, Cost, Kind, Op, Spec, all_ops, bind, binds, define, register
+from ..registry import (
+    OPS,
+    Cost,
+    Kind,
+    Onnx,
+    Op,
+    Spec,
+    all_ops,
+    bind,
+    binds,
+    define,
+    register,
+)
 from . import (  # issue 12's surface
     activation,
     compare,
@@ -47,7 +59,8 @@ COMPOSITES += [n for n in torch_compat_math.__all__ + torch_compat_shape.__all__
 globals().update({n: getattr(torch_compat_math, n) for n in torch_compat_math.__all__})
 globals().update({n: getattr(torch_compat_shape, n) for n in torch_compat_shape.__all__})
 # (zeros_like & co. are dj.* from dongjing.creation: they take device=)
-EXTENSION_API = ["Cost", "Kind", "Op", "Spec", "all_ops", "bind", "binds", "define", "register"]
+EXTENSION_API = ["Cost", "Kind", "Onnx", "Op", "Spec", "all_ops", "bind", "binds", "define",
+                 "register"]
 __all__ = sorted((set(public_functions()) - {"full_like"}) | set(COMPOSITES) | set(EXTENSION_API)
                  | {"OPS"})
 
