@@ -76,12 +76,17 @@ _logaddexp = define(
     methods="logaddexp", onnx=None, onnx_reason=_NO_ONNX,
     doc="log(exp(a) + exp(b)), computed without overflow.")
 
+def _fmod_onnx(e, node, ins):
+    """C-sign remainder: ONNX Mod with fmod=1 (for integers and floats alike)."""
+    a, b = (e.cast(n, i.dtype, node.dtype) for n, i in zip(ins, node.inputs))
+    return e.node("Mod", [a, b], fmod=1)
+
+
 _fmod = define(
     "fmod", forward=_checked("fmod", "fmod"), infer=_integer_division_infer("fmod"),
     kind=Kind.ELEMENTWISE, cost=Cost.CHEAP,
     grads=(lambda g, a, b: g, lambda g, a, b: neg(mul(g, trunc(div(a, b))))),
-    binding=binary, public="fmod", methods="fmod", onnx=None,
-    onnx_reason="exported as Mod with fmod=1, not yet written",
+    binding=binary, public="fmod", methods="fmod", onnx=_fmod_onnx,
     doc="The C remainder of a / b: the sign of the dividend a (unlike `remainder`); an integer "
         "division by zero raises.")
 hypot, logaddexp, fmod = _hypot.binding, _logaddexp.binding, _fmod.binding
