@@ -436,3 +436,12 @@ def test_inference_mode_is_no_grad():
 def test_errors_name_the_function(call, error, text):
     with pytest.raises(error, match=text):
         call()
+
+
+def test_clamp_with_a_float_bound_promotes_an_integer_tensor():
+    # PyTorch: torch.clamp(torch.tensor([0, 3]), 0.5) -> tensor([0.5, 3.0]) (float32)
+    out = dj.clamp(dj.tensor([0, 3]), 0.5)
+    assert out.dtype == dj.float32 and out.tolist() == [0.5, 3.0]
+    assert dj.tensor([0, 3]).clamp(max=2.5).tolist() == [0.0, 2.5]
+    ints = dj.clamp(dj.tensor([0, 3]), 1, 2)  # int bounds keep the integer dtype
+    assert ints.dtype == dj.int64 and ints.tolist() == [1, 2]

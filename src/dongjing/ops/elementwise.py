@@ -259,8 +259,14 @@ _clip = define("clip", forward=_clip_forward, infer=lambda x, min=None, max=None
 
 @binds(_clip)
 def clip(x, min=None, max=None):
-    """Clamp every element into [min, max] (either bound may be None)."""
-    return apply1(_clip, as_tensor(x), min=min, max=max)
+    """Clamp every element into [min, max] (either bound may be None).
+
+    As in PyTorch, a float bound promotes an integer or bool tensor to the default float dtype.
+    """
+    x = as_tensor(x)
+    if x.dtype.kind in "biu" and any(isinstance(b, float) for b in (min, max)):
+        x = cast(x, dtypes.default_float)
+    return apply1(_clip, x, min=min, max=max)
 
 clamp = clip
 
