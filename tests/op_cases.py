@@ -220,3 +220,12 @@ CASES.update({
                Case(lambda a, b, c: dj.einsum("i,ij,j", a, b, c),
                     (_r(3), _r(3, 4, seed=1), _r(4, seed=2)), "implicit, 3 operands")],
 })
+CASES.update({  # ops/torch_compat_math.py
+    "hypot": [Case(dj.hypot, (_r(3, 4), _pos(4, seed=1)), "broadcast")],
+    "logaddexp": [Case(dj.logaddexp, (_r(3, 4) * 3, _r(4, seed=1) * 3), "broadcast"),
+                  Case(lambda a: dj.logaddexp(a, a), (_r(3),), "tie")],
+    "fmod": [Case(dj.fmod, (_r(3, 4) * 5 + 0.013, _pos(4, seed=1) * 1.3 + 1)),
+             Case(lambda a: dj.fmod(a, -1.7), (_r(5) * 4 + 0.011,), "negative divisor"),
+             Case(dj.fmod, (_ints(5, high=9) - 4, _ints(5, high=3, seed=1) + 1), "ints",
+                  grad=False)],
+})

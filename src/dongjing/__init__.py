@@ -23,6 +23,7 @@ from . import (
 )
 from .autograd import enable_grad, grad, is_grad_enabled, no_grad, set_grad_enabled
 from .autograd.anomaly import detect_anomaly, is_anomaly_enabled, set_detect_anomaly
+from .autograd.inference import inference_mode
 from .creation import (
     BoolTensor,
     ByteTensor,
@@ -47,6 +48,15 @@ from .creation import (
     tensor,
     zeros,
     zeros_like,
+)
+from .creation_extras import (
+    as_tensor,
+    bernoulli,
+    empty_like,
+    is_floating_point,
+    is_tensor,
+    normal,
+    numel,
 )
 from .device import device
 from .dlpack import from_dlpack

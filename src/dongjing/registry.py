@@ -18,13 +18,15 @@ One `define(...)` call states all an op's facts:
   ``decompose="forward"`` derives it from the forward itself, run with ``xp`` = dongjing's ops,
   so a derivative needed both eagerly (one pass) and fused is written once.
 - ``kind`` (`Kind`), and for elementwise ops the fusion ``cost`` (`Cost`).
-- ``onnx``: how the op exports (an ONNX op type, or a callable emitting nodes); ``None`` with
+- ``onnx``: how the op exports, stated only here: an ONNX op type (``"Tanh"``), an `Onnx`
+  record (type, attribute map, input casts) or a rule ``rule(e, node, ins)`` emitting nodes
+  through the exporter's `Emitter` `e` (see `dongjing.ops.onnx_rules`); ``None`` with
   ``onnx_reason`` for ops that cannot export.
 - ``public`` / ``methods``: the names under which the op's user-facing function is published
   as ``dj.<name>`` and as ``Tensor.<name>``; ``binding`` is the policy that generates that
   function (`dongjing.ops.bindings`), or `bind` attaches a hand-written one.
 
-This module is a leaf: it imports only the dtype and error modules, so every other layer may
+This module is a leaf: it imports only NumPy and the error module, so every other layer may
 import it.
 """
 
@@ -47,6 +49,18 @@ class Spec(NamedTuple):
 
     shape: tuple
     dtype: Any
+
+
+class Onnx(NamedTuple):
+    """A direct ONNX export: one node of `op_type`.
+
+    `attrs` maps ONNX attribute -> dongjing attribute name; `cast` is "out" (inputs cast to the
+    output dtype), "common" (to their promoted dtype) or None.
+    """
+
+    op_type: str
+    attrs: dict = {}
+    cast: str | None = None
 
 
 class Kind(str, enum.Enum):

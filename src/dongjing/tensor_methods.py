@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from . import ops
+from . import tensor_compat as _compat_methods
 from . import tensor_inplace as _inplace_methods
+from . import tensor_inplace_extras as _inplace_extras
 from . import tensor_new as _new_methods
 from .registry import OPS
 from .tensor import Tensor
@@ -68,3 +70,7 @@ Tensor.reshape_as = _reshape_as
 # --- in-place (tensor_inplace.py) ------------------------------------------------------------
 _inplace_methods.attach()
 _new_methods.attach()
+
+# --- more PyTorch names (tensor_compat.py, tensor_inplace_extras.py) ------------------------
+_compat_methods.attach()
+_inplace_extras.attach()

@@ -304,6 +304,10 @@ GENERATORS = {
     "constant": [_binary("dj.mul")],  # Python numbers become constants
     "sum_to_like": [_binary("dj.add")],  # the gradient of a broadcasting op
 }
+GENERATORS.update({  # ops/torch_compat_math.py
+    "fmod": [_binary("dj.fmod")], "hypot": [_binary("dj.hypot")],
+    "logaddexp": [_binary("dj.logaddexp")],
+})
 
 EXEMPT = {
     "placeholder": "every program input is one",

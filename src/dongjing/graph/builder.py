@@ -9,6 +9,7 @@ import numpy as np
 
 from ..errors import DongjingError, GraphError
 from ..registry import Spec, register
+from . import onnx_rules
 
 
 class _State(threading.local):
@@ -47,11 +48,14 @@ def _no_forward(*args, **attrs):
 
 
 placeholder_op = register("placeholder", forward=_no_forward,
-                          infer=lambda shape, dtype: (shape, dtype), kind="source")
+                          infer=lambda shape, dtype: (shape, dtype), kind="source",
+                          onnx=onnx_rules.bound)
 constant_op = register("constant", forward=lambda value: value,
-                       infer=lambda value: (value.shape, value.dtype), kind="source")
+                       infer=lambda value: (value.shape, value.dtype), kind="source",
+                       onnx=onnx_rules.constant)
 variable_op = register("variable", forward=lambda ref: ref._data,
-                       infer=lambda ref: (ref._data.shape, ref._data.dtype), kind="source")
+                       infer=lambda ref: (ref._data.shape, ref._data.dtype), kind="source",
+                       onnx=onnx_rules.variable)
 
 
 def _graph_for(inputs):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ..errors import GraphError
 from ..registry import register
+from . import onnx_rules
 from .graph import Graph, Node
 
 
@@ -11,7 +12,8 @@ def _arg_forward(*args, **attrs):
     raise GraphError("internal: a sub-graph argument gets its value from the control-flow op")
 
 
-arg_op = register("arg", forward=_arg_forward, infer=lambda **attrs: ((), None), kind="source")
+arg_op = register("arg", forward=_arg_forward, infer=lambda **attrs: ((), None), kind="source",
+                  onnx=onnx_rules.bound)
 
 
 class SubGraph(Graph):

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .errors import require_onnx
+from .errors import OnnxExportError, require_onnx
 
 MIN_OPSET = 13
 MAX_OPSET = 21
@@ -99,6 +99,23 @@ class Emitter:
             return name
         return self.node("Cast", [name], name=f"{name}_as_{np.dtype(to_dtype).name}",
                          to=elem_type(to_dtype))
+
+    def error(self, message: str) -> OnnxExportError:
+        """The export error for a rule to raise (rules live in `dongjing.ops`, outside this
+        package): ``raise e.error("...")``."""
+        return OnnxExportError(message)
+
+    def cond(self, node, ins: list) -> list:
+        """`dj.cond` exported as an If whose branches are sub-graphs of this one."""
+        from .control_export import export_cond
+
+        return export_cond(self, node, ins)
+
+    def loop(self, node, ins: list) -> list:
+        """`dj.while_loop` exported as a Loop whose body is a sub-graph of this one."""
+        from .control_export import export_while
+
+        return export_while(self, node, ins)
 
     def graph(self, name: str, outputs: list):
         """The GraphProto of everything emitted that the outputs use (inputs and initializers

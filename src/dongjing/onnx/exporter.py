@@ -1,5 +1,6 @@
 """ONNX export: trace a model or function into a dongjing Graph (as dj.jit does), then write each
-node through its rule in `op_exports`; parameters become initializers named after them."""
+node through the export its op record declares (`op_exports.rule_for`); parameters become
+initializers named after them."""
 
 from __future__ import annotations
 

@@ -5,7 +5,19 @@ Primitives publish themselves: each op's `public` names map to its binding (see
 ...) are functions of primitives and are listed by hand.
 """
 
-from ..registry import OPS, Cost, Kind, Op, Spec, all_ops, bind, binds, define, register
+from ..registry import (
+    OPS,
+    Cost,
+    Kind,
+    Onnx,
+    Op,
+    Spec,
+    all_ops,
+    bind,
+    binds,
+    define,
+    register,
+)
 from . import (  # issue 12's surface
     activation,
     compare,
@@ -21,6 +33,8 @@ from . import (  # issue 12's surface
     scatter,
     shape,
     sorting,
+    torch_compat_math,
+    torch_compat_shape,
 )
 from .activation import logsumexp, softmax
 from .bindings import public_functions
@@ -40,8 +54,13 @@ COMPOSITES = ["broadcast_to", "broadcast_to_like", "dot", "flatten", "getitem", 
               "max", "mean", "min", "mm", "reshape_like", "softmax", "stack", "transpose",
               "var", "bmm", "chunk", "narrow", "outer", "repeat", "split", "tile", "unbind",
               "norm", "std", "index_select", "masked_fill", "sort"]
+COMPOSITES += [n for n in torch_compat_math.__all__ + torch_compat_shape.__all__
+               if n not in public_functions()]  # hypot, logaddexp, fmod are primitives
+globals().update({n: getattr(torch_compat_math, n) for n in torch_compat_math.__all__})
+globals().update({n: getattr(torch_compat_shape, n) for n in torch_compat_shape.__all__})
 # (zeros_like & co. are dj.* from dongjing.creation: they take device=)
-EXTENSION_API = ["Cost", "Kind", "Op", "Spec", "all_ops", "bind", "binds", "define", "register"]
+EXTENSION_API = ["Cost", "Kind", "Onnx", "Op", "Spec", "all_ops", "bind", "binds", "define",
+                 "register"]
 __all__ = sorted((set(public_functions()) - {"full_like"}) | set(COMPOSITES) | set(EXTENSION_API)
                  | {"OPS"})
 

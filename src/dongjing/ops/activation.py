@@ -6,7 +6,7 @@ from __future__ import annotations
 from .. import infer as inf
 from ..dispatch import apply1
 from ..errors import DTypeError
-from ..registry import Kind, Spec, binds, define
+from ..registry import Kind, Onnx, Spec, binds, define
 from .convert import as_tensor
 from .elementwise import exp, log, mul, stop_gradient, sub
 from .reduce import amax, sum
@@ -37,8 +37,8 @@ def _log_softmax_grad(g, x, *, out, dim):
 
 _log_softmax = define("log_softmax", forward=_log_softmax_forward, infer=_log_softmax_infer,
                       grads=(_log_softmax_grad,), kind=Kind.REDUCE,
-                      forward_out=_log_softmax_out, onnx="LogSoftmax", public="log_softmax",
-                      methods="log_softmax")
+                      forward_out=_log_softmax_out, onnx=Onnx("LogSoftmax", {"axis": "dim"}),
+                      public="log_softmax", methods="log_softmax")
 
 
 @binds(_log_softmax)

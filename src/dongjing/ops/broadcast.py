@@ -48,10 +48,12 @@ def _sum_to_like_infer(g, like):
 
 def _sum_to_like_define():
     from ..registry import Kind, define
+    from . import onnx_rules
 
     return define(
         "sum_to_like", forward=_sum_to_like_forward, infer=_sum_to_like_infer, kind=Kind.REDUCE,
         grads=(lambda gg, g, like: _broadcast_back(gg, g), None), grad_name="SumToBackward0",
+        onnx=onnx_rules.sum_to_like,
         doc="`g` summed over the dims broadcasting stretched, to the run-time shape of `like`.",
     )
 

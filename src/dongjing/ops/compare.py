@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from .. import dtypes
 from .. import infer as inf
-from ..registry import Cost, Kind, define
+from ..registry import Cost, Kind, Onnx, define
+from . import onnx_rules
 from .bindings import binary, unary
 
 E = Kind.ELEMENTWISE
@@ -29,12 +30,12 @@ def _logic(name: str, binding, dunder: str, onnx: str):
                   doc=f"Elementwise {name.replace('_', ' ')} (bool result).")
 
 
-eq = _compare("eq", "equal", "__eq__", "Equal").binding
-ne = _compare("ne", "not_equal", "__ne__", ("Not", "Equal")).binding
-lt = _compare("lt", "less", "__lt__", "Less").binding
-le = _compare("le", "less_equal", "__le__", "LessOrEqual").binding
-gt = _compare("gt", "greater", "__gt__", "Greater").binding
-ge = _compare("ge", "greater_equal", "__ge__", "GreaterOrEqual").binding
+eq = _compare("eq", "equal", "__eq__", Onnx("Equal", cast="common")).binding
+ne = _compare("ne", "not_equal", "__ne__", onnx_rules.not_equal).binding
+lt = _compare("lt", "less", "__lt__", Onnx("Less", cast="common")).binding
+le = _compare("le", "less_equal", "__le__", Onnx("LessOrEqual", cast="common")).binding
+gt = _compare("gt", "greater", "__gt__", Onnx("Greater", cast="common")).binding
+ge = _compare("ge", "greater_equal", "__ge__", Onnx("GreaterOrEqual", cast="common")).binding
 logical_and = _logic("logical_and", binary, "__and__", "And").binding
 logical_or = _logic("logical_or", binary, "__or__", "Or").binding
 logical_not = _logic("logical_not", unary, "__invert__", "Not").binding

@@ -6,6 +6,7 @@ from __future__ import annotations
 from .. import infer as inf
 from ..errors import DTypeError, GraphError, ShapeError
 from ..registry import Spec, register
+from . import onnx_graph_rules
 
 C = "control"
 
@@ -55,12 +56,13 @@ def _tuple_get_vjp(g, inputs, out, needs, attrs):
 
 
 _cond = register("cond", forward=_cond_forward, infer=_cond_infer, vjp=lambda *a: _cond_vjp(*a),
-                 kind=C)
+                 kind=C, onnx=onnx_graph_rules.cond)
 _while = register("while_loop", forward=_while_forward, infer=_while_infer,
-                  vjp=lambda *a: _while_vjp(*a), kind=C)
+                  vjp=lambda *a: _while_vjp(*a), kind=C, onnx=onnx_graph_rules.while_loop)
 _tuple_get = register(
     "tuple_get", forward=lambda values, index, shape, dtype: values[index],
     infer=lambda values, index, shape, dtype: (shape, dtype), vjp=_tuple_get_vjp, kind=C,
+    onnx=onnx_graph_rules.tuple_get,
 )
 
 

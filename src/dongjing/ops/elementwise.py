@@ -11,7 +11,8 @@ from .. import dtypes
 from .. import infer as inf
 from ..dispatch import apply, apply1, apply2
 from ..errors import DTypeError
-from ..registry import Cost, Kind, Spec, binds, define
+from ..registry import Cost, Kind, Onnx, Spec, binds, define
+from . import onnx_rules
 from .bindings import binary, float_binary, float_unary, unary
 from .compare import eq, ge, gt, le, logical_and, lt
 from .convert import as_tensor, pair
@@ -42,20 +43,21 @@ def _div_infer(a: Spec, b: Spec):
 _add = define("add", ufunc="add", infer=_arith_infer("add"), kind=E, cost=CHEAP,
               grads=(lambda g, a, b: g, lambda g, a, b: g),
               binding=binary, public="add", methods=("add", "__add__", "__radd__"),
-              onnx="Add", doc="a + b, broadcasting.")
+              onnx=Onnx("Add", cast="out"), doc="a + b, broadcasting.")
 _sub = define("sub", ufunc="subtract", infer=_arith_infer("sub"), kind=E, cost=CHEAP,
               grads=(lambda g, a, b: g, lambda g, a, b: neg(g)),
               binding=binary, public=("sub", "subtract"), methods=("sub", "__sub__", "__rsub__"),
-              onnx="Sub", doc="a - b, broadcasting.")
+              onnx=Onnx("Sub", cast="out"), doc="a - b, broadcasting.")
 _mul = define("mul", ufunc="multiply", infer=_arith_infer("mul"), kind=E, cost=CHEAP,
               grads=(lambda g, a, b: mul(g, b), lambda g, a, b: mul(g, a)),
               binding=binary, public=("mul", "multiply"), methods=("mul", "__mul__", "__rmul__"),
-              onnx="Mul", doc="a * b, broadcasting.")
+              onnx=Onnx("Mul", cast="out"), doc="a * b, broadcasting.")
 _div = define("div", ufunc="true_divide", infer=_div_infer, kind=E, cost=CHEAP,
               grads=(lambda g, a, b: div(g, b), lambda g, a, b: neg(mul(div(g, b), div(a, b)))),
               binding=float_binary, public=("div", "divide", "true_divide"),
               methods=("div", "__truediv__", "__rtruediv__"),
-              onnx="Div", doc="a / b (true division; integers give the default float dtype).")
+              onnx=Onnx("Div", cast="out"),
+              doc="a / b (true division; integers give the default float dtype).")
 _neg = define("neg", ufunc="negative", infer=inf.numeric("neg"), kind=E, cost=CHEAP,
               grads=(lambda g, x: neg(g),), binding=unary, public=("neg", "negative"),
               methods=("neg", "__neg__"), onnx="Neg", doc="-x.")
@@ -72,8 +74,8 @@ def _pow_grad_exponent(g, a, b, *, out):
 
 
 _pow = define("pow", ufunc="power", infer=inf.elementwise("pow"), kind=E,
-              grads=(_pow_grad_base, _pow_grad_exponent), onnx="Pow", public="pow",
-              methods=("pow", "__pow__", "__rpow__"))
+              grads=(_pow_grad_base, _pow_grad_exponent), onnx=Onnx("Pow", cast="out"),
+              public="pow", methods=("pow", "__pow__", "__rpow__"))
 
 
 def _pow_scalar_forward(xp, x, exponent):
@@ -117,7 +119,7 @@ def _pow_scalar_decompose(x, exponent):
 
 _pow_scalar = define("pow_scalar", forward=_pow_scalar_forward, infer=_pow_scalar_infer, kind=E,
                      grads=(_pow_scalar_grad,), grad_name="PowBackward0",
-                     decompose=_pow_scalar_decompose, onnx="Pow")
+                     decompose=_pow_scalar_decompose, onnx=onnx_rules.pow_scalar)
 
 
 @binds(_pow)
@@ -174,7 +176,7 @@ _relu_backward = define(
     infer=inf.elementwise("relu_backward"), kind=E,
     grads=(lambda gg, g, x: relu_backward(gg, x), None),  # zero almost everywhere in x
     forward_out=lambda xp, g, x, out: xp.multiply(g, x > 0, out=out),
-    binding=binary, public="relu_backward",
+    binding=binary, public="relu_backward", onnx=onnx_rules.relu_backward,
     doc="g where x > 0, else 0: the gradient of relu at x.",
 )
 relu_backward = _relu_backward.binding
@@ -186,7 +188,7 @@ _tanh_backward = define(
     "tanh_backward", forward=lambda xp, g, y: g * (1 - y * y),
     infer=inf.elementwise("tanh_backward"), kind=E,
     grads=(lambda gg, g, y: tanh_backward(gg, y), lambda gg, g, y: mul(mul(gg, g), mul(y, -2.0))),
-    decompose="forward", binding=binary, public="tanh_backward",
+    decompose="forward", binding=binary, public="tanh_backward", onnx=onnx_rules.tanh_backward,
     doc="g * (1 - y**2): the gradient of tanh given its output y.",
 )
 tanh_backward = _tanh_backward.binding
@@ -203,11 +205,11 @@ def _extremum_grads(pick):
 
 _maximum = define("maximum", ufunc="maximum", infer=inf.elementwise("maximum"), kind=E,
                   cost=CHEAP, grads=_extremum_grads(lambda a, b: gt(a, b)), binding=binary,
-                  public="maximum", methods="maximum", onnx="Max",
+                  public="maximum", methods="maximum", onnx=Onnx("Max", cast="out"),
                   doc="The larger of a and b, elementwise.")
 _minimum = define("minimum", ufunc="minimum", infer=inf.elementwise("minimum"), kind=E,
                   cost=CHEAP, grads=_extremum_grads(lambda a, b: lt(a, b)), binding=binary,
-                  public="minimum", methods="minimum", onnx="Min",
+                  public="minimum", methods="minimum", onnx=Onnx("Min", cast="out"),
                   doc="The smaller of a and b, elementwise.")
 maximum, minimum = _maximum.binding, _minimum.binding
 
@@ -222,7 +224,7 @@ _where = define("where", forward=lambda xp, c, a, b: xp.where(c, a, b), infer=_w
                 grads=(None,
                        lambda g, c, a, b: where(c, g, as_tensor(0.0, g)),
                        lambda g, c, a, b: where(c, as_tensor(0.0, g), g)),
-                onnx="Where", public=("where",))
+                onnx=onnx_rules.where, public=("where",))
 
 
 @binds(_where)
@@ -251,14 +253,20 @@ def _clip_grad(g, x, min=None, max=None):
 
 
 _clip = define("clip", forward=_clip_forward, infer=lambda x, min=None, max=None: inf.same(x),
-               grads=(_clip_grad,), kind=E, grad_name="ClampBackward1", onnx="Clip",
+               grads=(_clip_grad,), kind=E, grad_name="ClampBackward1", onnx=onnx_rules.clip,
                methods=("clip", "clamp"), public=("clip", "clamp"))
 
 
 @binds(_clip)
 def clip(x, min=None, max=None):
-    """Clamp every element into [min, max] (either bound may be None)."""
-    return apply1(_clip, as_tensor(x), min=min, max=max)
+    """Clamp every element into [min, max] (either bound may be None).
+
+    As in PyTorch, a float bound promotes an integer or bool tensor to the default float dtype.
+    """
+    x = as_tensor(x)
+    if x.dtype.kind in "biu" and any(isinstance(b, float) for b in (min, max)):
+        x = cast(x, dtypes.default_float)
+    return apply1(_clip, x, min=min, max=max)
 
 clamp = clip
 
@@ -271,7 +279,7 @@ def _cast_infer(x: Spec, dtype):
 _cast = define("cast", forward=lambda xp, x, dtype: x.astype(dtype), infer=_cast_infer, kind=E,
                grads=(lambda g, x, dtype: cast(g, x.dtype),), grad_name="ToCopyBackward0",
                forward_out=lambda xp, x, out, dtype: xp.copyto(out, x, casting="unsafe"),
-               onnx="Cast", public=("cast",))
+               onnx=onnx_rules.cast, public=("cast",))
 
 
 @binds(_cast)
@@ -307,7 +315,7 @@ def _fill_like_forward(xp, x, value, dtype=None):
 _fill_like = define(
     "fill_like", forward=_fill_like_forward,
     infer=lambda x, value, dtype=None: (x.shape, dtype or x.dtype), kind=E,
-    onnx=None, onnx_reason="folded to a constant before export", public="full_like",
+    onnx=onnx_rules.fill_like, public="full_like",
 )
 
 

@@ -11,6 +11,7 @@ from ..backends import is_array
 from ..dispatch import apply, apply1
 from ..registry import Spec, define
 from ..tensor import Tensor
+from . import onnx_graph_rules
 from .convert import as_tensor
 
 
@@ -180,7 +181,7 @@ def _getitem_vjp(g, inputs, out, needs, attrs):
 
 
 _getitem = define("getitem", forward=_getitem_forward, infer=_getitem_infer,
-                  vjp=_getitem_vjp, grad_name="IndexBackward0", onnx="Gather")
+                  vjp=_getitem_vjp, grad_name="IndexBackward0", onnx=onnx_graph_rules.getitem)
 
 
 def getitem(x, key):
@@ -260,7 +261,7 @@ _getitem_grad = define(
     "getitem_grad", forward=_getitem_grad_forward,
     infer=lambda g, x, *index, key: (x.shape, g.dtype), vjp=_getitem_grad_vjp,
     grad_name="IndexPutBackward0",
-    onnx=None, onnx_reason="a gradient op: export differentiates before export",
+    onnx=None, onnx_reason="a gradient op (scatter-add): export the forward computation",
 )
 
 

@@ -6,7 +6,7 @@ from .. import dtypes
 from .. import infer as inf
 from ..dispatch import apply1, apply2
 from ..errors import ShapeError
-from ..registry import Spec, binds, define
+from ..registry import Onnx, Spec, binds, define
 from .convert import pair
 from .shape import _permute, squeeze, transpose, unsqueeze
 
@@ -64,7 +64,8 @@ def _lift(g, a, b):
 
 _matmul = define("matmul", ufunc="matmul", infer=_matmul_infer,
                  grads=(_matmul_grad_a, _matmul_grad_b), grad_name="MmBackward0",
-                 onnx="MatMul", public="matmul", methods=("matmul", "__matmul__", "__rmatmul__"))
+                 onnx=Onnx("MatMul", cast="out"), public="matmul",
+                 methods=("matmul", "__matmul__", "__rmatmul__"))
 
 
 @binds(_matmul)

@@ -10,6 +10,7 @@ from .. import infer as inf
 from ..dispatch import apply1
 from ..errors import DTypeError, ShapeError
 from ..registry import Cost, Kind, Spec, binds, define
+from . import onnx_graph_rules
 from .convert import as_tensor
 
 
@@ -59,7 +60,7 @@ def _unfold_grad(g, x, kernel, stride, padding, pad_value=0.0):
 
 _unfold = define("unfold2d", forward=_unfold_forward, infer=_unfold_infer,
                  grads=(_unfold_grad,), grad_name="Im2ColBackward0", public="unfold2d",
-                 onnx=None, onnx_reason="exported through the Conv / MaxPool that use it")
+                 onnx=onnx_graph_rules.unfold2d)
 
 
 def _fold_infer(cols: Spec, size, kernel, stride, padding):
@@ -91,7 +92,7 @@ _fold = define("fold2d", forward=_fold_forward, infer=_fold_infer,
                grads=(lambda g, cols, size, kernel, stride, padding: unfold2d(
                    g, kernel, stride, padding),),
                grad_name="Col2ImBackward0", public="fold2d",
-               onnx=None, onnx_reason="exported through the ConvTranspose-free gradients only")
+               onnx=None, onnx_reason="a gradient op (col2im): export the forward computation")
 
 
 def _pair(v, name: str) -> tuple[int, int]:
@@ -149,7 +150,7 @@ def _one_hot_out(xp, y, num_classes, dtype, out):
 
 
 _one_hot = define("one_hot", forward=_one_hot_forward, infer=_one_hot_infer,
-                  forward_out=_one_hot_out, onnx="OneHot", public="one_hot")
+                  forward_out=_one_hot_out, onnx=onnx_graph_rules.one_hot, public="one_hot")
 
 
 @binds(_one_hot)
@@ -175,7 +176,8 @@ def _dropout_mask_forward(xp, x, p):
 
 _dropout_mask = define("dropout_mask", forward=_dropout_mask_forward,
                        infer=_dropout_mask_infer, random=True, public="dropout_mask",
-                       onnx=None, onnx_reason="training only: Dropout exports as identity")
+                       onnx=None, onnx_reason="random: export the model in eval mode, where "
+                       "dropout is the identity")
 
 
 @binds(_dropout_mask)

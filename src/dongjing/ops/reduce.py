@@ -8,6 +8,7 @@ from .. import dtypes
 from .. import infer as inf
 from ..dispatch import apply1
 from ..registry import Kind, Spec, binds, define
+from . import onnx_rules
 from . import shape as _shape
 from .convert import as_tensor
 
@@ -51,7 +52,7 @@ def _sum_forward_out(xp, x, out, dim=None, keepdim=False):
 
 _sum = define("sum", forward=_sum_forward, infer=_reduce_infer("sum", _sum_dtype),
               grads=(lambda g, x, dim=None, keepdim=False: _restore(g, x, dim, keepdim),),
-              kind=R, forward_out=_sum_forward_out, onnx="ReduceSum", public="sum",
+              kind=R, forward_out=_sum_forward_out, onnx=onnx_rules.reduce_sum, public="sum",
               methods="sum")
 
 
@@ -80,12 +81,12 @@ def _extreme_grad(g, x, *, out, dim=None, keepdim=False):
 
 _amax = define("amax", forward=lambda xp, x, dim=None, keepdim=False: xp.max(
                    x, axis=dim, keepdims=keepdim),
-               infer=_reduce_infer("amax"), grads=(_extreme_grad,), kind=R, onnx="ReduceMax",
-               public="amax", methods="amax")
+               infer=_reduce_infer("amax"), grads=(_extreme_grad,), kind=R,
+               onnx=onnx_rules.extreme("ReduceMax"), public="amax", methods="amax")
 _amin = define("amin", forward=lambda xp, x, dim=None, keepdim=False: xp.min(
                    x, axis=dim, keepdims=keepdim),
-               infer=_reduce_infer("amin"), grads=(_extreme_grad,), kind=R, onnx="ReduceMin",
-               public="amin", methods="amin")
+               infer=_reduce_infer("amin"), grads=(_extreme_grad,), kind=R,
+               onnx=onnx_rules.extreme("ReduceMin"), public="amin", methods="amin")
 
 
 def _empty_check(name, x, dim):
@@ -122,11 +123,11 @@ def _arg_infer(name):
 
 _argmax = define("argmax", forward=lambda xp, x, dim=None, keepdim=False: xp.argmax(
                      x, axis=dim, keepdims=keepdim),
-                 infer=_arg_infer("argmax"), kind=R, onnx="ArgMax", public="argmax",
+                 infer=_arg_infer("argmax"), kind=R, onnx=onnx_rules.arg("ArgMax"), public="argmax",
                  methods="argmax")
 _argmin = define("argmin", forward=lambda xp, x, dim=None, keepdim=False: xp.argmin(
                      x, axis=dim, keepdims=keepdim),
-                 infer=_arg_infer("argmin"), kind=R, onnx="ArgMin", public="argmin",
+                 infer=_arg_infer("argmin"), kind=R, onnx=onnx_rules.arg("ArgMin"), public="argmin",
                  methods="argmin")
 
 
@@ -191,7 +192,7 @@ def _count_infer(x: Spec, dim=None, dtype=None):
 
 _count = define("count", forward=_count_forward, infer=_count_infer, kind=Kind.SHAPE,
                 public="count",
-                onnx=None, onnx_reason="folded to a constant once shapes are known")
+                onnx=onnx_rules.count)
 
 
 @binds(_count)

@@ -5,7 +5,8 @@ from __future__ import annotations
 from .. import infer as inf
 from ..dispatch import apply, apply1, apply2
 from ..errors import ShapeError
-from ..registry import Kind, Spec, binds, define
+from ..registry import Kind, Onnx, Spec, binds, define
+from . import onnx_rules
 from .convert import as_tensor
 
 S = Kind.OPAQUE
@@ -44,7 +45,7 @@ def _reshape_infer(x: Spec, shape):
 
 _reshape = define("reshape", forward=lambda xp, x, shape: xp.reshape(x, shape),
                   infer=_reshape_infer, grads=(lambda g, x, shape: reshape_like(g, x),), kind=S,
-                  grad_name="ViewBackward0", onnx="Reshape", methods=("reshape", "view"),
+                  grad_name="ViewBackward0", onnx=onnx_rules.reshape, methods=("reshape", "view"),
                   public="reshape")
 
 
@@ -64,7 +65,7 @@ _reshape_like = define(
     "reshape_like", forward=lambda xp, x, like: xp.reshape(x, like.shape),
     infer=lambda x, like: (like.shape, x.dtype),
     grads=(lambda g, x, like: reshape_like(g, x), None), kind=S, grad_name="ViewBackward0",
-    onnx="Reshape", methods=("reshape_as", "view_as"),
+    onnx=onnx_rules.reshape_like, methods=("reshape_as", "view_as"),
 )
 
 
@@ -110,8 +111,8 @@ def _permute_grad(g, x, dims):
 
 
 _permute = define("permute", forward=lambda xp, x, dims: xp.transpose(x, dims),
-                  infer=_permute_infer, grads=(_permute_grad,), kind=S, onnx="Transpose",
-                  methods="permute", public="permute")
+                  infer=_permute_infer, grads=(_permute_grad,), kind=S,
+                  onnx=Onnx("Transpose", {"perm": "dims"}), methods="permute", public="permute")
 
 
 @binds(_permute)
@@ -162,7 +163,7 @@ def _expand_forward(xp, x, shape):
 
 # the gradient is g itself: the engines reduce it to the input's shape
 _expand = define("expand", forward=_expand_forward, infer=_expand_infer,
-                 grads=(lambda g, x, shape: g,), kind=S, onnx="Expand", methods="expand",
+                 grads=(lambda g, x, shape: g,), kind=S, onnx=onnx_rules.expand, methods="expand",
                  public="expand")
 
 
@@ -193,7 +194,8 @@ def _broadcast_like_infer(x: Spec, like: Spec):
 
 _broadcast_like = define("broadcast_to_like", forward=_broadcast_like_forward,
                          infer=_broadcast_like_infer, grads=(lambda g, x, like: g, None), kind=S,
-                         grad_name="ExpandBackward0", onnx="Expand", methods="expand_as")
+                         grad_name="ExpandBackward0", onnx=onnx_rules.broadcast_to_like,
+                         methods="expand_as")
 
 
 @binds(_broadcast_like)
@@ -214,7 +216,7 @@ def _unsqueeze_infer(x: Spec, dim):
 
 _unsqueeze = define("unsqueeze", forward=lambda xp, x, dim: xp.expand_dims(x, dim),
                     infer=_unsqueeze_infer, grads=(lambda g, x, dim: squeeze(g, dim),), kind=S,
-                    onnx="Unsqueeze", methods="unsqueeze", public="unsqueeze")
+                    onnx=onnx_rules.unsqueeze, methods="unsqueeze", public="unsqueeze")
 
 
 @binds(_unsqueeze)
@@ -236,7 +238,7 @@ def _squeeze_infer(x: Spec, dim):
 
 _squeeze = define("squeeze", forward=lambda xp, x, dim: xp.squeeze(x, axis=dim),
                   infer=_squeeze_infer, grads=(lambda g, x, dim: reshape_like(g, x),), kind=S,
-                  onnx="Squeeze", methods="squeeze", public="squeeze")
+                  onnx=onnx_rules.squeeze, methods="squeeze", public="squeeze")
 
 
 @binds(_squeeze)
@@ -304,7 +306,7 @@ def _concat_vjp(g, inputs, out, needs, attrs):
 
 _concat = define("concat", forward=lambda xp, *xs, dim: xp.concatenate(xs, axis=dim),
                  infer=_concat_infer, vjp=_concat_vjp, kind=S, grad_name="CatBackward0",
-                 onnx="Concat", public=("concat", "cat"))
+                 onnx=onnx_rules.concat, public=("concat", "cat"))
 
 
 @binds(_concat)

@@ -32,9 +32,11 @@ def _assign_infer(var: Spec, value: Spec, ref):
     return var.shape, var.dtype
 
 
-_assign = define("assign", forward=_assign_forward, infer=_assign_infer, kind="effect")
+_assign = define("assign", forward=_assign_forward, infer=_assign_infer, kind="effect",
+                 onnx_reason="a state update: export an inference function, not a training step")
 _group = register("group", forward=lambda *values: None, infer=lambda *specs: ((), None),
-                  kind="effect")
+                  kind="effect", onnx_reason="groups state updates: export an inference "
+                  "function, not a training step")
 
 
 def assign(var, value):

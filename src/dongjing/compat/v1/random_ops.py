@@ -40,7 +40,9 @@ def _infer(anchor: Spec, shape, dtype, dist, a, b, rng):
 
 
 # the input is a 0-d anchor that places the op in a graph; the op reads only its attributes
-_random = register("tf_random", forward=_forward, infer=_infer, random=True)
+_random = register("tf_random", forward=_forward, infer=_infer, random=True,
+                   onnx_reason="random (compat.v1's draws): ONNX's random ops cannot reproduce "
+                   "the generator")
 
 
 def random_tensor(shape, dtype, dist: str, a, b, seed=None):

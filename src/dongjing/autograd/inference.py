@@ -1,0 +1,45 @@
+"""`dj.inference_mode`: PyTorch's inference mode, which here is exactly `no_grad`."""
+
+from __future__ import annotations
+
+import functools
+
+from .grad_mode import state
+
+
+class inference_mode:
+    """`with dj.inference_mode():`, `@dj.inference_mode()` or bare `@dj.inference_mode`: ops
+    inside record nothing for backward. This is `dj.no_grad` under PyTorch's name: tensors made
+    inside are ordinary tensors (PyTorch's extra "inference tensor" restrictions and speed-ups
+    do not apply). ``inference_mode(False)`` leaves the grad mode as it is, as PyTorch's."""
+
+    def __new__(cls, mode=True):
+        if mode is None or isinstance(mode, bool):
+            return super().__new__(cls)
+        if callable(mode):  # used bare as a decorator: @dj.inference_mode
+            return cls()(mode)
+        raise TypeError(f"inference_mode: mode must be a bool, got {type(mode).__name__}")
+
+    def __init__(self, mode: bool = True):
+        self.mode = bool(mode)
+        self.prev = None
+
+    def __enter__(self):
+        self.prev = state.grad_enabled
+        if self.mode:
+            state.grad_enabled = False
+        return self
+
+    def __exit__(self, *exc):
+        state.grad_enabled = self.prev
+        return False
+
+    def __call__(self, fn):
+        mode = self.mode
+
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            with inference_mode(mode):
+                return fn(*args, **kwargs)
+
+        return wrapper

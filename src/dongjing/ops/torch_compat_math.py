@@ -1,0 +1,270 @@
+"""PyTorch's remaining elementwise and small math functions under their PyTorch names.
+
+Most are compositions of existing ops (so they differentiate, trace and build graph nodes for
+free): `square`, `rsqrt`, `reciprocal`, `clamp_min`/`clamp_max`, `lerp`, `frac`, `addmm`,
+`nan_to_num`, `var_mean`/`std_mean`. `hypot`, `logaddexp` and `fmod` are primitives: a
+composition would overflow (`hypot`), lose accuracy or split a tie's gradient wrongly
+(`logaddexp`), or round the quotient (`fmod`). `allclose` and `equal` return Python bools,
+as PyTorch's do, so they need values (eager tensors).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import dtypes
+from .. import infer as inf
+from ..errors import DTypeError, ShapeError
+from ..registry import Cost, Kind, Spec, define
+from ..tensor import Tensor
+from .bindings import binary, float_binary
+from .compare import eq, ge, logical_or, lt
+from .convert import as_tensor, pair
+from .elementwise import abs as _abs
+from .elementwise import add, cast, clip, clone, div, exp, mul, neg, sqrt, sub, where
+from .linalg import mm
+from .math import _checked, _integer_division_infer, isnan, trunc
+from .reduce import mean
+from .scan import std, var
+
+__all__ = ["square", "rsqrt", "reciprocal", "clamp_min", "clamp_max", "lerp", "frac", "addmm",
+           "nan_to_num", "allclose", "equal", "var_mean", "std_mean", "hypot", "logaddexp",
+           "fmod"]
+
+_NO_ONNX = "ONNX has no such operator; its expansion is not written yet"
+
+
+def _floating(x):
+    """`x` itself when floating point, else `x` cast to the default float dtype."""
+    return x if x.dtype.kind == "f" else cast(x, dtypes.default_float)
+
+
+def _float_binary_infer(name):
+    def infer(a: Spec, b: Spec):
+        spec = Spec(inf.broadcast(name, a.shape, b.shape), dtypes.promote(a.dtype, b.dtype))
+        return inf.floating(name)(spec)
+
+    return infer
+
+
+# --- primitives ---------------------------------------------------------------------------------
+def _hypot_grad(which):
+    def rule(g, a, b, *, out):
+        return div(mul(g, a if which == 0 else b), out)
+
+    return rule
+
+
+_hypot = define(
+    "hypot", ufunc="hypot", infer=_float_binary_infer("hypot"), kind=Kind.ELEMENTWISE,
+    cost=Cost.TRANSCENDENTAL, grads=(_hypot_grad(0), _hypot_grad(1)), binding=float_binary,
+    public="hypot", methods="hypot", onnx=None, onnx_reason=_NO_ONNX,
+    doc="sqrt(a**2 + b**2) without overflow or underflow in the squares.")
+
+
+def _logaddexp_grad(which):
+    def rule(g, a, b, *, out):
+        return mul(g, exp(sub(a if which == 0 else b, out)))
+
+    return rule
+
+
+_logaddexp = define(
+    "logaddexp", ufunc="logaddexp", infer=_float_binary_infer("logaddexp"),
+    kind=Kind.ELEMENTWISE, cost=Cost.TRANSCENDENTAL,
+    grads=(_logaddexp_grad(0), _logaddexp_grad(1)), binding=float_binary, public="logaddexp",
+    methods="logaddexp", onnx=None, onnx_reason=_NO_ONNX,
+    doc="log(exp(a) + exp(b)), computed without overflow.")
+
+def _fmod_onnx(e, node, ins):
+    """C-sign remainder: ONNX Mod with fmod=1 (for integers and floats alike)."""
+    a, b = (e.cast(n, i.dtype, node.dtype) for n, i in zip(ins, node.inputs))
+    return e.node("Mod", [a, b], fmod=1)
+
+
+_fmod = define(
+    "fmod", forward=_checked("fmod", "fmod"), infer=_integer_division_infer("fmod"),
+    kind=Kind.ELEMENTWISE, cost=Cost.CHEAP,
+    grads=(lambda g, a, b: g, lambda g, a, b: neg(mul(g, trunc(div(a, b))))),
+    binding=binary, public="fmod", methods="fmod", onnx=_fmod_onnx,
+    doc="The C remainder of a / b: the sign of the dividend a (unlike `remainder`); an integer "
+        "division by zero raises.")
+hypot, logaddexp, fmod = _hypot.binding, _logaddexp.binding, _fmod.binding
+
+
+# --- unary compositions -----------------------------------------------------------------------
+def square(input):
+    """`input * input` (a bool tensor gives int64, as PyTorch's)."""
+    x = as_tensor(input)
+    if x.dtype.kind == "b":
+        x = cast(x, dtypes.int64)
+    return mul(x, x)
+
+
+def reciprocal(input):
+    """`1 / input`; integer inputs give the default float dtype."""
+    x = _floating(as_tensor(input))
+    return div(as_tensor(1.0, x), x)
+
+
+def rsqrt(input):
+    """`1 / sqrt(input)`; integer inputs give the default float dtype."""
+    return reciprocal(sqrt(_floating(as_tensor(input))))
+
+
+def frac(input):
+    """The fractional part `input - trunc(input)` (sign of the input); floating point only."""
+    x = as_tensor(input)
+    if x.dtype.kind != "f":
+        raise DTypeError(f"frac: expects a floating point tensor, got {x.dtype}")
+    return sub(x, trunc(x))
+
+
+def nan_to_num(input, nan: float = 0.0, posinf: float | None = None,
+               neginf: float | None = None):
+    """`input` with NaN, +inf and -inf replaced by `nan`, `posinf` and `neginf` (by default 0
+    and the largest / lowest finite value of the dtype). Integer tensors are copied as they are.
+    The gradient is zero at the replaced elements."""
+    x = as_tensor(input)
+    if x.dtype.kind != "f":
+        return clone(x)
+    info = np.finfo(x.dtype)
+    posinf = float(info.max) if posinf is None else posinf
+    neginf = float(info.min) if neginf is None else neginf
+    out = where(eq(x, float("-inf")), as_tensor(float(neginf), x), x)
+    out = where(eq(x, float("inf")), as_tensor(float(posinf), x), out)
+    return where(isnan(x), as_tensor(float(nan), x), out)
+
+
+# --- clamps -----------------------------------------------------------------------------------
+def _clamp_one(name: str, input, bound, lower: bool):
+    x = as_tensor(input)
+    if bound is None:
+        raise ShapeError(f"{name}: the bound must be a number or a tensor, got None")
+    if not isinstance(bound, Tensor):
+        if isinstance(bound, float) and x.dtype.kind in "biu":
+            x = cast(x, dtypes.default_float)  # PyTorch promotes: clamp_min(int, 0.5) is float
+        return clip(x, min=bound) if lower else clip(x, max=bound)
+    x, b = pair(x, bound)
+    keep = ge(x, b) if lower else ge(b, x)
+    # NaN in `x` stays (as PyTorch's clamp); a NaN bound gives NaN through the `b` branch
+    return where(logical_or(keep, isnan(x)), x, b)
+
+
+def clamp_min(input, min):
+    """`max(input, min)` elementwise; `min` a number or a (broadcast) tensor. At a tie the
+    gradient goes to `input`, as PyTorch's."""
+    return _clamp_one("clamp_min", input, min, lower=True)
+
+
+def clamp_max(input, max):
+    """`min(input, max)` elementwise; `max` a number or a (broadcast) tensor."""
+    return _clamp_one("clamp_max", input, max, lower=False)
+
+
+# --- lerp -------------------------------------------------------------------------------------
+def _is_number(value) -> bool:
+    return isinstance(value, (int, float, np.number)) and not isinstance(value, (bool, np.bool_))
+
+
+def lerp(input, end, weight):
+    """`input + weight * (end - input)`: `input` and `end` floating tensors of one dtype,
+    `weight` a number or a tensor of that dtype (all three broadcast). Computed as PyTorch does
+    (from `end` when |weight| >= 0.5), so ``lerp(a, b, 1)`` is exactly `b`; PyTorch's fused
+    multiply-add may differ in the last bit."""
+    x = as_tensor(input)
+    if x.dtype.kind != "f":
+        raise DTypeError(f"lerp: expects floating point tensors, got input of {x.dtype}")
+    end = as_tensor(end, x)
+    if end.dtype != x.dtype:
+        raise DTypeError(f"lerp: expected end of dtype {x.dtype} (the input's), got {end.dtype}")
+    if _is_number(weight):
+        w = float(weight)
+        inf.broadcast("lerp", x.shape, end.shape)
+        diff = sub(end, x)
+        if abs(w) < 0.5:
+            return add(x, mul(diff, w))
+        return sub(end, mul(diff, 1.0 - w))
+    if not isinstance(weight, Tensor):
+        raise DTypeError(f"lerp: weight must be a number or a tensor, got "
+                         f"{type(weight).__name__}")
+    if weight.dtype != x.dtype:
+        raise DTypeError(f"lerp: expected weight of dtype {x.dtype} (the input's), got "
+                         f"{weight.dtype}")
+    inf.broadcast("lerp", x.shape, end.shape, weight.shape)
+    diff = sub(end, x)
+    small = lt(_abs(weight), 0.5)
+    return where(small, add(x, mul(diff, weight)), sub(end, mul(diff, sub(1.0, weight))))
+
+
+# --- products ---------------------------------------------------------------------------------
+def addmm(input, mat1, mat2, *, beta=1, alpha=1):
+    """`beta * input + alpha * (mat1 @ mat2)`: `mat1` (n, m) and `mat2` (m, p) matrices, `input`
+    broadcastable to (n, p). With ``beta=0`` the input is not read (its NaNs do not spread)."""
+    x, a, b = as_tensor(input), as_tensor(mat1), as_tensor(mat2)
+    if a.ndim != 2 or b.ndim != 2:
+        raise ShapeError(f"addmm: mat1 and mat2 must be 2-d, got shapes {inf.fmt(a.shape)} and "
+                         f"{inf.fmt(b.shape)}")
+    if not (x.dtype == a.dtype == b.dtype):
+        raise DTypeError(f"addmm: input, mat1 and mat2 must have one dtype, got {x.dtype}, "
+                         f"{a.dtype} and {b.dtype}")
+    for name, value in (("beta", beta), ("alpha", alpha)):
+        if not _is_number(value):
+            raise DTypeError(f"addmm: {name} must be a number, got {type(value).__name__}")
+        if x.dtype.kind != "f" and isinstance(value, float):
+            raise DTypeError(f"addmm: {name} must be an int for integer tensors, got {value}")
+    product = mm(a, b)
+    shape = tuple(product.shape)
+    if inf.broadcast("addmm", x.shape, shape) != shape:
+        raise ShapeError(f"addmm: input of shape {inf.fmt(x.shape)} does not broadcast to the "
+                         f"product's shape {inf.fmt(shape)}")
+    if alpha != 1:
+        product = mul(product, alpha)
+    if beta == 0:
+        return product
+    return add(x if beta == 1 else mul(x, beta), product)
+
+
+# --- comparisons to a Python bool -------------------------------------------------------------
+def _values(name: str, input, other):
+    a = as_tensor(input)
+    b = as_tensor(other, a)
+    return a._value(f"{name}()"), b._value(f"{name}()")
+
+
+def allclose(input, other, rtol: float = 1e-05, atol: float = 1e-08,
+             equal_nan: bool = False) -> bool:
+    """Whether ``|input - other| <= atol + rtol * |other|`` everywhere (broadcast). Both must
+    have one dtype, as in PyTorch."""
+    a, b = _values("allclose", input, other)
+    if a.dtype != b.dtype:
+        raise DTypeError(f"allclose: input and other must have one dtype, got {a.dtype} and "
+                         f"{b.dtype}")
+    inf.broadcast("allclose", a.shape, b.shape)
+    return bool(np.allclose(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan))
+
+
+def equal(input, other) -> bool:
+    """True when both have the same shape and the same elements (NaN equals nothing)."""
+    a, b = _values("equal", input, other)
+    return a.shape == b.shape and bool(np.array_equal(a, b))
+
+
+# --- (var, mean) and (std, mean) ----------------------------------------------------------------
+def _with_mean(fn, x, dim, unbiased, keepdim, correction):
+    if isinstance(dim, bool):  # var_mean(x, False): the bool is `unbiased`
+        dim, unbiased = None, dim
+    x = as_tensor(x)
+    return fn(x, dim, unbiased, keepdim, correction=correction), mean(x, dim, keepdim=keepdim)
+
+
+def var_mean(input, dim=None, unbiased: bool | None = None, keepdim: bool = False, *,
+             correction: float | None = None) -> tuple:
+    """``(var(input, ...), mean(input, ...))`` over the same dims (arguments as `var`)."""
+    return _with_mean(var, input, dim, unbiased, keepdim, correction)
+
+
+def std_mean(input, dim=None, unbiased: bool | None = None, keepdim: bool = False, *,
+             correction: float | None = None) -> tuple:
+    """``(std(input, ...), mean(input, ...))`` over the same dims (arguments as `std`)."""
+    return _with_mean(std, input, dim, unbiased, keepdim, correction)

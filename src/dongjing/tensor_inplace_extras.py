@@ -1,0 +1,107 @@
+"""More of PyTorch's in-place Tensor methods, through the machinery of `tensor_inplace`.
+
+Arithmetic ones (`square_`, `lerp_`, `masked_fill_`, `index_add_`, `scatter_`, ...) compute
+their value with `dongjing.ops` and go through `run_inplace`, so they bump the version
+counter, write through views and are recorded for backward (or refused on a leaf that requires
+grad) exactly as `add_` is. Random fills (`bernoulli_`, `exponential_`) follow `uniform_`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import ops
+from .errors import DTypeError, ShapeError
+from .tensor import Tensor
+from .tensor_inplace import _constant, _generator, _tensors, _unary_inplace, run_inplace
+
+
+def square_(self):
+    """`self * self` in place."""
+    return run_inplace(self, "square_", ops.square)
+
+
+def clamp_min_(self, min):
+    """`max(self, min)` in place (see `dj.clamp_min`)."""
+    return run_inplace(self, "clamp_min_", lambda s: ops.clamp_min(s, min), _tensors(min))
+
+
+def clamp_max_(self, max):
+    """`min(self, max)` in place (see `dj.clamp_max`)."""
+    return run_inplace(self, "clamp_max_", lambda s: ops.clamp_max(s, max), _tensors(max))
+
+
+def lerp_(self, end, weight):
+    """`self + weight * (end - self)` in place (see `dj.lerp`)."""
+    return run_inplace(self, "lerp_", lambda s: ops.lerp(s, end, weight), _tensors(end, weight))
+
+
+def masked_fill_(self, mask, value):
+    """Set the elements where the bool `mask` (broadcast to this shape) is true to `value`."""
+    return run_inplace(self, "masked_fill_", lambda s: ops.masked_fill(s, mask, value),
+                       _tensors(mask, value))
+
+
+def index_add_(self, dim: int, index, source, *, alpha=1):
+    """Add ``alpha * source`` at the 1-d `index` along `dim` in place (repeats add up)."""
+    return run_inplace(self, "index_add_",
+                       lambda s: ops.index_add(s, dim, index, source, alpha=alpha),
+                       _tensors(index, source))
+
+
+def scatter_(self, dim: int, index, src=None, *, value=None, reduce: str | None = None):
+    """Write `src` (a tensor, or a number given as `src` or `value`) at ``index`` along `dim`
+    in place (see `dj.scatter`; ``reduce="add"`` adds)."""
+    return run_inplace(self, "scatter_",
+                       lambda s: ops.scatter(s, dim, index, src, value=value, reduce=reduce),
+                       _tensors(index, src))
+
+
+def scatter_add_(self, dim: int, index, src):
+    """Add `src` at ``index`` along `dim` in place (see `dj.scatter_add`)."""
+    return run_inplace(self, "scatter_add_", lambda s: ops.scatter_add(s, dim, index, src),
+                       _tensors(index, src))
+
+
+def _probability(name: str, p, shape) -> np.ndarray:
+    if isinstance(p, Tensor):
+        p = p._value(f"{name}(p)")
+    elif isinstance(p, bool) or not isinstance(p, (int, float, np.number)):
+        raise DTypeError(f"{name}: p must be a number or a tensor, got {type(p).__name__}")
+    p = np.asarray(p, dtype=np.float64)
+    if p.size and ((p < 0).any() or (p > 1).any() or np.isnan(p).any()):
+        raise ShapeError(f"{name}: p must lie in [0, 1]")
+    try:
+        return np.broadcast_to(p, shape)
+    except ValueError:
+        raise ShapeError(f"{name}: p of shape {p.shape} does not broadcast to {shape}") from None
+
+
+def bernoulli_(self, p=0.5, *, generator=None):
+    """Fill with 0/1 draws that are 1 with probability `p` (a number or a tensor broadcast to
+    this shape), from dongjing's seeded generator."""
+    rng = _generator(generator, "bernoulli_")
+    probs = _probability("bernoulli_", p, self.shape)
+    return run_inplace(self, "bernoulli_",
+                       lambda s: _constant(s, rng.random(s.shape) < probs), symbolic=False)
+
+
+def exponential_(self, lambd: float = 1.0, *, generator=None):
+    """Fill with draws of the exponential distribution of rate `lambd` (> 0)."""
+    rng = _generator(generator, "exponential_")
+    if self.dtype.kind != "f":
+        raise DTypeError(f"exponential_: expects a floating point tensor, got {self.dtype}")
+    if isinstance(lambd, bool) or not isinstance(lambd, (int, float, np.number)) or lambd <= 0:
+        raise ShapeError(f"exponential_: lambd must be a number > 0, got {lambd!r}")
+    return run_inplace(self, "exponential_",
+                       lambda s: _constant(s, rng.exponential(1.0 / lambd, s.shape)),
+                       symbolic=False)
+
+
+def attach() -> None:
+    """Install the methods on Tensor."""
+    for fn in (square_, clamp_min_, clamp_max_, lerp_, masked_fill_, index_add_, scatter_,
+               scatter_add_, bernoulli_, exponential_):
+        setattr(Tensor, fn.__name__, fn)
+    for name in ("reciprocal", "rsqrt", "frac"):
+        setattr(Tensor, name + "_", _unary_inplace(name + "_", getattr(ops, name)))
