@@ -319,3 +319,12 @@ def test_parameters_and_variables_from_device_tensors(cuda):
     assert _on_cuda(v) and v.dtype == dj.float64
     np.testing.assert_allclose(host(v), host(g), rtol=1e-6)
     assert _on_cuda(dj.Tensor(g))
+
+
+def test_as_tensor_and_empty_like_follow_devices(cuda):
+    g = dj.ones(2, device="cuda")
+    assert dj.as_tensor(g) is g and _on_cuda(dj.empty_like(g))
+    assert type(dj.empty_like(g, device="cpu")._data) is np.ndarray
+    a = np.arange(3.0)
+    assert _on_cuda(dj.as_tensor(a, device="cuda")) and dj.as_tensor(a).numpy() is a
+    assert type(dj.as_tensor(g, device="cpu")._data) is np.ndarray

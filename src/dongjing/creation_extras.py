@@ -7,7 +7,7 @@ import numpy as np
 
 from . import dtypes
 from .creation import from_numpy, tensor
-from .device import check_device
+from .device import check_device, placement
 from .errors import ArgumentError, DTypeError, GraphError, ShapeError
 from .random import generator
 from .tensor import Tensor
@@ -17,13 +17,15 @@ from .validation import check_size
 def as_tensor(data, dtype=None, device=None) -> Tensor:
     """`data` as a Tensor, sharing memory where it can: a Tensor of that dtype comes back
     itself, a NumPy array of that dtype is shared (as `from_numpy`); anything else is copied
-    (as `dj.tensor`)."""
-    check_device(device, "dj.as_tensor")
+    (as `dj.tensor`); `device=` puts it there (a copy when it lives elsewhere)."""
+    where = None if device is None else check_device(device, "dj.as_tensor", placed=True)
     if isinstance(data, Tensor):
+        data = data if where is None else data.to(where)
         return data if dtype is None else data.to(dtype)
-    if isinstance(data, np.ndarray) and (dtype is None or dtypes.as_dtype(dtype) == data.dtype):
+    if isinstance(data, np.ndarray) and (dtype is None or dtypes.as_dtype(dtype) == data.dtype) \
+            and (where is None or where.type == "cpu"):
         return from_numpy(data)
-    return tensor(data, dtype=dtype)
+    return tensor(data, dtype=dtype, device=where)
 
 
 def is_tensor(obj) -> bool:
@@ -48,8 +50,9 @@ def is_floating_point(input) -> bool:
 
 def empty_like(input, *, dtype=None, device=None, requires_grad: bool = False,
                memory_format=None) -> Tensor:
-    """An uninitialised tensor of `input`'s shape (and dtype, unless `dtype=` says otherwise)."""
-    check_device(device, "dj.empty_like")
+    """An uninitialised tensor of `input`'s shape (dtype and device, unless `dtype=` /
+    `device=` say otherwise)."""
+    check_device(device, "dj.empty_like", placed=True)
     if not isinstance(input, Tensor):
         raise ArgumentError(f"dj.empty_like: expects a Tensor, got {type(input).__name__}")
     if memory_format is not None:
@@ -59,7 +62,8 @@ def empty_like(input, *, dtype=None, device=None, requires_grad: bool = False,
 
         return ops.zeros_like(input, dtype)
     want = input.dtype if dtype is None else dtypes.as_dtype(dtype)
-    t = Tensor._make(np.empty(input.shape, want))
+    where = placement(input.device if device is None else device, "dj.empty_like")
+    t = Tensor._make(where.call("empty", input.shape, want))
     if requires_grad:
         t.requires_grad_(True)
     return t
