@@ -61,8 +61,6 @@ class device:  # noqa: N801 - PyTorch's spelling: dj.device("cpu")
         return f"device(type={self.type!r}{extra})"
 
 
-
-
 def _check_accelerator(text: str, name: str, index) -> None:
     from .backends import for_device_type
 

@@ -194,7 +194,11 @@ class Tensor:
         """The value as a NumPy array (shares memory; works when requires_grad is set). A tensor
         on a GPU raises, as in PyTorch: copy it to the host with `.cpu()` first."""
         data = self._value(".numpy()")
-        return data if type(data) is ndarray else _host(data, ".numpy()")
+        if type(data) is ndarray:
+            return data
+        from .transfer import host_array
+
+        return host_array(data, ".numpy()")
 
     def item(self):
         data = self._value(".item()")
@@ -208,7 +212,9 @@ class Tensor:
     def __array__(self, dtype=None, copy=None):
         data = self._value("np.asarray()")
         if type(data) is not ndarray:
-            data = _host(data, "np.asarray()")
+            from .transfer import host_array
+
+            data = host_array(data, "np.asarray()")
         if dtype is not None and np.dtype(dtype) != data.dtype:
             return data.astype(dtype)
         return data.copy() if copy else data
@@ -434,18 +440,6 @@ class _GradScope(threading.local):
 grad_scope = _GradScope()
 
 
-def _host(data, what: str):
-    """The NumPy array of a CPU backend's `data`; a device array raises as PyTorch does."""
-    from .backends import backend_of
-    from .device import HostConversionError, device_of_array
-
-    where = device_of_array(data)
-    if where.type != "cpu":
-        raise HostConversionError(f"{what}: can't convert {where} device type tensor to numpy. "
-                                  "Use Tensor.cpu() to copy the tensor to host memory first.")
-    return backend_of(data).to_numpy(data)
-
-
 def _fmt_shape(shape) -> str:
     return "(" + ", ".join("None" if d is None else str(d) for d in shape) + (
         ",)" if len(shape) == 1 else ")"
@@ -477,7 +471,9 @@ def to_array(data, dtype=None) -> ndarray:
     want = None if dtype is None else dtypes.as_dtype(dtype)
     if type(data) is not np.ndarray and hasattr(data, "dtype") and not isinstance(
             data, np.generic):
-        data, on_device = _foreign_array(data, want)
+        from .transfer import foreign_array
+
+        data, on_device = foreign_array(data, want)
         if on_device:
             return data
     if isinstance(data, np.ndarray):
@@ -500,22 +496,6 @@ def to_array(data, dtype=None) -> ndarray:
     elif array is data:
         array = array.copy()
     return array
-
-
-def _foreign_array(data, want) -> tuple:
-    """(array, on a device) for an array of another backend: a copy on its own device
-    (`nn.Parameter(cuda_tensor)`), or its NumPy data for a CPU backend; else (data, False)."""
-    from .backends import backend_of, is_array
-
-    if not is_array(data):
-        return data, False
-    backend = backend_of(data)
-    if backend.device_type == "cpu":
-        return backend.to_numpy(data), False
-    if data.dtype.kind not in "biuf":
-        raise DTypeError(f"cannot make a tensor of dtype {data.dtype}: only numbers and bools")
-    with backend.using(backend.index_of(data)):
-        return backend.array(data, dtype=want), True
 
 
 def _ops():

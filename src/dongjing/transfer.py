@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from .autograd.function import record
 from .autograd.grad_mode import state as _grad_state
+from .backends import backend_of, is_array
 from .device import device, device_of_array, placement
-from .errors import DeviceError
+from .errors import DeviceError, DTypeError
 from .registry import Kind, define
 from .tensor import Tensor, ndarray
 
@@ -68,8 +69,6 @@ def move_in_place(t: Tensor, dev: device) -> None:
 def same_device(a, b) -> bool:
     """Whether arrays `a` and `b` live on one device (cheap when their types match)."""
     if type(a) is type(b):
-        from .backends import backend_of
-
         backend = backend_of(a)
         return not backend.multi_device or backend.index_of(a) == backend.index_of(b)
     return device_of_array(a) == device_of_array(b)
@@ -78,8 +77,6 @@ def same_device(a, b) -> bool:
 def copy_into(target: Tensor, array) -> None:
     """Write `array` (of any backend) into leaf `target`'s data in place, moving it to the
     target's device and casting it to the target's dtype (state dict loading)."""
-    from .backends import backend_of
-
     data = target._data
     backend_of(data).copy_into(data, move_array(array, device_of_array(data)))
     target._version[0] += 1
@@ -87,8 +84,6 @@ def copy_into(target: Tensor, array) -> None:
 
 def zeros_like_array(array):
     """Zeros shaped and typed like `array`, on its backend and device."""
-    from .backends import backend_of
-
     backend = backend_of(array)
     with backend.using(backend.index_of(array)):
         return backend.zeros(array.shape, array.dtype)
@@ -103,3 +98,28 @@ def constant_like(value, like: Tensor) -> Tensor:
     if like._node is not None or t._node is not None or data is None or type(data) is ndarray:
         return t
     return to_device(t, device_of_array(data))
+
+
+def host_array(data, what: str):
+    """The NumPy array of a CPU backend's `data`; a device array raises as PyTorch does."""
+    from .device import HostConversionError
+
+    where = device_of_array(data)
+    if where.type != "cpu":
+        raise HostConversionError(f"{what}: can't convert {where} device type tensor to numpy. "
+                                  "Use Tensor.cpu() to copy the tensor to host memory first.")
+    return backend_of(data).to_numpy(data)
+
+
+def foreign_array(data, want) -> tuple:
+    """(array, on a device) for an array of another backend: a copy on its own device
+    (`nn.Parameter(cuda_tensor)`), or its NumPy data for a CPU backend; else (data, False)."""
+    if not is_array(data):
+        return data, False
+    backend = backend_of(data)
+    if backend.device_type == "cpu":
+        return backend.to_numpy(data), False
+    if data.dtype.kind not in "biuf":
+        raise DTypeError(f"cannot make a tensor of dtype {data.dtype}: only numbers and bools")
+    with backend.using(backend.index_of(data)):
+        return backend.array(data, dtype=want), True
