@@ -97,10 +97,8 @@ def _cumprod_grad(g, x, *, out, dim):
     from .shape import transpose, unsqueeze
 
     n = x.shape[dim]
-    if n is None:
-        raise ShapeError("cumprod: the gradient needs the size of the scanned dim to be known")
     xl, gl = transpose(x, dim, -1), transpose(g, dim, -1)
-    ones = cast(ones_square(n), x.dtype)
+    ones = cast(ones_square(n), x.dtype) if n is not None else _ones_square_like(xl)
     table = mul(unsqueeze(xl, -2), ones)  # [..., i, k] = x_k
     eye = eq(sub(cumsum(ones, -1), cumsum(ones, -2)), 0.0)  # i == k
     partial = cumprod(where(eye, 1.0, table), -1)  # [..., i, j] = prod_{k<=j, k!=i} x_k
@@ -114,6 +112,18 @@ def ones_square(n: int):
     import numpy
 
     return as_tensor(numpy.ones((n, n)))
+
+
+def _ones_square_like(xl):
+    """An (n, n) tensor of ones, n the run-time size of `xl`'s last dim."""
+    from .elementwise import zeros_like
+    from .shape import unsqueeze
+
+    line = zeros_like(xl)
+    if len(xl.shape) > 1:
+        line = sum(line, tuple(range(len(xl.shape) - 1)))
+    line = line + 1.0
+    return mul(unsqueeze(line, -1), unsqueeze(line, 0))
 
 
 def _maybe_zero(x) -> bool:

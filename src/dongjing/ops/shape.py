@@ -54,8 +54,13 @@ def reshape(x, *shape):
     """`x` with a new shape of the same number of elements (one dim may be -1)."""
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         shape = shape[0]
-    shape = tuple(int(d) for d in shape)
     x = as_tensor(x)
+    try:
+        shape = tuple(int(d) for d in shape)
+    except (TypeError, ValueError):
+        raise ShapeError(f"reshape: the new shape {tuple(shape)} of a tensor of shape "
+                         f"{inf.fmt(x.shape)} must be ints (one may be -1; an unknown size "
+                         f"cannot be given: use -1 or reshape_like)") from None
     if x.shape == shape:
         return x
     return apply1(_reshape, x, shape=shape)
@@ -187,8 +192,16 @@ def _broadcast_like_forward(xp, x, like):
     return xp.broadcast_to(x, like.shape)
 
 
+def _check_broadcast_like(shape: tuple, like: tuple) -> None:
+    fits = len(shape) <= len(like) and all(
+        d in (1, None) or t is None or d == t for d, t in zip(reversed(shape), reversed(like)))
+    if not fits:
+        raise ShapeError(f"broadcast_to_like: cannot broadcast a tensor of shape "
+                         f"{inf.fmt(shape)} to shape {inf.fmt(like)}")
+
+
 def _broadcast_like_infer(x: Spec, like: Spec):
-    inf.broadcast("broadcast_to_like", x.shape, like.shape)
+    _check_broadcast_like(x.shape, like.shape)
     return like.shape, x.dtype
 
 
@@ -204,6 +217,7 @@ def broadcast_to_like(x, like):
     x, like = as_tensor(x), as_tensor(like)
     if x._node is None and like._node is None and x._data.shape == like._data.shape:
         return x
+    _check_broadcast_like(x.shape, like.shape)  # eager dispatch asks infer only for dtypes
     return apply2(_broadcast_like, x, like)
 
 
@@ -290,17 +304,43 @@ def _concat_infer(*xs: Spec, dim):
 
 def _concat_vjp(g, inputs, out, needs, attrs):
     dim = attrs["dim"]
+    if any(x.shape[dim] is None for x in inputs):
+        return _concat_vjp_at_run_time(g, inputs, needs, dim)
     grads, start = [], 0
     for x, need in zip(inputs, needs):
         size = x.shape[dim]
-        if size is None:
-            raise ShapeError("concat: gradient needs the sizes along the concat dim to be known")
         if need:
             index = (slice(None),) * dim + (slice(start, start + size),)
             grads.append(g[index])
         else:
             grads.append(None)
         start += size
+    return tuple(grads)
+
+
+def _concat_vjp_at_run_time(g, inputs, needs, dim):
+    """concat's gradient where a size along `dim` is unknown: each input's part of `g` is taken
+    by integer positions computed when the graph runs (offset + 0..size-1)."""
+    from .. import dtypes
+    from .elementwise import zeros_like
+    from .reduce import count
+    from .reduce import sum as reduce_sum
+    from .scan import cumsum
+
+    grads, start = [], None
+    for x, need in zip(inputs, needs):
+        size = count(x, dim=dim, dtype=dtypes.int64)
+        if need:
+            others = tuple(d for d in range(len(x.shape)) if d != dim)
+            zeros = zeros_like(x, dtype=dtypes.int64)
+            line = reduce_sum(zeros, dim=others) if others else zeros  # (size,) zeros
+            positions = cumsum(line + 1, 0) - 1
+            if start is not None:
+                positions = positions + start
+            grads.append(g[(slice(None),) * dim + (positions,)])
+        else:
+            grads.append(None)
+        start = size if start is None else start + size
     return tuple(grads)
 
 
