@@ -27,8 +27,6 @@ from fuzz_program import generate  # noqa: E402
 KNOWN_BUGS = [
     ("has unknown dims; name the dims to squeeze", "dj.squeeze(", "squeeze without dims of a "
      "tensor with unknown dims (a documented limit: the result's rank would be unknown)"),
-    ("differs", "dj.cumprod", "cumprod's gradient on NaN/inf inputs differs between eager and "
-                              "graphs (the zero-safe branch is chosen from the values)"),
     ("internal: vjp of 'tanh_backward'", "", "tanh_backward's gradient does not unbroadcast"),
     ("internal: vjp of 'relu_backward'", "", "relu_backward's gradient does not unbroadcast"),
     (" is float64[", "relu_backward", "relu_backward's gradient takes the other input's dtype "

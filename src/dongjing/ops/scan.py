@@ -91,7 +91,7 @@ def cumsum(x, dim: int, *, dtype=None, reverse: bool = False):
 def _cumprod_grad(g, x, *, out, dim):
     if not _maybe_zero(x):  # sum_{j>=i} g_j out_j / x_i
         return div(cumsum(mul(g, out), dim, reverse=True), x)
-    # with zeros: d out_j / d x_i = prod_{k<=j, k!=i} x_k, built as an (n, n) table per slice
+    # with zeros (or inf, NaN): d out_j / d x_i = prod_{k<=j, k!=i} x_k, an (n, n) table per slice
     # (row i: x with x_i replaced by 1, cumulative product over k), exact to any order
     from .layout import triu
     from .shape import transpose, unsqueeze
@@ -102,8 +102,9 @@ def _cumprod_grad(g, x, *, out, dim):
     table = mul(unsqueeze(xl, -2), ones)  # [..., i, k] = x_k
     eye = eq(sub(cumsum(ones, -1), cumsum(ones, -2)), 0.0)  # i == k
     partial = cumprod(where(eye, 1.0, table), -1)  # [..., i, j] = prod_{k<=j, k!=i} x_k
-    upper = triu(ones)  # j >= i
-    grad = sum(mul(mul(unsqueeze(gl, -2), partial), upper), -1)
+    upper = ne(triu(ones), 0.0)  # j >= i
+    # where, not a product with the mask: partial may be inf or NaN where j < i
+    grad = sum(where(upper, mul(unsqueeze(gl, -2), partial), 0.0), -1)
     return transpose(grad, dim, -1)
 
 
@@ -127,8 +128,14 @@ def _ones_square_like(xl):
 
 
 def _maybe_zero(x) -> bool:
-    """False only for an eager tensor known to hold no zero (the rule may take the short path)."""
-    return x._node is not None or bool((x._data == 0).any())
+    """False only for an eager tensor known to hold no zero, inf or NaN (the rule may then take
+    the short path, which divides by x: exact only for finite nonzero values)."""
+    if x._node is not None:
+        return True
+    from ..backends import backend_of
+
+    data = x._data
+    return bool((data == 0).any()) or not bool(backend_of(data).xp.isfinite(data).all())
 
 
 _cumprod = define("cumprod", forward=lambda xp, x, dim: xp.cumprod(x, axis=dim,
