@@ -215,3 +215,20 @@ def test_reducing_an_unknown_dim_fed_empty_names_the_op(fn):
         with pytest.raises(ShapeError, match=f"{fn.__name__}: cannot reduce an empty tensor of "
                                              r"shape \(0, 3\)"):
             dj.Session(g, optimize=level).run(y, {x: np.ones((0, 3), np.float32)})
+
+
+def test_stack_accepts_shapes_that_agree_where_known():
+    with dj.Graph() as g:
+        a = dj.placeholder((1, None), dj.float64, name="a")
+        b = dj.placeholder((None, 1), dj.float64, name="b")
+        s = dj.stack([a, b], 0)
+        (ga,) = dj.gradients((s * 2.0).sum(), [a])
+        with pytest.raises(ShapeError, match=r"stack: all tensors need the same shape; got "
+                                             r"\(1, None\), \(2, 1\)"):
+            dj.stack([a, dj.placeholder((2, 1), dj.float64, name="c")], 0)
+    for got, grad in _run_both(g, [s, ga], {a: [[3.0]], b: [[4.0]]}):
+        np.testing.assert_array_equal(got, [[[3.0]], [[4.0]]])
+        np.testing.assert_array_equal(grad, [[2.0]])
+    for level in (0, 2):  # fed sizes that disagree: a named error when the graph runs
+        with pytest.raises(ShapeError, match=r"concat: shapes \(1, 1, 2\), \(1, 1, 1\) differ"):
+            dj.Session(g, optimize=level).run(s, {a: np.ones((1, 2)), b: np.ones((1, 1))})

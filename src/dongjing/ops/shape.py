@@ -344,7 +344,15 @@ def _concat_vjp_at_run_time(g, inputs, needs, dim):
     return tuple(grads)
 
 
-_concat = define("concat", forward=lambda xp, *xs, dim: xp.concatenate(xs, axis=dim),
+def _concat_forward(xp, *xs, dim):
+    try:
+        return xp.concatenate(xs, axis=dim)
+    except ValueError:  # sizes that were unknown when the graph was built, fed unequal
+        raise ShapeError(f"concat: shapes {', '.join(inf.fmt(x.shape) for x in xs)} differ "
+                         f"outside dim {dim}") from None
+
+
+_concat = define("concat", forward=_concat_forward,
                  infer=_concat_infer, vjp=_concat_vjp, kind=S, grad_name="CatBackward0",
                  onnx=onnx_rules.concat, public=("concat", "cat"))
 
@@ -367,11 +375,12 @@ def stack(tensors, dim: int = 0):
     tensors = [as_tensor(t) for t in tensors]
     if not tensors:
         raise ShapeError("stack: needs at least one tensor")
-    shapes = {t.shape for t in tensors}
-    if len(shapes) > 1:
-        raise ShapeError(
-            f"stack: all tensors need the same shape; got {', '.join(map(str, shapes))}"
-        )
+    first = tensors[0].shape
+    same = all(len(t.shape) == len(first) and all(
+        a is None or b is None or a == b for a, b in zip(first, t.shape)) for t in tensors)
+    if not same:  # (an unknown dim may be any size: (1, None) and (None, 1) can stack)
+        raise ShapeError(f"stack: all tensors need the same shape; got "
+                         f"{', '.join(inf.fmt(t.shape) for t in tensors)}")
     dim = inf.normalize_dim("stack", dim, tensors[0].ndim + 1)
     return concat([unsqueeze(t, dim) for t in tensors], dim)
 
