@@ -83,3 +83,19 @@ def test_graph_gradients_match_eager_backward(op_name, case, level):
             assert expected is None or not np.any(expected.numpy()), f"input {i}: no gradient"
             continue
         np.testing.assert_allclose(next(values), expected.numpy(), rtol=1e-10, atol=1e-12)
+
+
+def test_cumprod_gradient_with_inf_and_nan_is_the_same_eagerly_and_in_graphs():
+    # the exact (n, n) table rule everywhere a value is zero, inf or NaN; the short rule divides
+    # by x (inf/inf = NaN), and the table's unused half must not leak inf * 0 = NaN
+    xv = np.array([[np.inf, 2.0, 3.0, 0.5], [1.5, np.nan, 2.0, -1.0], [2.0, 0.5, -np.inf, 1.0]])
+    w = np.arange(12.0).reshape(3, 4) - 5.0
+    t = dj.tensor(xv, requires_grad=True)
+    with np.errstate(all="ignore"):
+        (want,) = dj.grad((dj.cumprod(t, 1) * w).sum(), [t])
+        with dj.Graph() as g:
+            x = dj.placeholder((3, 4), dj.float64, name="x")
+            (gx,) = dj.gradients((dj.cumprod(x, 1) * w).sum(), [x])
+        got = dj.Session(g, optimize=2).run(gx, {x: xv})
+    np.testing.assert_array_equal(got, want.numpy())
+    assert want.numpy()[0, 0] == w[0, 0] + w[0, 1] * 2 + w[0, 2] * 6 + w[0, 3] * 3  # finite

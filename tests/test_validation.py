@@ -149,3 +149,16 @@ def test_integer_feeds_that_would_wrap_are_refused(value):
     assert sess.run(out32, {q: np.int64(2 ** 31 - 2)}) == 2 ** 31 - 1
     assert sess.run(out, {p: np.uint64(2 ** 63 - 2) if not np.ndim(value) else
                           np.array([3], np.uint64)}).tolist() in (2 ** 63 - 1, [4])
+
+
+def test_broadcast_to_like_refuses_fewer_dims_or_a_mismatch_eagerly_and_in_graphs():
+    # eagerly, a small (1, 1) used to be copied into a (1,) result, and its gradient then failed
+    for shape, like in [((1, 1), (1,)), ((3,), (1,))]:
+        with pytest.raises(ShapeError, match=r"broadcast_to_like: cannot broadcast"):
+            dj.ops.broadcast_to_like(dj.ones(shape), dj.ones(like))
+        with dj.Graph():
+            x = dj.placeholder(shape, dj.float32, name="x")
+            with pytest.raises(ShapeError, match=r"broadcast_to_like: cannot broadcast"):
+                dj.ops.broadcast_to_like(x, dj.placeholder((None,), dj.float32, name="y")
+                                         if shape == (1, 1) else dj.ones(like))
+    assert dj.ones(1, 3).expand_as(dj.ones(2, 2, 3)).shape == (2, 2, 3)

@@ -182,6 +182,19 @@ def _jit_mode(program, ref) -> str | None:
     return problem
 
 
+def _other_inputs(program: Program, arrays: list) -> list:
+    """A second set of inputs and its eager results, for threads to run alongside the first:
+    the negated inputs, or (where negating changes a data-dependent shape so that the program
+    is no longer valid, e.g. two boolean masks that no longer match) the doubled ones, which
+    keep every sign; none if neither runs."""
+    for alt in ([-a for a in arrays], [a * 2 for a in arrays]):
+        try:
+            return [(alt, eager_reference(program, alt))]
+        except dj.errors.DongjingError:
+            continue
+    return []
+
+
 def _threads_mode(program, g, phs, fetches, refs) -> str | None:
     sess = _Fetcher(dj.Session(g, optimize=2), fetches)
     problems: list = []
@@ -228,9 +241,8 @@ def check_program(program: Program, modes=MODES) -> list[Failure]:
                 elif mode == "jit":
                     problem = _jit_mode(program, ref)
                 elif mode == "threads":
-                    alt = [-a for a in arrays]
-                    refs = [(arrays, ref), (alt, eager_reference(program, alt))]
-                    problem = _threads_mode(program, *graph, refs)
+                    problem = _threads_mode(program, *graph, [(arrays, ref)] +
+                                            _other_inputs(program, arrays))
                 else:
                     problem = None
                     for level in (0, 2):

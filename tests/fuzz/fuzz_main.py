@@ -23,32 +23,13 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from fuzz_check import MODES, Failure, check_program  # noqa: E402
 from fuzz_program import generate  # noqa: E402
 
-# failures in these modes are known, owned elsewhere (issue 19 items 1-3), and reported but
-# do not fail a run: threads (item 3) and unknown dimensions (items 1-2)
-KNOWN_MODES = {"threads": "threads share a program's buffers (issue 19 item 3)",
-               "unknown_dims": "unknown dimensions (issue 19 items 1-2)"}
-# (text in the message, text in the program or "", why): bugs in ops/* reported to the lead
+# (text in the message, text in the program or "", why): documented limits (a clear error
+# naming the op, never a wrong answer), each narrow; no mode is ever marked known as a whole
 KNOWN_BUGS = [
-    ("cumprod: the gradient needs the size", "", "cumprod's graph gradient needs the scanned "
-                                                 "dim's size known (a documented limit)"),
-    ("differs", "dj.cumprod", "cumprod's gradient on NaN/inf inputs differs between eager and "
-                              "graphs (the zero-safe branch is chosen from the values)"),
-    ("internal: vjp of 'tanh_backward'", "", "tanh_backward's gradient does not unbroadcast"),
-    ("internal: vjp of 'relu_backward'", "", "relu_backward's gradient does not unbroadcast"),
-    (" is float64[", "relu_backward", "relu_backward's gradient takes the other input's dtype "
-                                      "in graphs"),
-    ("unfold2d: kernel", "", "unfold2d: eager accepts a kernel larger than the padded input, "
-                             "graph shape inference refuses it"),
-    ("broadcast", "broadcast_to_like", "broadcast_to_like to fewer dims is accepted eagerly, then "
-     "its gradient fails (sum_to_shape) and O1 turns it into an invalid expand"),
-    ("axis remapping", "broadcast_to_like", "broadcast_to_like to fewer dims: O1 turns it into "
-     "an invalid expand"),
+    ("has unknown dims; name the dims to squeeze", "dj.squeeze(", "squeeze without dims of a "
+     "tensor with unknown dims (a documented limit: the result's rank would be unknown)"),
     ("dj.cond: output", "dj.cond", "dj.cond refuses branches of different float dtypes in a graph "
-     "(eager promotes)"),
-    ("tuple index out of range", "broadcast_to_like", "broadcast_to_like to fewer dims is "
-     "accepted eagerly, then its gradient fails (sum_to_shape)"),
-    ("IndexError: getitem: index 0 is out of bounds", " > 0]", "a boolean mask on a zero-size "
-     "tensor fails graph shape inference with a raw IndexError"),
+     "(a documented limit: a graph value has one dtype; eager returns the taken branch's)"),
 ]
 
 _TEMPLATE = '''"""dongjing fuzzer reproducer (seed {seed}, program {index}).
@@ -91,7 +72,7 @@ def known_reason(failure, program) -> str | None:
     for text, code, reason in KNOWN_BUGS:
         if text in failure.message and code in program.source():
             return reason
-    return KNOWN_MODES.get(failure.mode)
+    return None
 
 
 def modes_for(index: int, rotate: bool) -> list:

@@ -155,8 +155,13 @@ def _concat(p):
 def _getitem(p):
     a = p.any(min_ndim=1)
     n = p.shape(a)[0]
-    keys = ["[0]", "[-1]", "[1:]", "[::2]", "[::-1]", "[:, 1:]", "[None, ..., ::2]", "[..., 0]",
-            f"[np.array([{p.rng.randrange(max(n, 1))}, 0])]", "[1:-1]"]
+    keys = ["[1:]", "[::2]", "[::-1]", "[None, ..., ::2]", "[1:-1]"]  # valid for any shape
+    if n > 0:
+        keys += ["[0]", "[-1]", f"[np.array([{p.rng.randrange(n)}, 0])]"]
+    if p.ndim(a) >= 2:
+        keys.append("[:, 1:]")
+    if p.shape(a)[-1] > 0:
+        keys.append("[..., 0]")
     if p.rng.random() < 0.2:
         return f"{a}[{a} > 0]"  # a data-dependent shape
     return a + p.rng.choice(keys)

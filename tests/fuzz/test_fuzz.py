@@ -52,3 +52,14 @@ def test_programs_are_reproducible_and_reproducers_run(tmp_path):
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([os.path.abspath(src), *sys.path])}
     result = subprocess.run([sys.executable, str(name)], env=env, capture_output=True, text=True)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_threads_mode_keeps_a_data_dependent_program_valid():
+    # negated inputs would leave x0[x0 > 0] empty and the logical_and invalid (seed 0, program
+    # 586 of the first fuzzer): the threads then run doubled inputs, which keep every sign
+    import numpy as np
+    from fuzz_program import Input, Program
+
+    program = Program([Input(np.array([1.0, 2.0, 3.0]))],
+                      ["v0 = x0[x0 > 0]", "v1 = dj.logical_and((x0 > 0), (v0 > 0))"], ["v1"])
+    assert check_program(program, ["threads"]) == []

@@ -148,9 +148,18 @@ def _propagate(node, grads: dict, relevant: set) -> None:
             if not isinstance(r, Tensor):
                 r = Tensor._make(default_backend().asarray(r, inp.dtype))
             if tuple(r.shape) != tuple(inp.shape) or (
-                    None in tuple(inp.shape) and op.kind is Kind.ELEMENTWISE):
+                    None in tuple(inp.shape) and _broadcasts(op)):
                 r = _fit_shape(r, inp)
             grads.setdefault(inp, []).append(r)
+
+
+# ops besides the elementwise ones whose output may broadcast an input (their gradient then
+# needs reducing, decided at run time where a dim is unknown)
+_BROADCASTING = frozenset({"broadcast_to_like", "matmul"})
+
+
+def _broadcasts(op) -> bool:
+    return op.kind is Kind.ELEMENTWISE or op.name in _BROADCASTING
 
 
 def _fit_shape(g, inp):

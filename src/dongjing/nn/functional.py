@@ -133,14 +133,32 @@ def conv2d(x: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Size =
             f"(the input's channels must equal the weight's dim 1)"
         )
     o, c, kh, kw = weight.shape
+    if None in (c, kh, kw):
+        raise ShapeError(f"conv2d: the weight's shape {weight.shape} must be known except "
+                         f"dim 0 (the kernel size and channels fix the im2col layout)")
     cols = unfold2d(x, (kh, kw), stride, padding)  # (N, C, kh, kw, OH, OW)
     oh, ow = cols.shape[4], cols.shape[5]
     cols = ops.reshape(cols, (-1, c * kh * kw, oh * ow))
-    out = ops.matmul(ops.reshape(weight, (o, c * kh * kw)), cols)  # (N, O, OH*OW)
-    out = ops.reshape(out, (-1, o, oh, ow))
+    known_o = -1 if o is None else o  # (the ONNX export recognises these exact reshapes)
+    out = ops.matmul(ops.reshape(weight, (known_o, c * kh * kw)), cols)  # (N, O, OH*OW)
+    out = _split_spatial(out, x, weight, oh, ow)
     if bias is not None:
-        out = out + ops.reshape(bias, (1, o, 1, 1))
+        out = out + ops.reshape(bias, (1, known_o, 1, 1))
     return out
+
+
+def _split_spatial(out: Tensor, x: Tensor, weight: Tensor, oh, ow) -> Tensor:
+    """(N, O, OH*OW) -> (N, O, OH, OW); where both N and O are unknown, the shape is read at
+    run time from a tensor of that shape (a reshape can leave only one size to infer)."""
+    n, o = x.shape[0], weight.shape[0]
+    if o is not None:
+        return ops.reshape(out, (-1, o, oh, ow))
+    if n is not None:
+        return ops.reshape(out, (n, -1, oh, ow))
+    like = (ops.zeros_like(x[:, :1, :1, :1])
+            * ops.reshape(ops.zeros_like(weight[:, :1, :1, :1]), (1, -1, 1, 1))
+            + np.zeros((1, 1, oh, ow), out.dtype))
+    return ops.reshape_like(out, like)
 
 
 def max_pool2d(x: Tensor, kernel_size: Size, stride: Size | None = None,

@@ -55,7 +55,7 @@ def logsumexp(x, dim, keepdim: bool = False):
     dim = inf.normalize_dims("logsumexp", dim, x.ndim)
     if any(x.shape[d] == 0 for d in dim):  # reliab: an empty sum is 0, log 0 = -inf (PyTorch)
         return log(sum(exp(x), dim, keepdim=keepdim))
-    shift = stop_gradient(amax(x, dim, keepdim=True))
+    shift = stop_gradient(amax(_pad_unknown(x, dim), dim, keepdim=True))
     out = log(sum(exp(sub(x, shift)), dim, keepdim=True)) + shift
     return out if keepdim else squeeze(out, dim)
 
@@ -63,3 +63,15 @@ def logsumexp(x, dim, keepdim: bool = False):
 def softmax(x, dim: int = -1):
     """exp(x) / sum(exp(x)) along `dim`, stable."""
     return exp(log_softmax(x, dim))
+
+
+def _pad_unknown(x, dims):
+    """`x` with one -inf appended along each dim of `dims` whose size is unknown (it may be fed
+    empty; amax of an empty dim fails, and with the -inf, logsumexp gives -inf, as PyTorch)."""
+    from .elementwise import zeros_like
+    from .shape import concat
+
+    for d in dims:
+        if x.shape[d] is None:
+            x = concat([x, sum(zeros_like(x), d, keepdim=True) + float("-inf")], d)
+    return x

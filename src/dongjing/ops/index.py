@@ -9,6 +9,7 @@ from .. import infer as inf
 from ..autograd.views import mark_view
 from ..backends import is_array
 from ..dispatch import apply, apply1
+from ..errors import IndexOutOfRangeError
 from ..registry import Spec, define
 from ..tensor import Tensor
 from . import onnx_graph_rules
@@ -42,7 +43,7 @@ def parse_key(key) -> tuple[tuple, list]:
         if isinstance(item, (Tensor, list)) or is_array(item):
             t = as_tensor(item)
             if t.dtype.kind not in "biu":
-                raise IndexError(
+                raise IndexOutOfRangeError(
                     f"getitem: index tensors must be integer or bool, got {t.dtype}"
                 )
             template.append(Slot(len(tensors)))
@@ -53,11 +54,11 @@ def parse_key(key) -> tuple[tuple, list]:
         elif item is None or item is Ellipsis:
             template.append(item)
         elif isinstance(item, bool) or getattr(getattr(item, "dtype", None), "kind", "") == "b":
-            raise IndexError("getitem: a Python bool is not a valid index")
+            raise IndexOutOfRangeError("getitem: a Python bool is not a valid index")
         elif isinstance(item, numbers.Integral):
             template.append(int(item))
         else:
-            raise IndexError(f"getitem: unsupported index of type {type(item).__name__}")
+            raise IndexOutOfRangeError(f"getitem: unsupported index of type {type(item).__name__}")
     return tuple(template), tensors
 
 
@@ -66,7 +67,7 @@ def _int_or_none(v):
         return None
     if hasattr(v, "__index__"):
         return int(v.__index__())
-    raise IndexError(f"getitem: slice bounds must be integers, got {type(v).__name__}")
+    raise IndexOutOfRangeError(f"getitem: slice bounds must be integers, got {type(v).__name__}")
 
 
 def build_key(template, arrays):
@@ -95,7 +96,7 @@ def _getitem_forward(xp, x, *arrays, key):
 
 def _slice_length(item: tuple, size):
     if item[3] == 0:
-        raise IndexError("getitem: slice step cannot be zero")
+        raise IndexOutOfRangeError("getitem: slice step cannot be zero")
     if size is None:
         return None  # unknown stays unknown: the length is decided by the fed array
     return len(range(*slice(item[1], item[2], item[3]).indices(size)))
@@ -119,9 +120,9 @@ def _getitem_infer(x: Spec, *index: Spec, key):
 
     used = sum(consumed(item) for item in key)
     if used > len(x.shape):
-        raise IndexError(f"getitem: too many indices ({used}) {where}")
+        raise IndexOutOfRangeError(f"getitem: too many indices ({used}) {where}")
     if sum(item is Ellipsis for item in key) > 1:
-        raise IndexError(f"getitem: an index can only have one Ellipsis {where}")
+        raise IndexOutOfRangeError(f"getitem: an index can only have one Ellipsis {where}")
     items = []
     for item in key:
         items.extend([slice(None)] * (len(x.shape) - used) if item is Ellipsis else [item])
@@ -142,7 +143,7 @@ def _getitem_infer(x: Spec, *index: Spec, key):
         elif type(item) is int:
             size = x.shape[dim]
             if size is not None and not -size <= item < size:
-                raise IndexError(
+                raise IndexOutOfRangeError(
                     f"getitem: index {item} is out of bounds for dim {dim} of size {size} {where}"
                 )
             if advanced:
@@ -155,7 +156,7 @@ def _getitem_infer(x: Spec, *index: Spec, key):
                 k = max(len(spec.shape), 1)
                 for j, (m, d) in enumerate(zip(spec.shape, x.shape[dim:dim + k])):
                     if m is not None and d is not None and m != d:
-                        raise IndexError(
+                        raise IndexOutOfRangeError(
                             f"getitem: a boolean mask of shape {inf.fmt(spec.shape)} does not "
                             f"match dim {dim + j} of size {d} {where}"
                         )

@@ -79,12 +79,28 @@ def _extreme_grad(g, x, *, out, dim=None, keepdim=False):
     return mul(_restore(g, x, dim, keepdim), div(hit, _restore(count, x, dim, True)))
 
 
-_amax = define("amax", forward=lambda xp, x, dim=None, keepdim=False: xp.max(
-                   x, axis=dim, keepdims=keepdim),
+def _nonempty(name, reduce):
+    """`reduce`'s forward, raising a ShapeError naming `name` for an empty reduced dim (known
+    only when a graph runs, where that dim was unknown) instead of NumPy's raw ValueError."""
+    def forward(xp, x, dim=None, keepdim=False):
+        try:
+            return reduce(xp, x, dim, keepdim)
+        except ValueError:
+            if x.size:
+                raise
+            from ..errors import ShapeError
+
+            raise ShapeError(f"{name}: cannot reduce an empty tensor of shape {x.shape} "
+                             f"(dim {dim})") from None
+    return forward
+
+
+_amax = define("amax", forward=_nonempty("amax", lambda xp, x, dim, keepdim: xp.max(
+                   x, axis=dim, keepdims=keepdim)),
                infer=_reduce_infer("amax"), grads=(_extreme_grad,), kind=R,
                onnx=onnx_rules.extreme("ReduceMax"), public="amax", methods="amax")
-_amin = define("amin", forward=lambda xp, x, dim=None, keepdim=False: xp.min(
-                   x, axis=dim, keepdims=keepdim),
+_amin = define("amin", forward=_nonempty("amin", lambda xp, x, dim, keepdim: xp.min(
+                   x, axis=dim, keepdims=keepdim)),
                infer=_reduce_infer("amin"), grads=(_extreme_grad,), kind=R,
                onnx=onnx_rules.extreme("ReduceMin"), public="amin", methods="amin")
 
@@ -121,12 +137,12 @@ def _arg_infer(name):
     return infer
 
 
-_argmax = define("argmax", forward=lambda xp, x, dim=None, keepdim=False: xp.argmax(
-                     x, axis=dim, keepdims=keepdim),
+_argmax = define("argmax", forward=_nonempty("argmax", lambda xp, x, dim, keepdim: xp.argmax(
+                     x, axis=dim, keepdims=keepdim)),
                  infer=_arg_infer("argmax"), kind=R, onnx=onnx_rules.arg("ArgMax"), public="argmax",
                  methods="argmax")
-_argmin = define("argmin", forward=lambda xp, x, dim=None, keepdim=False: xp.argmin(
-                     x, axis=dim, keepdims=keepdim),
+_argmin = define("argmin", forward=_nonempty("argmin", lambda xp, x, dim, keepdim: xp.argmin(
+                     x, axis=dim, keepdims=keepdim)),
                  infer=_arg_infer("argmin"), kind=R, onnx=onnx_rules.arg("ArgMin"), public="argmin",
                  methods="argmin")
 

@@ -91,21 +91,20 @@ def cumsum(x, dim: int, *, dtype=None, reverse: bool = False):
 def _cumprod_grad(g, x, *, out, dim):
     if not _maybe_zero(x):  # sum_{j>=i} g_j out_j / x_i
         return div(cumsum(mul(g, out), dim, reverse=True), x)
-    # with zeros: d out_j / d x_i = prod_{k<=j, k!=i} x_k, built as an (n, n) table per slice
+    # with zeros (or inf, NaN): d out_j / d x_i = prod_{k<=j, k!=i} x_k, an (n, n) table per slice
     # (row i: x with x_i replaced by 1, cumulative product over k), exact to any order
     from .layout import triu
     from .shape import transpose, unsqueeze
 
     n = x.shape[dim]
-    if n is None:
-        raise ShapeError("cumprod: the gradient needs the size of the scanned dim to be known")
     xl, gl = transpose(x, dim, -1), transpose(g, dim, -1)
-    ones = cast(ones_square(n, like=x), x.dtype)
+    ones = cast(ones_square(n, like=x), x.dtype) if n is not None else _ones_square_like(xl)
     table = mul(unsqueeze(xl, -2), ones)  # [..., i, k] = x_k
     eye = eq(sub(cumsum(ones, -1), cumsum(ones, -2)), 0.0)  # i == k
     partial = cumprod(where(eye, 1.0, table), -1)  # [..., i, j] = prod_{k<=j, k!=i} x_k
-    upper = triu(ones)  # j >= i
-    grad = sum(mul(mul(unsqueeze(gl, -2), partial), upper), -1)
+    upper = ne(triu(ones), 0.0)  # j >= i
+    # where, not a product with the mask: partial may be inf or NaN where j < i
+    grad = sum(where(upper, mul(unsqueeze(gl, -2), partial), 0.0), -1)
     return transpose(grad, dim, -1)
 
 
@@ -120,9 +119,27 @@ def ones_square(n: int, like=None):
     return ones if like is None else constant_like(ones, like)
 
 
+def _ones_square_like(xl):
+    """An (n, n) tensor of ones, n the run-time size of `xl`'s last dim."""
+    from .elementwise import zeros_like
+    from .shape import unsqueeze
+
+    line = zeros_like(xl)
+    if len(xl.shape) > 1:
+        line = sum(line, tuple(range(len(xl.shape) - 1)))
+    line = line + 1.0
+    return mul(unsqueeze(line, -1), unsqueeze(line, 0))
+
+
 def _maybe_zero(x) -> bool:
-    """False only for an eager tensor known to hold no zero (the rule may take the short path)."""
-    return x._node is not None or bool((x._data == 0).any())
+    """False only for an eager tensor known to hold no zero, inf or NaN (the rule may then take
+    the short path, which divides by x: exact only for finite nonzero values)."""
+    if x._node is not None:
+        return True
+    from ..backends import backend_of
+
+    data = x._data
+    return bool((data == 0).any()) or not bool(backend_of(data).xp.isfinite(data).all())
 
 
 _cumprod = define("cumprod", forward=lambda xp, x, dim: xp.cumprod(x, axis=dim,

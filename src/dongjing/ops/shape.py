@@ -54,8 +54,13 @@ def reshape(x, *shape):
     """`x` with a new shape of the same number of elements (one dim may be -1)."""
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         shape = shape[0]
-    shape = tuple(int(d) for d in shape)
     x = as_tensor(x)
+    try:
+        shape = tuple(int(d) for d in shape)
+    except (TypeError, ValueError):
+        raise ShapeError(f"reshape: the new shape {tuple(shape)} of a tensor of shape "
+                         f"{inf.fmt(x.shape)} must be ints (one may be -1; an unknown size "
+                         f"cannot be given: use -1 or reshape_like)") from None
     if x.shape == shape:
         return x
     return apply1(_reshape, x, shape=shape)
@@ -187,8 +192,16 @@ def _broadcast_like_forward(xp, x, like):
     return xp.broadcast_to(x, like.shape)
 
 
+def _check_broadcast_like(shape: tuple, like: tuple) -> None:
+    fits = len(shape) <= len(like) and all(
+        d in (1, None) or t is None or d == t for d, t in zip(reversed(shape), reversed(like)))
+    if not fits:
+        raise ShapeError(f"broadcast_to_like: cannot broadcast a tensor of shape "
+                         f"{inf.fmt(shape)} to shape {inf.fmt(like)}")
+
+
 def _broadcast_like_infer(x: Spec, like: Spec):
-    inf.broadcast("broadcast_to_like", x.shape, like.shape)
+    _check_broadcast_like(x.shape, like.shape)
     return like.shape, x.dtype
 
 
@@ -204,6 +217,7 @@ def broadcast_to_like(x, like):
     x, like = as_tensor(x), as_tensor(like)
     if x._node is None and like._node is None and x._data.shape == like._data.shape:
         return x
+    _check_broadcast_like(x.shape, like.shape)  # eager dispatch asks infer only for dtypes
     return apply2(_broadcast_like, x, like)
 
 
@@ -290,11 +304,11 @@ def _concat_infer(*xs: Spec, dim):
 
 def _concat_vjp(g, inputs, out, needs, attrs):
     dim = attrs["dim"]
+    if any(x.shape[dim] is None for x in inputs):
+        return _concat_vjp_at_run_time(g, inputs, needs, dim)
     grads, start = [], 0
     for x, need in zip(inputs, needs):
         size = x.shape[dim]
-        if size is None:
-            raise ShapeError("concat: gradient needs the sizes along the concat dim to be known")
         if need:
             index = (slice(None),) * dim + (slice(start, start + size),)
             grads.append(g[index])
@@ -304,7 +318,41 @@ def _concat_vjp(g, inputs, out, needs, attrs):
     return tuple(grads)
 
 
-_concat = define("concat", forward=lambda xp, *xs, dim: xp.concatenate(xs, axis=dim),
+def _concat_vjp_at_run_time(g, inputs, needs, dim):
+    """concat's gradient where a size along `dim` is unknown: each input's part of `g` is taken
+    by integer positions computed when the graph runs (offset + 0..size-1)."""
+    from .. import dtypes
+    from .elementwise import zeros_like
+    from .reduce import count
+    from .reduce import sum as reduce_sum
+    from .scan import cumsum
+
+    grads, start = [], None
+    for x, need in zip(inputs, needs):
+        size = count(x, dim=dim, dtype=dtypes.int64)
+        if need:
+            others = tuple(d for d in range(len(x.shape)) if d != dim)
+            zeros = zeros_like(x, dtype=dtypes.int64)
+            line = reduce_sum(zeros, dim=others) if others else zeros  # (size,) zeros
+            positions = cumsum(line + 1, 0) - 1
+            if start is not None:
+                positions = positions + start
+            grads.append(g[(slice(None),) * dim + (positions,)])
+        else:
+            grads.append(None)
+        start = size if start is None else start + size
+    return tuple(grads)
+
+
+def _concat_forward(xp, *xs, dim):
+    try:
+        return xp.concatenate(xs, axis=dim)
+    except ValueError:  # sizes that were unknown when the graph was built, fed unequal
+        raise ShapeError(f"concat: shapes {', '.join(inf.fmt(x.shape) for x in xs)} differ "
+                         f"outside dim {dim}") from None
+
+
+_concat = define("concat", forward=_concat_forward,
                  infer=_concat_infer, vjp=_concat_vjp, kind=S, grad_name="CatBackward0",
                  onnx=onnx_rules.concat, public=("concat", "cat"))
 
@@ -327,11 +375,12 @@ def stack(tensors, dim: int = 0):
     tensors = [as_tensor(t) for t in tensors]
     if not tensors:
         raise ShapeError("stack: needs at least one tensor")
-    shapes = {t.shape for t in tensors}
-    if len(shapes) > 1:
-        raise ShapeError(
-            f"stack: all tensors need the same shape; got {', '.join(map(str, shapes))}"
-        )
+    first = tensors[0].shape
+    same = all(len(t.shape) == len(first) and all(
+        a is None or b is None or a == b for a, b in zip(first, t.shape)) for t in tensors)
+    if not same:  # (an unknown dim may be any size: (1, None) and (None, 1) can stack)
+        raise ShapeError(f"stack: all tensors need the same shape; got "
+                         f"{', '.join(inf.fmt(t.shape) for t in tensors)}")
     dim = inf.normalize_dim("stack", dim, tensors[0].ndim + 1)
     return concat([unsqueeze(t, dim) for t in tensors], dim)
 
