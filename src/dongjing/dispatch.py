@@ -153,6 +153,12 @@ def apply2(op: Op, a: Tensor, b: Tensor, **attrs) -> Tensor:
         raise
     except Exception as exc:
         raise explain_failure(op, (a, b), attrs, exc) from exc
+    if type(out) is ndarray and out.dtype is expected and not _anomaly.on:  # the common case
+        if (a.requires_grad or b.requires_grad) and _grad_state.grad_enabled and op.vjp:
+            result = _make(out, True)
+            record(op, (a, b), attrs, result)
+            return result
+        return _make(out, False)
     return _finish(op, out, expected, (a, b), attrs, a.requires_grad or b.requires_grad)
 
 

@@ -156,20 +156,52 @@ def _wants_out(rule: Callable) -> bool:
 def rules_vjp(op_name: str, grads: tuple) -> tuple[Callable, bool]:
     """A whole-op vjp from per-input rules, and whether any rule reads the op's output."""
     wants = tuple(rule is not None and _wants_out(rule) for rule in grads)
-
-    def vjp(g, inputs, out, needs, attrs):
-        results = []
-        for rule, want, need in zip(grads, wants, needs):
-            if rule is None or not need:
-                results.append(None)
-            elif want:
-                results.append(rule(g, *inputs, out=out, **attrs))
-            else:
-                results.append(rule(g, *inputs, **attrs))
-        return tuple(results)
+    if len(grads) == 2 and not any(wants):
+        vjp = _binary_rules_vjp(*grads)
+    elif len(grads) == 1 and grads[0] is not None:
+        vjp = _unary_rule_vjp(grads[0], wants[0])
+    else:
+        def vjp(g, inputs, out, needs, attrs):
+            results = []
+            for rule, want, need in zip(grads, wants, needs):
+                if rule is None or not need:
+                    results.append(None)
+                elif want:
+                    results.append(rule(g, *inputs, out=out, **attrs))
+                else:
+                    results.append(rule(g, *inputs, **attrs))
+            return tuple(results)
 
     vjp.__qualname__ = f"{op_name}_vjp"
     return vjp, any(wants)
+
+
+def _unary_rule_vjp(rule: Callable, wants_out: bool) -> Callable:
+    """The vjp of a one-input op (the eager backward's hot path: unary ops, reductions)."""
+    if wants_out:
+        def vjp(g, inputs, out, needs, attrs):
+            return (rule(g, inputs[0], out=out, **attrs) if needs[0] else None,)
+    else:
+        def vjp(g, inputs, out, needs, attrs):
+            if not needs[0]:
+                return (None,)
+            return (rule(g, inputs[0], **attrs) if attrs else rule(g, inputs[0]),)
+    return vjp
+
+
+def _binary_rules_vjp(rule_a: Callable | None, rule_b: Callable | None) -> Callable:
+    """The vjp of a two-input op whose rules do not read its output: the eager backward's hot
+    path (add, mul, matmul, ...), so it avoids the general loop."""
+
+    def vjp(g, inputs, out, needs, attrs):
+        a, b = inputs
+        if attrs:
+            return (rule_a(g, a, b, **attrs) if needs[0] and rule_a is not None else None,
+                    rule_b(g, a, b, **attrs) if needs[1] and rule_b is not None else None)
+        return (rule_a(g, a, b) if needs[0] and rule_a is not None else None,
+                rule_b(g, a, b) if needs[1] and rule_b is not None else None)
+
+    return vjp
 
 
 def define(

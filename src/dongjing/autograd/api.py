@@ -5,10 +5,13 @@ from __future__ import annotations
 import threading
 from collections.abc import Sequence
 
-from ..backends import backend_of
+from ..backends import backend_of, numpy_backend
 from ..errors import ShapeError
 from .engine import run_backward
 from .function import accumulator_of
+
+_NDARRAY = numpy_backend.array_types[0]
+_numpy_ones = numpy_backend.xp.ones
 
 
 def _root_node(t):
@@ -39,7 +42,10 @@ def _initial_grad(t, gradient):
                 f"grad can be implicitly created only for scalar outputs; this output has shape "
                 f"{t.shape}: pass gradient= (a tensor of that shape) to backward()"
             )
-        return Tensor._make(backend_of(t._data).ones(t.shape, t._data.dtype))
+        data = t._data
+        if type(data) is _NDARRAY:  # the common case, without a backend lookup
+            return Tensor._make(_numpy_ones(data.shape, data.dtype))
+        return Tensor._make(backend_of(data).ones(data.shape, data.dtype))
     gradient = as_tensor(gradient)
     if gradient.shape != t.shape:
         raise ShapeError(

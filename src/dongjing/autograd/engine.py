@@ -192,8 +192,10 @@ def _apply_node(node: BackwardNode, grad, retain_graph: bool):
     _check_saved(node)
     out = _saved_output(node) if node.op.saves_output else None
     results = node.op.vjp(grad, node.inputs, out, node.needs, node.attrs)
-    if any(g is not None and g._data.shape != t._data.shape for g, t in zip(results, node.inputs)):
-        results = _fit_shapes(node, results)
+    for g, t in zip(results, node.inputs):
+        if g is not None and g._data.shape != t._data.shape:
+            results = _fit_shapes(node, results)
+            break
     if not retain_graph:
         node.inputs = ()
         node.versions = ()

@@ -83,6 +83,9 @@ class _HookHandle:
             self._hooks.remove(self._hook)
 
 
+_NO_EDGE = (None, 0)
+
+
 def _backward_class(op: Op) -> type:
     cls = op.backward_class
     if cls is None:
@@ -101,22 +104,24 @@ def accumulator_of(tensor) -> AccumulateGrad:
 
 def record(op: Op, inputs: tuple, attrs: dict, result) -> None:
     """Attach a backward node for `op` to `result` (eager mode, gradients wanted)."""
-    cls = op.backward_class or _backward_class(op)
+    cls = op.cache.get("backward_class") or _backward_class(op)
     node = cls.__new__(cls)
     node.op = op
     node.attrs = attrs
     node.inputs = inputs
-    node.versions = tuple([t._version[0] for t in inputs])
+    versions = []
     edges = []
     needs = []
     for t in inputs:
+        versions.append(t._version[0])
         if t.requires_grad:
             fn = t.grad_fn
             edges.append((fn if fn is not None else accumulator_of(t), 0))
             needs.append(True)
         else:
-            edges.append((None, 0))
+            edges.append(_NO_EDGE)
             needs.append(False)
+    node.versions = tuple(versions)
     node.next_functions = tuple(edges)
     node.needs = tuple(needs)
     if op.saves_output:

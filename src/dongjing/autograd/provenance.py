@@ -20,15 +20,16 @@ def caller(depth: int = 2):
     On the eager path for every recorded op, so it avoids the costly parts: the line number
     is decoded only when an error is raised (`describe`), filenames are classified once."""
     frame = sys._getframe(depth)
+    inside = _INSIDE
     while frame is not None:
         code = frame.f_code
         name = code.co_filename
-        if name in _OUTSIDE:
-            return code, frame.f_lasti
-        if name in _INSIDE:
+        if name in inside:
             frame = frame.f_back
+        elif name in _OUTSIDE:
+            return code, frame.f_lasti
         elif name.startswith(_PACKAGE_DIR):
-            _INSIDE.add(name)
+            inside.add(name)
         else:
             _OUTSIDE.add(name)
     return None

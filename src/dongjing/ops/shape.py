@@ -217,7 +217,10 @@ def broadcast_to_like(x, like):
     x, like = as_tensor(x), as_tensor(like)
     if x._node is None and like._node is None and x._data.shape == like._data.shape:
         return x
-    _check_broadcast_like(x.shape, like.shape)  # eager dispatch asks infer only for dtypes
+    if x._node is not None or like._node is not None or len(x._data.shape) > len(like._data.shape):
+        # eager dispatch asks infer only for dtypes; NumPy's broadcasting refuses every other
+        # misfit eagerly, but would accept dropping leading dims
+        _check_broadcast_like(x.shape, like.shape)
     return apply2(_broadcast_like, x, like)
 
 
