@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from .backends.base import default_backend as _default_backend
 from .errors import DeviceError
 
 _ACCELERATORS = ("cuda", "mps", "xpu", "hip")
@@ -139,10 +140,10 @@ class Placement(NamedTuple):
 
 def placement(dev, what: str) -> Placement:
     """Where a factory's `device=` argument puts its result (None: the default backend)."""
+    if dev is None:  # the common case first, without the imports below
+        return Placement(_default_backend(), None)
     from .backends import default_backend, for_device_type
 
-    if dev is None:
-        return Placement(default_backend(), None)
     dev = check_device(dev, what, placed=True)
     if dev.type == "cpu":
         return Placement(default_backend(), None)

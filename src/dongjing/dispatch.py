@@ -118,6 +118,12 @@ def apply1(op: Op, x: Tensor, **attrs) -> Tensor:
         raise
     except Exception as exc:
         raise explain_failure(op, (x,), attrs, exc) from exc
+    if type(out) is ndarray and out.dtype is expected and not _anomaly.on:  # the common case
+        if x.requires_grad and _grad_state.grad_enabled and op.vjp:
+            result = _make(out, True)
+            record(op, (x,), attrs, result)
+            return result
+        return _make(out, False)
     return _finish(op, out, expected, (x,), attrs, x.requires_grad)
 
 

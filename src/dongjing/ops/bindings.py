@@ -12,6 +12,7 @@ from collections.abc import Callable
 from .. import dtypes
 from ..dispatch import apply, apply1, apply2
 from ..registry import OPS, Op, bind
+from ..tensor import Tensor
 from .convert import as_tensor, pair
 
 
@@ -35,7 +36,13 @@ def unary(op: Op) -> Callable:
 
 def float_unary(op: Op) -> Callable:
     """f(x): integer and bool inputs are promoted to the default float dtype first."""
-    return _publish(op, lambda x: apply1(op, _to_float(as_tensor(x))))
+
+    def fn(x):
+        if type(x) is not Tensor or x._data is None or x._data.dtype.kind != "f":
+            x = _to_float(as_tensor(x))
+        return apply1(op, x)
+
+    return _publish(op, fn)
 
 
 def binary(op: Op) -> Callable:
