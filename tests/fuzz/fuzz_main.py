@@ -23,9 +23,13 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from fuzz_check import MODES, Failure, check_program  # noqa: E402
 from fuzz_program import generate  # noqa: E402
 
-# (text in the message, text in the program or "", why): documented limits (a clear error
-# naming the op, never a wrong answer), each narrow; no mode is ever marked known as a whole
+# (text in the message, text in the program or "", why[, the only mode it applies to]):
+# documented limits (a clear error naming the op, or float32 rounding, never a wrong answer),
+# each narrow; no mode is ever marked known as a whole
 KNOWN_BUGS = [
+    ("differs at", "dj.tanh(", "float32 tanh inside a compiled kernel is within 1 ulp of NumPy's "
+     "(docs/performance.md); its gradient 1 - y*y cancels near |x| > 4 and magnifies that ulp "
+     "(a float32 rounding difference, not a wrong formula)", "O2_fused"),
     ("has unknown dims; name the dims to squeeze", "dj.squeeze(", "squeeze without dims of a "
      "tensor with unknown dims (a documented limit: the result's rank would be unknown)"),
     ("dj.cond: output", "dj.cond", "dj.cond refuses branches of different float dtypes in a graph "
@@ -69,7 +73,9 @@ if __name__ == "__main__":
 
 def known_reason(failure, program) -> str | None:
     """Why a failure is known and owned elsewhere, or None when it is a real new failure."""
-    for text, code, reason in KNOWN_BUGS:
+    for text, code, reason, *mode in KNOWN_BUGS:
+        if mode and failure.mode != mode[0]:
+            continue
         if text in failure.message and code in program.source():
             return reason
     return None
