@@ -328,3 +328,20 @@ def test_as_tensor_and_empty_like_follow_devices(cuda):
     a = np.arange(3.0)
     assert _on_cuda(dj.as_tensor(a, device="cuda")) and dj.as_tensor(a).numpy() is a
     assert type(dj.as_tensor(g, device="cpu")._data) is np.ndarray
+
+
+def test_torch_compat_composites_stay_on_the_device(cuda):
+    v = dj.tensor([1.0, 2.0, 3.0], device="cuda")
+    m = dj.tensor([[1.0, 2.0], [3.0, 4.0]], device="cuda")
+    counts = dj.tensor([1, 0, 2], device="cuda")
+    with no_host(cuda):
+        results = [dj.diag(v), dj.diag(m), dj.repeat_interleave(v, 2),
+                   dj.unique(dj.tensor([3, 1, 3], device="cuda"))]
+        assert dj.allclose(v, v) and dj.equal(m, m)
+    # counts decide the output's size: read on the host, as PyTorch synchronises for them
+    results.append(dj.repeat_interleave(v, counts))
+    assert all(_on_cuda(r) for r in results)
+    assert host(results[0]).tolist() == [[1, 0, 0], [0, 2, 0], [0, 0, 3]]
+    assert host(results[1]).tolist() == [1.0, 4.0]
+    assert host(results[3]).tolist() == [1, 3]
+    assert host(results[4]).tolist() == [1.0, 3.0, 3.0]

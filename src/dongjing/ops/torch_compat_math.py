@@ -226,6 +226,22 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1):
 
 
 # --- comparisons to a Python bool -------------------------------------------------------------
+def _xp(a, b):
+    """The array namespace of two operands' data (a device mismatch raises, naming both)."""
+    from ..backends import backend_of, numpy_backend
+
+    backend = backend_of(a)
+    if backend is not backend_of(b):
+        if a.ndim == 0 and backend is numpy_backend:  # a CPU scalar meets a device tensor
+            return backend_of(b).xp
+        if b.ndim != 0 or backend_of(b) is not numpy_backend:
+            from ..errors import DeviceError
+
+            raise DeviceError(f"allclose/equal: operands on two devices ({backend.name} and "
+                              f"{backend_of(b).name})")
+    return backend.xp
+
+
 def _values(name: str, input, other):
     a = as_tensor(input)
     b = as_tensor(other, a)
@@ -241,13 +257,13 @@ def allclose(input, other, rtol: float = 1e-05, atol: float = 1e-08,
         raise DTypeError(f"allclose: input and other must have one dtype, got {a.dtype} and "
                          f"{b.dtype}")
     inf.broadcast("allclose", a.shape, b.shape)
-    return bool(np.allclose(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan))
+    return bool(_xp(a, b).allclose(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan))
 
 
 def equal(input, other) -> bool:
     """True when both have the same shape and the same elements (NaN equals nothing)."""
     a, b = _values("equal", input, other)
-    return a.shape == b.shape and bool(np.array_equal(a, b))
+    return a.shape == b.shape and bool(_xp(a, b).array_equal(a, b))
 
 
 # --- (var, mean) and (std, mean) ----------------------------------------------------------------

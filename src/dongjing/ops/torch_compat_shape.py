@@ -13,6 +13,7 @@ import numpy as np
 
 from .. import dtypes
 from .. import infer as inf
+from ..backends import backend_of
 from ..errors import DTypeError, GraphError, ShapeError
 from ..tensor import Tensor
 from .compare import ne
@@ -35,8 +36,11 @@ def _known(name: str, x: Tensor) -> tuple:
     return tuple(x.shape)
 
 
-def _const(array) -> Tensor:
-    return Tensor._make(np.asarray(array))
+def _const(array, like: Tensor) -> Tensor:
+    """Host index math (NumPy) as a constant on `like`'s device."""
+    from ..transfer import constant_like
+
+    return constant_like(np.asarray(array), like)
 
 
 # --- diagonals --------------------------------------------------------------------------------
@@ -51,14 +55,14 @@ def diag(input, diagonal: int = 0):
         n = k + abs(d)
         rows = np.arange(k) + max(-d, 0)
         cols = np.arange(k) + max(d, 0)
-        flat = Tensor._make(np.zeros(n * n, x.dtype))
-        return reshape(scatter(flat, 0, _const(rows * n + cols), x), (n, n))
+        flat = _const(np.zeros(n * n, x.dtype), x)
+        return reshape(scatter(flat, 0, _const(rows * n + cols, x), x), (n, n))
     if x.ndim == 2:
         r, c = shape
         length = max(0, min(r, c - d) if d >= 0 else min(r + d, c))
         rows = np.arange(length) + max(-d, 0)
         cols = np.arange(length) + max(d, 0)
-        return getitem(x, (_const(rows), _const(cols)))
+        return getitem(x, (_const(rows, x), _const(cols, x)))
     raise ShapeError(f"diag: expects a 1-d or 2-d tensor, got shape {inf.fmt(x.shape)}")
 
 
@@ -249,6 +253,7 @@ def meshgrid(*tensors, indexing: str | None = None) -> tuple:
 def _repeat_counts(repeats, size: int) -> np.ndarray:
     if isinstance(repeats, Tensor):
         counts = repeats._value("repeat_interleave(repeats)")
+        counts = backend_of(counts).to_numpy(counts)  # host index math, like shapes
         if counts.dtype.kind not in "iu":
             raise DTypeError(f"repeat_interleave: repeats must be integers, got {counts.dtype}")
         if counts.ndim > 1 or counts.size not in (1, size):
@@ -276,7 +281,7 @@ def repeat_interleave(input, repeats=None, dim: int | None = None, *,
             raise ShapeError(f"repeat_interleave: counts must be 1-d, got shape "
                              f"{inf.fmt(counts.shape)}")
         indices = np.repeat(np.arange(counts.shape[0]), _repeat_counts(counts, counts.shape[0]))
-        return _checked_size(_const(indices.astype(dtypes.int64)), output_size)
+        return _checked_size(_const(indices.astype(dtypes.int64), counts), output_size)
     x = as_tensor(input)
     if dim is None:
         x, dim = reshape(x, (-1,)), 0
@@ -285,8 +290,8 @@ def repeat_interleave(input, repeats=None, dim: int | None = None, *,
     if x.ndim == 0:
         x, dim = reshape(x, (1,)), 0
     indices = np.repeat(np.arange(size), _repeat_counts(repeats, size))
-    return _checked_size(index_select(x, dim, _const(indices.astype(dtypes.int64))), output_size,
-                         dim)
+    picked = index_select(x, dim, _const(indices.astype(dtypes.int64), x))
+    return _checked_size(picked, output_size, dim)
 
 
 def _checked_size(out: Tensor, output_size, dim: int = 0) -> Tensor:
@@ -350,11 +355,12 @@ def unique(input, sorted: bool = True, return_inverse: bool = False,
     data = x._data
     if dim is not None:
         dim = inf.normalize_dim("unique", dim, x.ndim)
-    values, inverse, counts = np.unique(data, return_inverse=True, return_counts=True, axis=dim,
+    xp = backend_of(data).xp
+    values, inverse, counts = xp.unique(data, return_inverse=True, return_counts=True, axis=dim,
                                         equal_nan=False)
     if dim is None:
         inverse = inverse.reshape(data.shape)
-    out = [Tensor._make(np.ascontiguousarray(values))]
+    out = [Tensor._make(xp.ascontiguousarray(values))]
     if return_inverse:
         out.append(Tensor._make(inverse.reshape(-1 if dim is not None else data.shape)
                                 .astype(dtypes.int64)))
