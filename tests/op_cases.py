@@ -229,3 +229,20 @@ CASES.update({  # ops/torch_compat_math.py
              Case(dj.fmod, (_ints(5, high=9) - 4, _ints(5, high=3, seed=1) + 1), "ints",
                   grad=False)],
 })
+
+
+OWN_TESTS = {"source", "effect", "control"}  # kinds whose ops are tested by their own suites
+
+
+def case_params():
+    """Every case of every op outside OWN_TESTS, as pytest params `(op_name, case)` with ids
+    `op-casename` (the table-driven tests share this enumeration)."""
+    import pytest
+
+    from dongjing.ops.registry import OPS
+
+    for op_name, cases in sorted(CASES.items()):
+        if OPS[op_name].kind in OWN_TESTS:
+            continue
+        for i, case in enumerate(cases):
+            yield pytest.param(op_name, case, id=f"{op_name}-{case.name or i}")

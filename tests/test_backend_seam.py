@@ -6,22 +6,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from op_cases import CASES
+from op_cases import case_params
 from wrapped_backend import LeakError, WArray, unwrap, wrapped_backend
 
 import dongjing as dj
 from dongjing.backends import backend_of, numpy_backend
 from dongjing.ops.registry import OPS
-
-OWN_TESTS = {"source", "effect", "control"}  # kinds tested by their own suites
-
-
-def _cases():
-    for op_name, cases in sorted(CASES.items()):
-        if OPS[op_name].kind in OWN_TESTS:
-            continue
-        for i, case in enumerate(cases):
-            yield pytest.param(op_name, case, id=f"{op_name}-{case.name or i}")
 
 
 def _inputs(case, wrapped: bool):
@@ -87,7 +77,7 @@ def strict_results(monkeypatch):
     monkeypatch.setattr(dispatch, "_finish", checked)
 
 
-@pytest.mark.parametrize("op_name,case", list(_cases()))
+@pytest.mark.parametrize("op_name,case", list(case_params()))
 def test_op_runs_on_the_test_backend(op_name, case, strict_results):
     dj.manual_seed(0)
     want_values, want_grads = _run(case, wrapped=False)

@@ -7,14 +7,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from fake_cuda import CArray, fake_cuda, host
-from op_cases import CASES
+from op_cases import case_params
 
 import dongjing as dj
 from dongjing import nn
 from dongjing.nn import functional as F
-from dongjing.ops.registry import OPS
-
-OWN_TESTS = {"source", "effect", "control"}  # kinds tested by their own suites
 
 
 @pytest.fixture(scope="module")
@@ -22,13 +19,6 @@ def cuda():
     with fake_cuda() as backend:
         yield backend
 
-
-def _cases():
-    for op_name, cases in sorted(CASES.items()):
-        if OPS[op_name].kind in OWN_TESTS:
-            continue
-        for i, case in enumerate(cases):
-            yield pytest.param(op_name, case, id=f"{op_name}-{case.name or i}")
 
 
 def _run(case, device: str):
@@ -52,7 +42,7 @@ def _run(case, device: str):
     return outs, grads
 
 
-@pytest.mark.parametrize("op_name,case", list(_cases()))
+@pytest.mark.parametrize("op_name,case", list(case_params()))
 def test_op_on_the_device_matches_the_cpu(cuda, op_name, case):
     dj.manual_seed(0)
     want = _run(case, "cpu")

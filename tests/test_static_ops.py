@@ -6,20 +6,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from op_cases import CASES
+from op_cases import CASES, OWN_TESTS, case_params
 
 import dongjing as dj
 from dongjing.ops.registry import OPS
-
-OWN_TESTS = {"source", "effect", "control"}  # kinds with their own static tests
-
-
-def _cases():
-    for op_name, cases in sorted(CASES.items()):
-        if OPS[op_name].kind in OWN_TESTS:
-            continue
-        for i, case in enumerate(cases):
-            yield pytest.param(op_name, case, id=f"{op_name}-{case.name or i}")
 
 
 def _arrays(case):
@@ -40,7 +30,7 @@ def test_every_op_has_a_graph_case():
 
 
 @pytest.mark.parametrize("level", [0, 1, 2], ids=["interpreted", "cleaned", "compiled"])
-@pytest.mark.parametrize("op_name,case", list(_cases()))
+@pytest.mark.parametrize("op_name,case", list(case_params()))
 def test_graph_matches_eager(op_name, case, level):
     arrays = _arrays(case)
     dj.manual_seed(3)  # random ops draw the same numbers in both modes
@@ -61,7 +51,7 @@ def test_graph_matches_eager(op_name, case, level):
     assert static.dtype == eager.dtype
 
 
-@pytest.mark.parametrize("op_name,case", [p for p in _cases()
+@pytest.mark.parametrize("op_name,case", [p for p in case_params()
                                           if p.values[1].grad and OPS[p.values[0]].differentiable])
 @pytest.mark.parametrize("level", [0, 1, 2], ids=["interpreted", "cleaned", "compiled"])
 def test_graph_gradients_match_eager_backward(op_name, case, level):

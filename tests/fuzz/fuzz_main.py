@@ -30,6 +30,9 @@ KNOWN_BUGS = [
     ("differs at", "dj.tanh(", "float32 tanh inside a compiled kernel is within 1 ulp of NumPy's "
      "(docs/performance.md); its gradient 1 - y*y cancels near |x| > 4 and magnifies that ulp "
      "(a float32 rounding difference, not a wrong formula)", "O2_fused"),
+    ("has zeros of the wrong sign", "dj.am", "min/max of +0.0 and -0.0: IEEE 754 allows either, "
+     "and NumPy's answer depends on the order it visits the elements, which differs between "
+     "the strided eager input and a graph's fed copy (PyTorch does not specify it either)"),
     ("has unknown dims; name the dims to squeeze", "dj.squeeze(", "squeeze without dims of a "
      "tensor with unknown dims (a documented limit: the result's rank would be unknown)"),
     ("dj.cond: output", "dj.cond", "dj.cond refuses branches of different float dtypes in a graph "

@@ -6,20 +6,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from gpu_helpers import on_gpu
-from op_cases import CASES
+from op_cases import case_params
 
 import dongjing as dj
 from dongjing.ops.registry import OPS
-
-OWN_TESTS = {"source", "effect", "control"}  # kinds tested by their own suites
-
-
-def _cases():
-    for op_name, cases in sorted(CASES.items()):
-        if OPS[op_name].kind in OWN_TESTS:
-            continue
-        for i, case in enumerate(cases):
-            yield pytest.param(op_name, case, id=f"{op_name}-{case.name or i}")
 
 
 def _inputs(case, gpu: bool):
@@ -72,7 +62,7 @@ def _same(name, got, want, exact_values: bool = True):
                                    err_msg=name)
 
 
-@pytest.mark.parametrize("op_name,case", list(_cases()))
+@pytest.mark.parametrize("op_name,case", list(case_params()))
 def test_op_on_gpu_matches_cpu(op_name, case):
     dj.manual_seed(0)
     want_values, want_grads = _run(case, gpu=False)
@@ -87,7 +77,7 @@ def test_op_on_gpu_matches_cpu(op_name, case):
         _same(f"{op_name} gradient of input {i}", got, want, exact)
 
 
-@pytest.mark.parametrize("op_name,case", list(_cases()))
+@pytest.mark.parametrize("op_name,case", list(case_params()))
 def test_op_gradcheck_on_gpu(op_name, case):
     if not (case.grad and OPS[op_name].differentiable) or OPS[op_name].random:
         pytest.skip("not a differentiable deterministic case")

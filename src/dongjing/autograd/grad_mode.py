@@ -39,14 +39,16 @@ class set_grad_enabled:
         return False
 
     def __call__(self, fn):
-        mode = self.mode
-
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
-            with set_grad_enabled(mode):
+            with self._fresh():
                 return fn(*args, **kwargs)
 
         return wrapper
+
+    def _fresh(self):
+        """A new context with this one's setting (each decorated call gets its own)."""
+        return set_grad_enabled(self.mode)
 
 
 class no_grad(set_grad_enabled):

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import functools
-
-from .grad_mode import state
+from .grad_mode import set_grad_enabled, state
 
 
-class inference_mode:
+class inference_mode(set_grad_enabled):  # noqa: N801 - PyTorch's spelling
     """`with dj.inference_mode():`, `@dj.inference_mode()` or bare `@dj.inference_mode`: ops
     inside record nothing for backward. This is `dj.no_grad` under PyTorch's name: tensors made
     inside are ordinary tensors (PyTorch's extra "inference tensor" restrictions and speed-ups
@@ -20,26 +18,11 @@ class inference_mode:
             return cls()(mode)
         raise TypeError(f"inference_mode: mode must be a bool, got {type(mode).__name__}")
 
-    def __init__(self, mode: bool = True):
-        self.mode = bool(mode)
-        self.prev = None
-
     def __enter__(self):
         self.prev = state.grad_enabled
         if self.mode:
             state.grad_enabled = False
         return self
 
-    def __exit__(self, *exc):
-        state.grad_enabled = self.prev
-        return False
-
-    def __call__(self, fn):
-        mode = self.mode
-
-        @functools.wraps(fn)
-        def wrapper(*args, **kwargs):
-            with inference_mode(mode):
-                return fn(*args, **kwargs)
-
-        return wrapper
+    def _fresh(self):
+        return inference_mode(self.mode)
