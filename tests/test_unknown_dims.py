@@ -232,3 +232,15 @@ def test_stack_accepts_shapes_that_agree_where_known():
     for level in (0, 2):  # fed sizes that disagree: a named error when the graph runs
         with pytest.raises(ShapeError, match=r"concat: shapes \(1, 1, 2\), \(1, 1, 1\) differ"):
             dj.Session(g, optimize=level).run(s, {a: np.ones((1, 2)), b: np.ones((1, 1))})
+
+
+def test_squeezing_an_unknown_dim_that_is_not_one_when_the_graph_runs_is_a_named_error():
+    with dj.Graph() as g:
+        x = dj.placeholder((None,), dj.float64, name="x")
+        y = dj.squeeze(x[x > 0], 0)
+    for level in (0, 1, 2):
+        with dj.Session(g, optimize=level) as sess:
+            assert sess.run(y, {x: np.array([2.0])}).shape == ()
+            with pytest.raises(ShapeError, match=r"squeeze: dim 0 of shape \(0,\) has size 0, "
+                               r"not 1"):
+                sess.run(y, {x: np.array([-2.0])})

@@ -35,6 +35,9 @@ KNOWN_BUGS = [
      "the strided eager input and a graph's fed copy (PyTorch does not specify it either)"),
     ("has unknown dims; name the dims to squeeze", "dj.squeeze(", "squeeze without dims of a "
      "tensor with unknown dims (a documented limit: the result's rank would be unknown)"),
+    ("squeeze: dim", "dj.squeeze(", "squeeze of a dim unknown at build time that is not 1 when "
+     "the graph runs (a documented limit: eager leaves such a dim, as PyTorch does; a graph's "
+     "rank is fixed)"),
     ("dj.cond: output", "dj.cond", "dj.cond refuses branches of different float dtypes in a graph "
      "(a documented limit: a graph value has one dtype; eager returns the taken branch's)"),
 ]

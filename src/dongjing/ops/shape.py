@@ -253,7 +253,15 @@ def _squeeze_infer(x: Spec, dim):
     return tuple(s for i, s in enumerate(x.shape) if i not in dim), x.dtype
 
 
-_squeeze = define("squeeze", forward=lambda xp, x, dim: xp.squeeze(x, axis=dim),
+def _squeeze_forward(xp, x, dim):
+    for d in dim:  # a dim unknown when the graph was built is checked when it runs
+        if x.shape[d] != 1:
+            raise ShapeError(f"squeeze: dim {d} of shape {inf.fmt(x.shape)} has size "
+                             f"{x.shape[d]}, not 1")
+    return xp.squeeze(x, axis=dim)
+
+
+_squeeze = define("squeeze", forward=_squeeze_forward,
                   infer=_squeeze_infer, grads=(lambda g, x, dim: reshape_like(g, x),), kind=S,
                   onnx=onnx_rules.squeeze, methods="squeeze", public="squeeze")
 
