@@ -38,6 +38,8 @@ def broadcast(op: str, *shapes) -> tuple:
 
 
 def normalize_dim(op: str, dim: int, ndim: int) -> int:
+    if type(dim) is int and 0 <= dim < ndim:  # already canonical: the common case
+        return dim
     dim = check_dims(op, dim)  # reliab: an ArgumentError for a non-integer dim
     if not -ndim <= dim < max(ndim, 1):
         raise ShapeError(f"{op}: dim {dim} is out of range for a tensor of {ndim} dims")
@@ -46,6 +48,8 @@ def normalize_dim(op: str, dim: int, ndim: int) -> int:
 
 def normalize_dims(op: str, dim, ndim: int) -> tuple:
     """`dim` (None, int or sequence) as a sorted tuple of non-negative axes."""
+    if type(dim) is tuple and _canonical(dim, ndim):  # e.g. a gradient's own reduction
+        return dim
     dim = check_dims(op, dim)  # reliab: an ArgumentError for dim='a', 1.5, ...
     if dim is None:
         return tuple(range(ndim))
@@ -53,6 +57,16 @@ def normalize_dims(op: str, dim, ndim: int) -> tuple:
         dim = (dim,)
     axes = sorted({normalize_dim(op, d, ndim) for d in dim})
     return tuple(axes)
+
+
+def _canonical(dims: tuple, ndim: int) -> bool:
+    """`dims` is already sorted, distinct, non-negative Python ints below `ndim`."""
+    last = -1
+    for d in dims:
+        if type(d) is not int or not last < d < ndim:
+            return False
+        last = d
+    return True
 
 
 def same(spec: Spec) -> tuple:

@@ -206,7 +206,7 @@ def _apply_node(node: BackwardNode, grad, retain_graph: bool):
 
 def _fit_shapes(node: BackwardNode, results) -> tuple:
     """Reduce each broadcast gradient to its input's shape (the rules never do)."""
-    from ..ops.broadcast import sum_to_shape  # deferred: ops sit above the tape
+    sum_to_shape = _sum_to_shape()
 
     fitted = []
     for g, t in zip(results, node.inputs):
@@ -219,6 +219,14 @@ def _fit_shapes(node: BackwardNode, results) -> tuple:
                 )
         fitted.append(g)
     return tuple(fitted)
+
+
+def _sum_to_shape():
+    global _sum_to_shape
+    from ..ops.broadcast import sum_to_shape  # deferred: ops sit above the tape
+
+    _sum_to_shape = lambda: sum_to_shape  # noqa: E731  (resolved once)
+    return sum_to_shape
 
 
 def _accumulate(acc: AccumulateGrad, grad, shared: bool, create_graph: bool) -> None:

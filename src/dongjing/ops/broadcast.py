@@ -18,6 +18,8 @@ def sum_to_shape(g, shape: tuple):
     stretched = tuple(
         lead + i for i, d in enumerate(shape) if d == 1 and gshape[lead + i] != 1
     )
+    # the dims are canonical (sorted, non-negative), so the op is applied without the
+    # public function's argument checks: this runs for every broadcast gradient
     if stretched:
         g = reduce_sum(g, dim=stretched, keepdim=True)
     if lead:
@@ -27,7 +29,11 @@ def sum_to_shape(g, shape: tuple):
 
 def _reduce_sum():
     global _reduce_sum
-    from .reduce import sum as reduce_sum  # deferred: reduce imports this module
+    from ..dispatch import apply1
+    from .reduce import _sum  # deferred: reduce imports this module
+
+    def reduce_sum(g, dim: tuple, keepdim: bool):
+        return apply1(_sum, g, dim=dim, keepdim=keepdim)
 
     _reduce_sum = lambda: reduce_sum  # noqa: E731  (resolved once)
     return reduce_sum
