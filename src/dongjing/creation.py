@@ -5,10 +5,11 @@ from __future__ import annotations
 import numpy as np
 
 from . import dtypes
+from .conversion import to_array
 from .device import placement
 from .errors import ArgumentError, DongjingError
 from .random import generator  # noqa: F401 - kept for factories added beside these
-from .tensor import Tensor, to_array
+from .tensor import Tensor
 from .validation import check_int, check_number, check_size
 
 

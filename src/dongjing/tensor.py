@@ -8,6 +8,7 @@ import warnings
 import numpy as np
 
 from . import dtypes
+from .conversion import legacy_array
 from .errors import DTypeError, GraphError
 
 ndarray = np.ndarray
@@ -46,7 +47,7 @@ class Tensor:
         """`Tensor(data)` (an array keeps its dtype; a Python list or tuple becomes float32,
         as PyTorch's legacy constructor does), `Tensor(data, dtype)`, or `Tensor(2, 3)`: a
         float32 tensor of that shape, filled with zeros."""
-        array = _legacy_array(args, dtype)
+        array = legacy_array(args, dtype)
         self._data = array
         self.grad_fn = None
         self._grad = None
@@ -444,58 +445,6 @@ def _fmt_shape(shape) -> str:
     return "(" + ", ".join("None" if d is None else str(d) for d in shape) + (
         ",)" if len(shape) == 1 else ")"
     )
-
-
-def _legacy_array(args: tuple, dtype) -> ndarray:
-    if not args or all(type(a) is int for a in args):
-        want = dtypes.float32 if dtype is None else dtypes.as_dtype(dtype)
-        if any(a < 0 for a in args):
-            raise ValueError(f"Tensor{args}: sizes must be non-negative")
-        return np.zeros(args or (0,), dtype=want)
-    if len(args) == 2 and dtype is None and type(args[1]) is not int:
-        return to_array(args[0], args[1])
-    if len(args) != 1:
-        raise TypeError(
-            f"Tensor(): takes one data argument or integer sizes, got {len(args)} arguments"
-        )
-    data = args[0]
-    if dtype is None and isinstance(data, (list, tuple)):
-        dtype = dtypes.float32
-    return to_array(data, dtype)
-
-
-def to_array(data, dtype=None) -> ndarray:
-    """Convert user data to an array with PyTorch's defaults (floats -> float32, ints -> int64)."""
-    if isinstance(data, Tensor):
-        data = data._value("dj.tensor()")
-    want = None if dtype is None else dtypes.as_dtype(dtype)
-    if type(data) is not np.ndarray and hasattr(data, "dtype") and not isinstance(
-            data, np.generic):
-        from .transfer import foreign_array
-
-        data, on_device = foreign_array(data, want)
-        if on_device:
-            return data
-    if isinstance(data, np.ndarray):
-        array = data
-    elif isinstance(data, np.generic):
-        array = np.asarray(data)
-    else:
-        try:
-            array = np.asarray(data)
-        except ValueError as exc:
-            raise ValueError(f"cannot make a tensor from this data: {exc}") from None
-        if array.dtype == np.float64:
-            array = array.astype(dtypes.default_float)
-        elif array.dtype.kind == "i":
-            array = array.astype(dtypes.int64)
-    if array.dtype.kind not in "biuf":
-        raise DTypeError(f"cannot make a tensor of dtype {array.dtype}: only numbers and bools")
-    if want is not None and array.dtype != want:
-        array = array.astype(want)
-    elif array is data:
-        array = array.copy()
-    return array
 
 
 def _ops():

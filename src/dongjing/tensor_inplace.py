@@ -16,8 +16,9 @@ from .autograd.grad_mode import no_grad
 from .autograd.grad_mode import state as _grad_state
 from .autograd.provenance import note_modified
 from .backends import is_array, write_into
+from .conversion import to_array
 from .errors import DTypeError, ShapeError
-from .tensor import Tensor, to_array
+from .tensor import Tensor
 
 
 def run_inplace(t: Tensor, name: str, compute, operands=(), symbolic: bool = True) -> Tensor:

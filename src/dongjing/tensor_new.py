@@ -6,8 +6,9 @@ from __future__ import annotations
 import numpy as np
 
 from . import dtypes, ops
+from .conversion import to_array
 from .device import placement
-from .tensor import Tensor, to_array
+from .tensor import Tensor
 
 
 def _size(name: str, size: tuple) -> tuple:

@@ -200,7 +200,8 @@ def placeholder(*args, shape=None, dtype=None, name: str | None = None):
 
 def constant(value, dtype=None, name: str | None = None):
     """A constant: a node inside a graph, an ordinary tensor eagerly."""
-    from ..tensor import Tensor, to_array
+    from ..conversion import to_array
+    from ..tensor import Tensor
 
     array = to_array(value, dtype)
     graph = state.graph

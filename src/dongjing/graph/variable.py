@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from ..tensor import Tensor, to_array
+from ..conversion import to_array
+from ..tensor import Tensor
 
 
 class Variable(Tensor):

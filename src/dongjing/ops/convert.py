@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from .. import dtypes
 from ..backends import backend_of, default_backend
-from ..tensor import Tensor, to_array
+from ..conversion import to_array
+from ..tensor import Tensor
 
 _make = Tensor._make
 
