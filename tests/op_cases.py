@@ -246,3 +246,22 @@ def case_params():
             continue
         for i, case in enumerate(cases):
             yield pytest.param(op_name, case, id=f"{op_name}-{case.name or i}")
+
+
+def case_inputs(case, place=None) -> list:
+    """A case's inputs as leaf tensors: floats in float64 and requiring grad, each first made
+    from its array by `place` (default: a CPU tensor; a test may put it on another backend)."""
+    out = []
+    for a in case.inputs:
+        a = np.array(a)
+        grad = a.dtype.kind == "f"
+        if grad:
+            a = a.astype(np.float64)
+        t = place(a) if place is not None else dj.Tensor._make(a, False)
+        out.append(t.requires_grad_(True) if grad else t)
+    return out
+
+
+def as_list(result) -> list:
+    """An op's result as a list of tensors (one, or the members of a tuple)."""
+    return list(result) if isinstance(result, (tuple, list)) else [result]

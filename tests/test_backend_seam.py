@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from op_cases import case_params
+from op_cases import as_list, case_inputs, case_params
 from wrapped_backend import LeakError, WArray, unwrap, wrapped_backend
 
 import dongjing as dj
@@ -15,24 +15,13 @@ from dongjing.ops.registry import OPS
 
 
 def _inputs(case, wrapped: bool):
-    out = []
-    for a in case.inputs:
-        a = np.array(a)
-        grad = a.dtype.kind == "f"
-        if grad:
-            a = a.astype(np.float64)
-        out.append(dj.Tensor._make(WArray(a) if wrapped else a, grad))
-    return out
-
-
-def _outputs(result):
-    return list(result) if isinstance(result, (tuple, list)) else [result]
+    return case_inputs(case, (lambda a: dj.Tensor._make(WArray(a), False)) if wrapped else None)
 
 
 def _run(case, wrapped: bool):
     """Forward values and, for a differentiable case, the gradients of sum(out * w)."""
     inputs = _inputs(case, wrapped)
-    outs = _outputs(case.fn(*inputs))
+    outs = as_list(case.fn(*inputs))
     values = [o._data for o in outs]
     grads = []
     if case.grad and any(t.requires_grad for t in inputs):

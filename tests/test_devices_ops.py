@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from fake_cuda import CArray, fake_cuda, host
-from op_cases import case_params
+from op_cases import as_list, case_inputs, case_params
 
 import dongjing as dj
 from dongjing import nn
@@ -22,15 +22,8 @@ def cuda():
 
 
 def _run(case, device: str):
-    inputs = []
-    for a in case.inputs:
-        a = np.array(a)
-        if a.dtype.kind == "f":
-            a = a.astype(np.float64)
-        t = dj.Tensor._make(a).to(device)
-        inputs.append(t.requires_grad_(True) if a.dtype.kind == "f" else t)
-    outs = case.fn(*inputs)
-    outs = list(outs) if isinstance(outs, (tuple, list)) else [outs]
+    inputs = case_inputs(case, lambda a: dj.Tensor._make(a).to(device))
+    outs = as_list(case.fn(*inputs))
     grads = []
     if case.grad and any(t.requires_grad for t in inputs):
         rng = np.random.default_rng(3)

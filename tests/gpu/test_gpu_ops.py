@@ -6,34 +6,20 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from gpu_helpers import on_gpu
-from op_cases import case_params
+from op_cases import as_list, case_inputs, case_params
 
 import dongjing as dj
 from dongjing.ops.registry import OPS
 
 
 def _inputs(case, gpu: bool):
-    out = []
-    for a in case.inputs:
-        a = np.array(a)
-        grad = a.dtype.kind == "f"
-        if grad:
-            a = a.astype(np.float64)
-        t = dj.Tensor._make(a, False)
-        if gpu:
-            t = t.cuda()
-        out.append(t.requires_grad_(True) if grad else t)
-    return out
-
-
-def _outputs(result):
-    return list(result) if isinstance(result, (tuple, list)) else [result]
+    return case_inputs(case, (lambda a: dj.Tensor._make(a, False).cuda()) if gpu else None)
 
 
 def _run(case, gpu: bool):
     """Forward values and, for a differentiable case, the gradients of sum(out * w)."""
     inputs = _inputs(case, gpu)
-    outs = _outputs(case.fn(*inputs))
+    outs = as_list(case.fn(*inputs))
     grads = []
     if case.grad and any(t.requires_grad for t in inputs):
         rng = np.random.default_rng(3)
