@@ -103,10 +103,15 @@ def apply1(op: Op, x: Tensor, **attrs) -> Tensor:
     if x._node is not None or _graph_state.graph is not None:
         return _builder.add(op, (x,), attrs)
     data = x._data
-    try:
-        expected = op.dtype_rules[(data.dtype, *attrs.items()) if attrs else data.dtype]
-    except (KeyError, TypeError):
-        expected = _learn1(op, x, attrs)
+    if attrs and op.keeps_dtype:  # movement ops: one verdict per dtype, whatever the attrs
+        expected = op.dtype_rules.get(data.dtype)
+        if expected is None:
+            expected = _learn1(op, x, attrs, data.dtype)
+    else:
+        try:
+            expected = op.dtype_rules[(data.dtype, *attrs.items()) if attrs else data.dtype]
+        except (KeyError, TypeError):
+            expected = _learn1(op, x, attrs)
     try:
         if type(data) is not ndarray:
             out = _run_foreign(op, (data,), attrs)
@@ -127,9 +132,10 @@ def apply1(op: Op, x: Tensor, **attrs) -> Tensor:
     return _finish(op, out, expected, (x,), attrs, x.requires_grad)
 
 
-def _learn1(op: Op, x: Tensor, attrs: dict):
+def _learn1(op: Op, x: Tensor, attrs: dict, key=None):
     expected = _infer_dtype(op, (x,), attrs)
-    key = (x._data.dtype, *attrs.items()) if attrs else x._data.dtype
+    if key is None:
+        key = (x._data.dtype, *attrs.items()) if attrs else x._data.dtype
     try:
         op.dtype_rules[key] = expected
     except TypeError:
@@ -142,12 +148,13 @@ def apply2(op: Op, a: Tensor, b: Tensor, **attrs) -> Tensor:
     if a._node is not None or b._node is not None or _graph_state.graph is not None:
         return _builder.add(op, (a, b), attrs)
     da, db = a._data, b._data
-    if attrs:
-        expected = expected_dtype(op, (a, b), attrs)
+    last = op.last_rule[0]  # (dtype a, dtype b, result): the verdict asked for most recently
+    if not attrs and last[0] is da.dtype and last[1] is db.dtype:
+        expected = last[2]
     else:
-        expected = op.dtype_rules.get((da.dtype, db.dtype))
-        if expected is None:
-            expected = expected_dtype(op, (a, b), attrs)
+        expected = expected_dtype(op, (a, b), attrs)
+        if not attrs:
+            op.last_rule[0] = (da.dtype, db.dtype, expected)  # one store: safe across threads
     try:
         if type(da) is not ndarray or type(db) is not ndarray:
             out = _run_foreign(op, (da, db), attrs)
@@ -166,6 +173,35 @@ def apply2(op: Op, a: Tensor, b: Tensor, **attrs) -> Tensor:
             return result
         return _make(out, False)
     return _finish(op, out, expected, (a, b), attrs, a.requires_grad or b.requires_grad)
+
+
+def apply_binary(op: Op, a, b, pair) -> Tensor:
+    """`apply2(op, *pair(a, b))` with the common case done in one call: two eager NumPy Tensors
+    of one dtype, no graph, no profiler or anomaly mode (the per-op cost of `a + b`). Anything
+    else takes `pair` (conversion, promotion) and `apply2`."""
+    if (type(a) is Tensor and type(b) is Tensor and a._node is None and b._node is None
+            and _graph_state.graph is None and not _profiler.on and not _anomaly.on):
+        da, db = a._data, b._data
+        if type(da) is ndarray and type(db) is ndarray:
+            dtype = da.dtype
+            last = op.last_rule[0]
+            if dtype is db.dtype and last[0] is dtype and last[1] is dtype:
+                try:
+                    out = op.forward(da, db)
+                except DongjingError:
+                    raise
+                except Exception as exc:
+                    raise explain_failure(op, (a, b), {}, exc) from exc
+                if type(out) is ndarray and out.dtype is last[2]:
+                    if (a.requires_grad or b.requires_grad) and _grad_state.grad_enabled \
+                            and op.vjp:
+                        result = _make(out, True)
+                        record(op, (a, b), {}, result)
+                        return result
+                    return _make(out, False)
+                return _finish(op, out, last[2], (a, b), {}, a.requires_grad or b.requires_grad)
+    a, b = pair(a, b)
+    return apply2(op, a, b)
 
 
 def _backend_of_arrays(arrays):
@@ -238,7 +274,10 @@ def _run_on(op: Op, backend, arrays, attrs: dict):
 
 def _as_array(value, inputs=()):
     """A forward's result `value` as an array of the inputs' backend."""
-    if all(type(t._data) is ndarray for t in inputs):  # a NumPy scalar from a NumPy forward
+    for t in inputs:
+        if type(t._data) is not ndarray:
+            break
+    else:  # a NumPy scalar from a NumPy forward (full reductions)
         return _numpy_asarray(value)
     backend = _backend_of_arrays([t._data for t in inputs])
     return value if isinstance(value, backend.array_types[0]) else backend.asarray(value)

@@ -104,6 +104,7 @@ class Op:
     grad_name: str = ""
     saves_output: bool = False
     random: bool = False
+    keeps_dtype: bool = False  # the result has the first input's dtype, whatever the attrs
     onnx: Any = None
     onnx_reason: str | None = None
     public: tuple = ()
@@ -112,14 +113,14 @@ class Op:
     doc: str = ""
     cache: dict = field(default_factory=dict, repr=False)  # derived, per process
     dtype_rules: dict = field(default_factory=dict, repr=False)  # input dtypes+attrs -> dtype
+    # the dtype verdict of the latest attribute-free two-input call, `(dtype_a, dtype_b,
+    # result)`, checked by identity before `dtype_rules` (a binary op mostly sees one pair)
+    backward_class: type | None = field(default=None, repr=False)  # made on first record
+    last_rule: list = field(default_factory=lambda: [(None, None, None)], repr=False)
 
     @property
     def differentiable(self) -> bool:
         return self.vjp is not None
-
-    @property
-    def backward_class(self):
-        return self.cache.get("backward_class")
 
     def forward_for(self, xp) -> Callable:
         """The forward bound to the array namespace `xp` (cached per namespace)."""
@@ -217,6 +218,7 @@ def define(
     grad_name: str | None = None,
     saves_output: bool = False,
     random: bool = False,
+    keeps_dtype: bool = False,
     forward_out: Callable | None = None,
     decompose: Callable | str | None = None,
     onnx: Any = None,
@@ -232,6 +234,9 @@ def define(
     `forward` is ``forward(xp, *arrays, **attrs)``; pass `ufunc` instead when the op is a
     universal function of the array library. Give `grads` (one rule per input) or, for
     variadic and control ops, `vjp`; neither means the op is not differentiable.
+    `keeps_dtype` (movement ops: reshape, permute, indexing) states that the result has the
+    first input's dtype whatever the attributes; `infer` is held to it, and eager dispatch
+    then needs no dtype lookup per attribute combination.
     """
     if table and name in OPS:
         raise DongjingError(f"op {name!r} is already declared")
@@ -257,6 +262,8 @@ def define(
     if grads is not None:
         vjp, reads_out = rules_vjp(name, tuple(grads))
         saves_output = saves_output or reads_out
+    if keeps_dtype:
+        infer = _holding_dtype(name, infer)
     op = Op(
         name=name,
         forward=bound,
@@ -273,6 +280,7 @@ def define(
         grad_name=grad_name or _camel(name) + "Backward0",
         saves_output=saves_output,
         random=random,
+        keeps_dtype=keeps_dtype,
         onnx=onnx,
         onnx_reason=onnx_reason,
         public=(public,) if isinstance(public, str) else tuple(public),
@@ -284,6 +292,20 @@ def define(
     if binding is not None:
         binding(op)  # a policy from dongjing.ops.bindings: publishes op.binding
     return op
+
+
+def _holding_dtype(name: str, infer: Callable) -> Callable:
+    """`infer` checked against `keeps_dtype`: a rule that gives another dtype is a bug."""
+
+    @functools.wraps(infer)
+    def checked(x, *rest, **attrs):
+        result = infer(x, *rest, **attrs)
+        if isinstance(result, tuple) and len(result) == 2 and result[1] != x.dtype:
+            raise DongjingError(f"internal: op {name!r} declares keeps_dtype but its rule gives "
+                                f"{result[1]} for a {x.dtype} input")
+        return result
+
+    return checked
 
 
 def _forward_as_composite(impl: Callable) -> Callable:

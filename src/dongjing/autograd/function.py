@@ -5,7 +5,7 @@ from __future__ import annotations
 import weakref
 from typing import TYPE_CHECKING
 
-from .provenance import caller
+from .provenance import recording_site
 
 if TYPE_CHECKING:
     from ..registry import Op
@@ -90,7 +90,7 @@ def _backward_class(op: Op) -> type:
     cls = op.backward_class
     if cls is None:
         cls = type(op.grad_name, (BackwardNode,), {"__slots__": ()})
-        op.cache["backward_class"] = cls
+        object.__setattr__(op, "backward_class", cls)  # derived, per process
     return cls
 
 
@@ -104,7 +104,7 @@ def accumulator_of(tensor) -> AccumulateGrad:
 
 def record(op: Op, inputs: tuple, attrs: dict, result) -> None:
     """Attach a backward node for `op` to `result` (eager mode, gradients wanted)."""
-    cls = op.cache.get("backward_class") or _backward_class(op)
+    cls = op.backward_class or _backward_class(op)
     node = cls.__new__(cls)
     node.op = op
     node.attrs = attrs
@@ -132,5 +132,5 @@ def record(op: Op, inputs: tuple, attrs: dict, result) -> None:
         node.out_data = None
     node.pre_hooks = None
     node.freed = False
-    node.where = caller(3)  # the line that saved the inputs: named by the in-place error
+    node.where = recording_site()  # the line that saved the inputs: named by the in-place error
     result.grad_fn = node

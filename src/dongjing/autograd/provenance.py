@@ -19,7 +19,29 @@ def caller(depth: int = 2):
 
     On the eager path for every recorded op, so it avoids the costly parts: the line number
     is decoded only when an error is raised (`describe`), filenames are classified once."""
-    frame = sys._getframe(depth)
+    return outside_from(sys._getframe(depth))
+
+
+def recording_site():
+    """`caller()` as seen from the tape's `record`, made cheap for the common case.
+
+    `record` runs under a dispatch function called by an op's binding, so the frame three up
+    is usually the user's line: it is taken when its file is already known to lie outside
+    the package, without materialising the frames between (each costs an allocation).
+    Otherwise the walk starts at the binding. Code that calls a dispatch function itself,
+    rather than an op, is named by its own caller's line."""
+    try:
+        frame = sys._getframe(4)  # recording_site <- record <- dispatch <- binding <- user
+    except ValueError:  # a shallower stack: walk from the dispatch function's caller
+        return outside_from(sys._getframe(3))
+    code = frame.f_code
+    if code.co_filename in _OUTSIDE:
+        return code, frame.f_lasti
+    return outside_from(sys._getframe(3))
+
+
+def outside_from(frame):
+    """(code, instruction offset) of `frame` or the first frame above it outside the package."""
     inside = _INSIDE
     while frame is not None:
         code = frame.f_code

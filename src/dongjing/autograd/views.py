@@ -1,8 +1,9 @@
 """Eager views: basic indexing shares memory and the version counter with its base, and an
 in-place write through a view rewrites the base's history (PyTorch's view + CopySlices).
 
-A view `v = base[key]` records `(base, key)` in `v._view_of`; the base keeps its views in a
-`WeakSet` (`base._views`). A recorded in-place op on `t` (a view or not):
+A view `v = base[key]` records `(base, key)` in `v._view_of`; the base keeps weak references
+to its views in a list (`base._views`, pruned as it grows; cheaper than a WeakSet, whose
+per-view callback costs as much as the indexing). A recorded in-place op on `t` (a view or not):
 
 1. rebuilds the current history of `t` from its root base through `getitem` links,
 2. computes the new value out of place from a private copy (so saved values stay intact),
@@ -13,7 +14,7 @@ A view `v = base[key]` records `(base, key)` in `v._view_of`; the base keeps its
 
 from __future__ import annotations
 
-import weakref
+from weakref import ref as _ref
 
 import numpy as np
 
@@ -32,8 +33,21 @@ def mark_view(out, base, key: tuple) -> None:
     out._view_of = (base, key)
     views = getattr(base, "_views", None)
     if views is None:
-        views = base._views = weakref.WeakSet()
-    views.add(out)
+        base._views = [_ref(out)]
+        return
+    views.append(_ref(out))
+    n = len(views)
+    if n >= 32 and not n & (n - 1):  # at each power of two: drop the dead (amortised O(1))
+        views[:] = [r for r in views if r() is not None]
+
+
+def live_views(t) -> list:
+    """The views of `t` still alive."""
+    refs = getattr(t, "_views", None)
+    if not refs:
+        return []
+    found = [r() for r in refs]
+    return [v for v in found if v is not None]
 
 
 def chain_of(t) -> list:
@@ -121,11 +135,11 @@ def write_recorded(t, name: str, compute) -> None:
 
 def refresh_views(t) -> None:
     """Give every live view of `t` (recursively) a history starting at `t`'s current one."""
-    views = getattr(t, "_views", None)
+    views = live_views(t)
     if not views:
         return
     handle = _handle(t)
-    for v in list(views):
+    for v in views:
         h = _index(handle, v._view_of[1])
         v.grad_fn = h.grad_fn
         v.requires_grad = h.requires_grad

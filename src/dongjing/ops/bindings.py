@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from .. import dtypes
-from ..dispatch import apply, apply1, apply2
+from ..dispatch import apply, apply1, apply2, apply_binary
 from ..registry import OPS, Op, bind
 from ..tensor import Tensor
 from .convert import as_tensor, pair
@@ -49,8 +49,7 @@ def binary(op: Op) -> Callable:
     """f(a, b): broadcast, both operands promoted to one dtype."""
 
     def fn(a, b):
-        a, b = pair(a, b)
-        return apply2(op, a, b)
+        return apply_binary(op, a, b, pair)
 
     return _publish(op, fn)
 

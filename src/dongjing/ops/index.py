@@ -181,7 +181,7 @@ def _getitem_vjp(g, inputs, out, needs, attrs):
     return (grad,) + (None,) * len(index)
 
 
-_getitem = define("getitem", forward=_getitem_forward, infer=_getitem_infer,
+_getitem = define("getitem", forward=_getitem_forward, infer=_getitem_infer, keeps_dtype=True,
                   vjp=_getitem_vjp, grad_name="IndexBackward0", onnx=onnx_graph_rules.getitem)
 
 

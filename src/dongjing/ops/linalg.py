@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from .. import dtypes
 from .. import infer as inf
-from ..dispatch import apply1, apply2
+from ..dispatch import apply1, apply2, apply_binary
 from ..errors import ShapeError
 from ..registry import Onnx, Spec, binds, define
 from .convert import pair
@@ -71,8 +71,7 @@ _matmul = define("matmul", ufunc="matmul", infer=_matmul_infer,
 @binds(_matmul)
 def matmul(a, b):
     """Matrix product with NumPy/PyTorch semantics (1-d, 2-d, batched, broadcast batch dims)."""
-    a, b = pair(a, b)
-    return apply2(_matmul, a, b)
+    return apply_binary(_matmul, a, b, pair)
 
 
 def mm(a, b):

@@ -45,8 +45,8 @@ def _reshape_infer(x: Spec, shape):
 
 _reshape = define("reshape", forward=lambda xp, x, shape: xp.reshape(x, shape),
                   infer=_reshape_infer, grads=(lambda g, x, shape: reshape_like(g, x),), kind=S,
-                  grad_name="ViewBackward0", onnx=onnx_rules.reshape, methods=("reshape", "view"),
-                  public="reshape")
+                  keeps_dtype=True, grad_name="ViewBackward0", onnx=onnx_rules.reshape,
+                  methods=("reshape", "view"), public="reshape")
 
 
 @binds(_reshape)
@@ -116,7 +116,7 @@ def _permute_grad(g, x, dims):
 
 
 _permute = define("permute", forward=lambda xp, x, dims: xp.transpose(x, dims),
-                  infer=_permute_infer, grads=(_permute_grad,), kind=S,
+                  infer=_permute_infer, grads=(_permute_grad,), kind=S, keeps_dtype=True,
                   onnx=Onnx("Transpose", {"perm": "dims"}), methods="permute", public="permute")
 
 
@@ -168,8 +168,8 @@ def _expand_forward(xp, x, shape):
 
 # the gradient is g itself: the engines reduce it to the input's shape
 _expand = define("expand", forward=_expand_forward, infer=_expand_infer,
-                 grads=(lambda g, x, shape: g,), kind=S, onnx=onnx_rules.expand, methods="expand",
-                 public="expand")
+                 grads=(lambda g, x, shape: g,), kind=S, keeps_dtype=True, onnx=onnx_rules.expand,
+                 methods="expand", public="expand")
 
 
 @binds(_expand)
@@ -233,7 +233,8 @@ def _unsqueeze_infer(x: Spec, dim):
 
 _unsqueeze = define("unsqueeze", forward=lambda xp, x, dim: xp.expand_dims(x, dim),
                     infer=_unsqueeze_infer, grads=(lambda g, x, dim: squeeze(g, dim),), kind=S,
-                    onnx=onnx_rules.unsqueeze, methods="unsqueeze", public="unsqueeze")
+                    keeps_dtype=True, onnx=onnx_rules.unsqueeze, methods="unsqueeze",
+                    public="unsqueeze")
 
 
 @binds(_unsqueeze)
@@ -263,7 +264,7 @@ def _squeeze_forward(xp, x, dim):
 
 _squeeze = define("squeeze", forward=_squeeze_forward,
                   infer=_squeeze_infer, grads=(lambda g, x, dim: reshape_like(g, x),), kind=S,
-                  onnx=onnx_rules.squeeze, methods="squeeze", public="squeeze")
+                  keeps_dtype=True, onnx=onnx_rules.squeeze, methods="squeeze", public="squeeze")
 
 
 @binds(_squeeze)
