@@ -10,7 +10,7 @@ from __future__ import annotations
 from .autograd.function import record
 from .autograd.grad_mode import state as _grad_state
 from .backends import backend_of, is_array
-from .device import device, device_of_array, placement
+from .device import Placement, device, device_of_array, placement
 from .errors import DeviceError, DTypeError
 from .registry import Kind, define
 from .tensor import Tensor, ndarray
@@ -87,6 +87,16 @@ def zeros_like_array(array):
     backend = backend_of(array)
     with backend.using(backend.index_of(array)):
         return backend.zeros(array.shape, array.dtype)
+
+
+def placement_of(like: Tensor) -> Placement:
+    """Where arrays made for `like` go (index arrays, masks, fills): the backend and device of
+    its data; the default backend for a symbolic tensor (graph constants live on the host)."""
+    data = like._data
+    if like._node is not None or data is None:
+        return placement(None, "placement_of")
+    backend = backend_of(data)
+    return Placement(backend, backend.index_of(data))
 
 
 def constant_like(value, like: Tensor) -> Tensor:

@@ -7,9 +7,7 @@ back, Session.run and dj.jit refuse device feeds, device Variables and device co
 
 from __future__ import annotations
 
-import numpy as np
-
-from ..backends import backend_of, is_array
+from ..backends import backend_of
 from ..errors import DeviceError
 
 _HINT = ("compiled GPU graphs are not built yet (dongjing's static programs run on the CPU); "
@@ -17,9 +15,7 @@ _HINT = ("compiled GPU graphs are not built yet (dongjing's static programs run 
 
 
 def device_name(array) -> str | None:
-    """The device of `array` when it is not the CPU, else None."""
-    if type(array) is np.ndarray or not is_array(array):
-        return None
+    """The device of `array` when it is not the CPU, else None (also for non-arrays)."""
     backend = backend_of(array, None)
     if backend is None or backend.device_type == "cpu":
         return None
@@ -31,10 +27,9 @@ def device_name(array) -> str | None:
 def refuse_device_arrays(arrays, what: str) -> None:
     """Raise DeviceError when one of `arrays` (feeds, jit arguments) lives on a device."""
     for a in arrays:
-        if type(a) is not np.ndarray:
-            where = device_name(a)
-            if where is not None:
-                raise DeviceError(f"{what}: an input lives on {where}; {_HINT}")
+        where = device_name(a)
+        if where is not None:
+            raise DeviceError(f"{what}: an input lives on {where}; {_HINT}")
 
 
 def refuse_device_state(nodes, what: str) -> None:
