@@ -130,6 +130,20 @@ def test_onnx_constants_come_from_any_backend():
     assert fill.dtype == np.float16 and fill.tolist() == [2.5]
 
 
+def test_export_of_parameters_on_another_backend():
+    pytest.importorskip("onnx")
+    from onnx import numpy_helper
+
+    layer = dj.nn.Linear(2, 3)
+    want = dj.onnx.export(layer, dj.ones(1, 2))
+    for p in layer.parameters():
+        p._data = WArray(p._data)
+    got = dj.onnx.export(layer, dj.ones(1, 2))
+    assert [i.name for i in got.graph.initializer] == [i.name for i in want.graph.initializer]
+    for a, b in zip(got.graph.initializer, want.graph.initializer):
+        np.testing.assert_array_equal(numpy_helper.to_array(a), numpy_helper.to_array(b))
+
+
 # --- dtype helpers --------------------------------------------------------------------------
 def test_dtype_helpers():
     assert dtypes.can_cast(dtypes.float32, dtypes.float64)
