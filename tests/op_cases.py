@@ -230,6 +230,22 @@ CASES.update({  # ops/torch_compat_math.py
                   grad=False)],
 })
 
+# torch-compat compositions whose index arrays are made on the input's backend, as cases of the
+# primitive they reach (the table-driven tests run them eagerly, in graphs, on the test backend)
+CASES["scatter"].append(Case(lambda v: dj.diag(v, 1), (_r(3),), "diag of a vector"))
+CASES["getitem"] += [Case(lambda m: dj.diag(m, -1), (_r(3, 4),), "diag of a matrix"),
+                     Case(dj.trace, (_r(3, 3),), "trace"),
+                     Case(lambda x: dj.repeat_interleave(x, 2, dim=1), (_r(2, 3),),
+                          "repeat_interleave"),
+                     Case(lambda x: dj.repeat_interleave(x, 3), (_r(2, 2),),
+                          "repeat_interleave flat")]
+CASES["scatter_add"].append(Case(lambda x, i, s: dj.index_add(x, 0, i, s, alpha=0.5),
+                                 (_r(3, 4), np.array([2, 0, 2]), _r(3, 4, seed=1)),
+                                 "index_add"))
+CASES["where"] += [Case(dj.nan_to_num, (np.array([np.nan, np.inf, -np.inf, 0.5]),),
+                        "nan_to_num", grad=False),
+                   Case(dj.lerp, (_r(3, 4), _r(3, 4, seed=1), _r(4, seed=2)), "lerp")]
+CASES["reshape"].append(Case(lambda x: dj.unflatten(x, 1, (2, -1)), (_r(3, 4),), "unflatten"))
 
 OWN_TESTS = {"source", "effect", "control"}  # kinds whose ops are tested by their own suites
 

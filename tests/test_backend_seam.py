@@ -53,14 +53,19 @@ def _same(name, got, want):
 
 @pytest.fixture
 def strict_results(monkeypatch):
-    """Every op given a wrapped input must produce a wrapped result (intermediates included)."""
+    """Every op given a wrapped input must produce a wrapped result and get no NumPy array
+    beside it: constants that ops make (index arrays, masks) are made on the test backend too
+    (intermediates included)."""
     from dongjing import dispatch
 
     finish = dispatch._finish
 
     def checked(op, out, expected, inputs, attrs, requires):
-        if any(type(t._data) is WArray for t in inputs) and type(out) is not WArray:
+        kinds = {type(t._data) for t in inputs}
+        if WArray in kinds and type(out) is not WArray:
             raise LeakError(f"op {op.name!r} returned a {type(out).__name__} for wrapped inputs")
+        if WArray in kinds and np.ndarray in kinds:
+            raise LeakError(f"op {op.name!r} got a NumPy array beside wrapped inputs")
         return finish(op, out, expected, inputs, attrs, requires)
 
     monkeypatch.setattr(dispatch, "_finish", checked)

@@ -98,6 +98,40 @@ def holds_every_value(small, big) -> bool:
     return False
 
 
+def can_cast(from_dtype, to_dtype, casting: str = "safe") -> bool:
+    """Whether values of `from_dtype` may be cast to `to_dtype` under NumPy's `casting` rule
+    ("no", "equiv", "safe", "same_kind", "unsafe")."""
+    return bool(np.can_cast(np.dtype(from_dtype), np.dtype(to_dtype), casting))
+
+
+def finfo(dtype):
+    """Limits of a floating dtype: ``.max``, ``.min`` (lowest finite), ``.eps``, ``.tiny``."""
+    return np.finfo(np.dtype(dtype))
+
+
+def is_dtype(value) -> bool:
+    """Whether `value` is a dtype object (not a name or a scalar type; see `is_scalar_type`)."""
+    return isinstance(value, np.dtype)
+
+
+def is_scalar_type(value) -> bool:
+    """Whether `value` is an array library's scalar type (`np.float32`, `np.int64`, ...), which
+    stands for its dtype."""
+    return isinstance(value, type) and issubclass(value, np.generic)
+
+
+def is_scalar_number(value) -> bool:
+    """Whether `value` is one number: a Python int/float or an array library's numeric scalar
+    (bools excluded, as PyTorch's number arguments exclude them)."""
+    return isinstance(value, (int, float, np.number)) and not isinstance(value, (bool, np.bool_))
+
+
+def is_integer_scalar(value) -> bool:
+    """Whether `value` is a Python int or an array library's integer scalar (bools included,
+    as Python counts them)."""
+    return isinstance(value, (int, np.integer))
+
+
 FLOAT_SCALARS = (float, np.floating)
 """Python and NumPy floating scalar types (attribute values the compiler compares)."""
 

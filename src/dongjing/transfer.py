@@ -10,7 +10,7 @@ from __future__ import annotations
 from .autograd.function import record
 from .autograd.grad_mode import state as _grad_state
 from .backends import backend_of, is_array
-from .device import device, device_of_array, placement
+from .device import Placement, device, device_of_array, placement
 from .errors import DeviceError, DTypeError
 from .registry import Kind, define
 from .tensor import Tensor, ndarray
@@ -89,15 +89,29 @@ def zeros_like_array(array):
         return backend.zeros(array.shape, array.dtype)
 
 
+def placement_of(like: Tensor) -> Placement:
+    """Where arrays made for `like` go (index arrays, masks, fills): the backend and device of
+    its data; the default backend for a symbolic tensor (graph constants live on the host)."""
+    data = like._data
+    if like._node is not None or data is None:
+        return placement(None, "placement_of")
+    backend = backend_of(data)
+    return Placement(backend, backend.index_of(data))
+
+
 def constant_like(value, like: Tensor) -> Tensor:
     """A constant made on the host (a NumPy array or an eager CPU Tensor) as a tensor on the
-    device of `like`: the constants that ops and layers build for an eager device tensor
-    (masks, positions, index arrays). Unchanged on the CPU and in graphs."""
+    backend and device of `like`: the constants that ops and layers build for an eager tensor
+    of another backend (masks, positions, index arrays). Unchanged for NumPy tensors and in
+    graphs."""
     t = value if isinstance(value, Tensor) else Tensor._make(value)
     data = like._data
     if like._node is not None or t._node is not None or data is None or type(data) is ndarray:
         return t
-    return to_device(t, device_of_array(data))
+    if t.requires_grad:  # a recorded move: the gradient flows back to `value`
+        return to_device(t, device_of_array(data))
+    moved = placement_of(like).put(t._data)
+    return t if moved is t._data else Tensor._make(moved)
 
 
 def host_array(data, what: str):

@@ -16,8 +16,7 @@ from __future__ import annotations
 
 from weakref import ref as _ref
 
-import numpy as np
-
+from .. import dtypes
 from ..errors import DongjingError, DTypeError, ShapeError
 from .grad_mode import state as _grad_state
 from .provenance import note_modified
@@ -113,7 +112,7 @@ def write_recorded(t, name: str, compute) -> None:
             f"shape {t.shape}"
         )
     if result.dtype != t.dtype:
-        if not np.can_cast(result.dtype, t.dtype, "same_kind"):
+        if not dtypes.can_cast(result.dtype, t.dtype, "same_kind"):
             raise DTypeError(
                 f"{name}: result type {result.dtype} can't be cast to the tensor's dtype "
                 f"{t.dtype} (shape {t.shape})"

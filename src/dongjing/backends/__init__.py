@@ -17,6 +17,7 @@ from .base import (
     default_backend,
     for_device_type,
     is_array,
+    random_types,
     register,
     registered,
     unregister,
@@ -25,4 +26,4 @@ from .base import (
 from .numpy import numpy_backend
 
 __all__ = ["Backend", "backend_of", "default_backend", "for_device_type", "is_array",
-           "numpy_backend", "register", "registered", "unregister", "write_into"]
+           "numpy_backend", "random_types", "register", "registered", "unregister", "write_into"]

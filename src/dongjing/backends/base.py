@@ -9,8 +9,8 @@ from typing import Any
 
 from ..errors import DongjingError
 
-__all__ = ["Backend", "backend_of", "default_backend", "for_device_type", "is_array", "register",
-           "registered", "unregister", "write_into"]
+__all__ = ["Backend", "backend_of", "default_backend", "for_device_type", "is_array",
+           "random_types", "register", "registered", "unregister", "write_into"]
 
 
 @dataclass(eq=False)
@@ -25,6 +25,8 @@ class Backend:
     `device_type` is the `dj.device` type its arrays live on ("cpu" for NumPy, "cuda" for CuPy);
     a backend with several devices gives `index_fn` (an array's device index), `device_fn`
     (a context manager making an index current), `current_fn` and `count_fn`.
+    `random_types` are the library's own random generator classes (a user's draws on them are
+    side effects a `dj.jit` trace reports).
     """
 
     name: str
@@ -40,6 +42,7 @@ class Backend:
     sync_fn: Callable[[int | None], None] | None = None
     scatter_add_fn: Callable[[Any, Any, Any], None] | None = None
     multi_device: bool = False  # more than one device: ops check and select the array's device
+    random_types: tuple = ()
 
     def owns(self, value) -> bool:
         """True when `value` is an array of this backend."""
@@ -231,6 +234,11 @@ def write_into(target, value, casting: str = "unsafe") -> None:
     if not backend.owns(value) and is_array(value):
         value = backend.move(value, backend.index_of(target))
     backend.xp.copyto(target, value, casting=casting)
+
+
+def random_types() -> tuple:
+    """The random generator classes of every registered backend's library."""
+    return tuple(t for b in _BACKENDS for t in b.random_types)
 
 
 def is_array(value) -> bool:

@@ -68,6 +68,8 @@ def _make_backend(cupy) -> Backend:
         sync_fn=synchronize,
         scatter_add_fn=getattr(cupyx, "scatter_add", None),  # else cupy.add.at
         multi_device=count > 1,
+        random_types=tuple(getattr(cupy.random, n) for n in ("RandomState", "Generator")
+                           if hasattr(cupy.random, n)),
     )
 
 

@@ -23,6 +23,7 @@ numpy_backend = register(
         xp=numpy,
         array_types=(numpy.ndarray, numpy.generic),
         rng_factory=numpy.random.default_rng,
+        random_types=(numpy.random.RandomState, numpy.random.Generator),
     ),
     default=True,
 )

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import threading
 
-import numpy as np
-
+from .. import dtypes
 from ..errors import DongjingError, GraphError
 from ..registry import Spec, register
 from . import onnx_rules
@@ -136,7 +135,7 @@ def add(op, inputs, attrs):
 
 def _is_dtype(value) -> bool:
     """Whether a placeholder argument names a dtype (a shape is an int or a sequence)."""
-    return isinstance(value, (str, np.dtype, type))
+    return isinstance(value, (str, type)) or dtypes.is_dtype(value)
 
 
 def _placeholder_arguments(args: tuple, shape, dtype, name):
@@ -169,7 +168,6 @@ def placeholder(*args, shape=None, dtype=None, name: str | None = None):
     Either order works: `dj.placeholder((None, 3), dj.float32)` or, as in TensorFlow,
     `dj.placeholder(dj.float32, (None, 3))` and `dj.placeholder(dj.float32, shape=(None, 3))`.
     """
-    from .. import dtypes
     from ..tensor import Tensor
 
     shape, dtype, name = _placeholder_arguments(args, shape, dtype, name)
@@ -185,7 +183,7 @@ def placeholder(*args, shape=None, dtype=None, name: str | None = None):
             "dj.placeholder needs a graph: create it inside `with dj.Graph() as g:` "
             "(or `with g.as_default():`)"
         )
-    if isinstance(shape, (int, np.integer)):
+    if dtypes.is_integer_scalar(shape):
         shape = (shape,)
     try:
         shape = tuple(None if d is None or d == -1 else int(d) for d in shape)
@@ -211,6 +209,3 @@ def constant(value, dtype=None, name: str | None = None):
                           name or "constant")
     return Tensor._symbolic(node)
 
-
-def _is_array(value) -> bool:
-    return isinstance(value, np.ndarray)

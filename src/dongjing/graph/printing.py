@@ -3,8 +3,6 @@ sub-graphs of control-flow ops indented under them, each ending in `return`."""
 
 from __future__ import annotations
 
-import numpy as np
-
 from .. import dtypes
 
 _HIDDEN = {  # attrs shown elsewhere on the line (or as the sub-graphs below it)
@@ -27,10 +25,8 @@ def type_text(node) -> str:
 
 
 def _value_text(value) -> str:
-    if isinstance(value, np.dtype):
+    if dtypes.is_dtype(value) or dtypes.is_scalar_type(value):
         return dtypes.short_name(value)
-    if isinstance(value, type) and issubclass(value, np.generic):
-        return dtypes.short_name(np.dtype(value))
     return repr(value)
 
 

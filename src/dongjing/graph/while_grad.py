@@ -1,14 +1,13 @@
 """Gradients through `while_loop` without a bound, as TensorFlow does: a recording run of the
 loop stacks each iteration's entry values (the stack is as long as the loop actually ran), then
 one op walks the stack backwards through the body's gradient sub-graph, accumulating the
-gradients of the values the body captured. Memory grows with the iterations run."""
+gradients of the values the body captured. Memory grows with the iterations run. The stacks and
+accumulators are arrays of the loop values' backend (`xp`)."""
 
 from __future__ import annotations
 
-import numpy as np
-
 from ..errors import GraphError
-from ..ops.registry import Spec, register
+from ..ops.registry import Kind, Spec, define
 
 
 def _program(sub):
@@ -17,7 +16,7 @@ def _program(sub):
     return subgraph_program(sub)
 
 
-def _record_forward(*arrays, cond_graph, body_graph, n_vars, maximum_iterations, out_specs,
+def _record_forward(xp, *arrays, cond_graph, body_graph, n_vars, maximum_iterations, out_specs,
                     with_finals: bool = False):
     values = list(arrays[:n_vars])
     n_cond = len(cond_graph.captures)
@@ -33,12 +32,18 @@ def _record_forward(*arrays, cond_graph, body_graph, n_vars, maximum_iterations,
             stack.append(value)
         values = step(values + body_caps)
         steps += 1
-    stacks = tuple(np.stack(stack) if stack else np.zeros((0,) + np.shape(v), np.asarray(v).dtype)
+    stacks = tuple(xp.stack(stack) if stack else _empty_stack(xp, v)
                    for stack, v in zip(history, arrays[:n_vars]))
     return stacks + tuple(values) if with_finals else stacks
 
 
-def _grad_forward(*arrays, grad_graph, n_vars, n_diff, cap_index, out_specs):
+def _empty_stack(xp, value):
+    """The stack of a loop that ran no iteration: 0 entries shaped like `value`."""
+    value = xp.asarray(value)
+    return xp.zeros((0,) + tuple(value.shape), value.dtype)
+
+
+def _grad_forward(xp, *arrays, grad_graph, n_vars, n_diff, cap_index, out_specs):
     stacks = arrays[:n_vars]
     grads = list(arrays[n_vars:n_vars + n_diff])
     finals = list(arrays[n_vars + n_diff:2 * n_vars + n_diff])
@@ -52,13 +57,13 @@ def _grad_forward(*arrays, grad_graph, n_vars, n_diff, cap_index, out_specs):
         grads = outs[:n_diff]
         for i, part in enumerate(outs[n_diff:]):
             if acc[i] is None:
-                acc[i] = np.array(part)  # our own storage, summed into in place
+                acc[i] = xp.array(part)  # our own storage, summed into in place
             else:
-                np.add(acc[i], part, out=acc[i], casting="unsafe")
+                xp.add(acc[i], part, out=acc[i], casting="unsafe")
     for i, c in enumerate(cap_index):  # a loop that ran no iteration: zero gradients
         if acc[i] is None:
-            acc[i] = np.zeros_like(captures[c])
-    return tuple(np.asarray(g) for g in grads) + tuple(np.asarray(a) for a in acc)
+            acc[i] = xp.zeros_like(captures[c])
+    return tuple(xp.asarray(g) for g in grads) + tuple(xp.asarray(a) for a in acc)
 
 
 def _no_second_order(*args):
@@ -66,12 +71,12 @@ def _no_second_order(*args):
                      "maximum_iterations is not supported (give the loop a bound)")
 
 
-_record = register("while_record", forward=_record_forward,
-                   infer=lambda *s, **a: ((), None), vjp=_no_second_order, kind="control",
-                   onnx_reason="a gradient op: export differentiates before export")
-_grad = register("while_grad", forward=_grad_forward, infer=lambda *s, **a: ((), None),
-                 vjp=_no_second_order, kind="control",
+_record = define("while_record", forward=_record_forward, infer=lambda *s, **a: ((), None),
+                 vjp=_no_second_order, kind=Kind.CONTROL,
                  onnx_reason="a gradient op: export differentiates before export")
+_grad = define("while_grad", forward=_grad_forward, infer=lambda *s, **a: ((), None),
+               vjp=_no_second_order, kind=Kind.CONTROL,
+               onnx_reason="a gradient op: export differentiates before export")
 
 
 def _outputs(node, specs) -> list:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..backends import backend_of, is_array
 from .errors import OnnxExportError, require_onnx
 
 MIN_OPSET = 13
@@ -32,6 +33,14 @@ def value_info(name: str, dtype, shape, dim_names: dict | None = None):
         else:
             dims.append(int(d))
     return helper.make_tensor_value_info(name, elem_type(dtype), dims)
+
+
+def host_array(value, dtype=None) -> np.ndarray:
+    """`value` (a scalar, a nested list, or an array of any backend) as a C-ordered NumPy
+    array of `dtype`: the form ONNX tensors are made from."""
+    if is_array(value) and not isinstance(value, np.ndarray):
+        value = backend_of(value).to_numpy(value)
+    return np.array(np.asarray(value, dtype=dtype), order="C")
 
 
 class Emitter:
@@ -77,10 +86,12 @@ class Emitter:
     def const(self, value, dtype=None, name: str | None = None,
               initializer: bool = False, doc: str = "") -> str:
         """A constant value: a Constant node, or (`initializer=True`, for parameters and other
-        state) an initializer of the main graph, which importers treat as trainable."""
-        array = np.asarray(value, dtype=dtype)
+        state) an initializer of the main graph, which importers treat as trainable.
+
+        `value` is a Python scalar or (nested) list, or an array of any backend: ONNX
+        constants are host arrays, so device data is copied to the host here."""
         out = self.fresh(name or "const")
-        tensor = self.onnx.numpy_helper.from_array(np.array(array, order="C"), out)
+        tensor = self.onnx.numpy_helper.from_array(host_array(value, dtype), out)
         tensor.doc_string = doc
         if initializer and self.parent is None:
             self.initializers.append(tensor)
@@ -91,7 +102,16 @@ class Emitter:
 
     def ints(self, values, name: str = "ints") -> str:
         """An int64 1-d constant (shapes, axes, pads)."""
-        return self.const(np.asarray(list(values), dtype=np.int64), name=name)
+        return self.const(list(values), np.int64, name=name)
+
+    def int64(self, value: int, name: str = "int64") -> str:
+        """An int64 0-d constant (an index, an axis, a depth)."""
+        return self.const(value, np.int64, name=name)
+
+    def tensor(self, values, dtype):
+        """`values` as an ONNX TensorProto of `dtype`, for a tensor-valued attribute (e.g. the
+        fill value of ConstantOfShape)."""
+        return self.onnx.numpy_helper.from_array(host_array(values, dtype))
 
     def cast(self, name: str, from_dtype, to_dtype) -> str:
         """`name` cast to `to_dtype` (no node when the dtypes already agree)."""

@@ -8,8 +8,7 @@ is reached through the `Emitter` passed in (``e.cond`` / ``e.loop``).
 
 from __future__ import annotations
 
-import numpy as np
-
+from .. import dtypes
 from .onnx_rules import in_dtype, scalar
 
 
@@ -31,7 +30,7 @@ def tuple_get(e, node, ins):
 
 
 # --- indexing ----------------------------------------------------------------------------
-_BIG = np.iinfo(np.int64).max
+_BIG = 2**63 - 1  # the largest int64: "to the end" of a Slice
 
 
 def _slice_bounds(start, stop, step):
@@ -67,12 +66,12 @@ def _leading_advanced(e, node, ins):
     parts = []
     for k in key[:lead]:
         if type(k) is int:
-            parts.append(e.const(np.asarray(k, np.int64), name="index"))
+            parts.append(e.int64(k, "index"))
         else:
-            parts.append(e.cast(ins[1 + k.i], specs[k.i].dtype, np.int64))
+            parts.append(e.cast(ins[1 + k.i], specs[k.i].dtype, dtypes.int64))
     zero = None  # broadcast every index to the common shape by adding zeros shaped like each
     for part in parts:
-        scaled = e.node("Mul", [part, e.const(np.asarray(0, np.int64), name="zero")],
+        scaled = e.node("Mul", [part, e.int64(0, "zero")],
                         name=node.name + "_zero")
         zero = scaled if zero is None else e.node("Add", [zero, scaled], name=node.name + "_z")
     stacked = [e.node("Unsqueeze", [e.node("Add", [p, zero], name=node.name + "_b"),
@@ -107,7 +106,7 @@ def getitem(e, node, ins):
             x = e.node("Unsqueeze", [x, e.ints([axis], "axes")], name=e_name)
             axis += 1
         elif type(k) is int:
-            x = e.node("Gather", [x, e.const(np.asarray(k, np.int64), name="index")],
+            x = e.node("Gather", [x, e.int64(k, "index")],
                        axis=axis, name=e_name)
         elif type(k) is Slot:
             x = e.node("Gather", [x, ins[1 + k.i]], axis=axis, name=e_name)
@@ -149,6 +148,6 @@ def unfold2d(e, node, ins):
 
 def one_hot(e, node, ins):
     """OneHot with depth `num_classes` and values (0, 1) of the output dtype."""
-    depth = e.const(np.asarray(node.attrs["num_classes"], np.int64), name="depth")
-    values = e.const(np.asarray([0, 1], dtype=node.dtype), name="off_on")
+    depth = e.int64(node.attrs["num_classes"], "depth")
+    values = e.const([0, 1], node.dtype, name="off_on")
     return e.node("OneHot", [ins[0], depth, values], axis=-1)

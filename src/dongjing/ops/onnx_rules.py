@@ -3,13 +3,15 @@
 
 A rule is ``rule(e, node, ins) -> name``: `e` is the exporter's `Emitter` (nodes, constants,
 casts, ``e.error`` for an export error), `node` the dongjing graph node, `ins` the ONNX names of
-its inputs. Nothing here imports the onnx package or `dongjing.onnx`; the exporter calls these
-only while exporting.
+its inputs. Constants are given as Python values (``e.const(value, dtype)``, ``e.int64(k)``,
+``e.ints([...])``): ONNX tensors are host arrays, and the exporter makes them. Nothing here
+imports the onnx package, `dongjing.onnx` or an array library; the exporter calls these only
+while exporting.
 """
 
 from __future__ import annotations
 
-import numpy as np
+import math
 
 from .. import dtypes
 
@@ -33,7 +35,7 @@ def reduce_node(e, op_type: str, x: str, axes, keepdims: int, **attrs) -> str:
 
 def scalar(e, value, dtype, name="scalar") -> str:
     """A 0-d constant of `dtype`."""
-    return e.const(np.asarray(value, dtype=dtype), name=name)
+    return e.const(value, dtype, name=name)
 
 
 def _keepdim(node) -> int:
@@ -60,7 +62,7 @@ def relu_backward(e, node, ins):
     positive = e.node("Greater", [x, scalar(e, 0, in_dtype(node, 1), "zero")],
                       name=node.name + "_positive")
     return e.node("Mul", [e.cast(g, in_dtype(node, 0), node.dtype),
-                          e.cast(positive, np.bool_, node.dtype)])
+                          e.cast(positive, dtypes.bool_, node.dtype)])
 
 
 def tanh_backward(e, node, ins):
@@ -93,9 +95,8 @@ def cast(e, node, ins):
 
 def fill_like(e, node, ins):
     """ConstantOfShape of the input's Shape."""
-    value = e.onnx.numpy_helper.from_array(np.asarray([node.attrs["value"]], dtype=node.dtype))
     return e.node("ConstantOfShape", [e.node("Shape", ins, name=node.name + "_shape")],
-                  value=value)
+                  value=e.tensor([node.attrs["value"]], node.dtype))
 
 
 def same_if_integer(op_type):
@@ -107,7 +108,7 @@ def same_if_integer(op_type):
         decimals = node.attrs.get("decimals", 0)
         if not decimals:
             return e.node(op_type, ins)
-        scale = e.const(np.asarray(10.0 ** decimals, dtype=node.dtype), name="scale")
+        scale = scalar(e, 10.0 ** decimals, node.dtype, "scale")
         scaled = e.node("Mul", [ins[0], scale], name=node.name + "_scaled")
         return e.node("Div", [e.node(op_type, [scaled], name=node.name + "_rounded"), scale])
 
@@ -242,17 +243,17 @@ def count(e, node, ins):
     axes = range(len(x.shape)) if node.attrs.get("dim") is None else node.attrs["dim"]
     sizes = [x.shape[a] for a in axes]
     if all(d is not None for d in sizes):  # known now: a constant
-        return e.const(np.asarray(int(np.prod(sizes)), dtype=node.dtype), name=node.name)
+        return scalar(e, math.prod(sizes), node.dtype, node.name)
     shape = e.node("Shape", ins, name=node.name + "_shape")
     picked = e.node("Gather", [shape, e.ints(list(axes), "dims")], name=node.name + "_dims")
     n = reduce_node(e, "ReduceProd", picked, None, 0, name=node.name + "_n")
-    return e.cast(n, np.int64, node.dtype)
+    return e.cast(n, dtypes.int64, node.dtype)
 
 
 def cumsum(e, node, ins):
     """CumSum along `dim` (reverse when asked)."""
     x = e.cast(ins[0], node.inputs[0].dtype, node.dtype)
-    return e.node("CumSum", [x, e.const(np.int64(node.attrs["dim"]), name="axis")],
+    return e.node("CumSum", [x, e.int64(node.attrs["dim"], "axis")],
                   reverse=int(node.attrs.get("reverse", False)))
 
 
@@ -283,7 +284,7 @@ def triangle(upper: int):
     """tril / triu: Trilu with the diagonal offset as an input."""
 
     def rule(e, node, ins):
-        k = e.const(np.int64(node.attrs.get("diagonal", 0)), name="k")
+        k = e.int64(node.attrs.get("diagonal", 0), "k")
         return e.node("Trilu", [ins[0], k], upper=upper)
 
     return rule

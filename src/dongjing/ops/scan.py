@@ -108,15 +108,13 @@ def _cumprod_grad(g, x, *, out, dim):
     return transpose(grad, dim, -1)
 
 
-def ones_square(n: int, like=None):
-    """An (n, n) tensor of ones (a constant of the graph being built, if any; on the device of
-    eager tensor `like`)."""
-    import numpy
+def ones_square(n: int, like):
+    """An (n, n) float64 tensor of ones on the backend and device of eager tensor `like` (on
+    the host when `like` is symbolic: a constant of the graph)."""
+    from ..tensor import Tensor
+    from ..transfer import placement_of
 
-    from ..transfer import constant_like
-
-    ones = as_tensor(numpy.ones((n, n)))
-    return ones if like is None else constant_like(ones, like)
+    return Tensor._make(placement_of(like).call("ones", (n, n), dtype=dtypes.float64))
 
 
 def _ones_square_like(xl):

@@ -10,8 +10,6 @@ as PyTorch's do, so they need values (eager tensors).
 
 from __future__ import annotations
 
-import numpy as np
-
 from .. import dtypes
 from .. import infer as inf
 from ..errors import DTypeError, ShapeError
@@ -128,7 +126,7 @@ def nan_to_num(input, nan: float = 0.0, posinf: float | None = None,
     x = as_tensor(input)
     if x.dtype.kind != "f":
         return clone(x)
-    info = np.finfo(x.dtype)
+    info = dtypes.finfo(x.dtype)
     posinf = float(info.max) if posinf is None else posinf
     neginf = float(info.min) if neginf is None else neginf
     out = where(eq(x, float("-inf")), as_tensor(float(neginf), x), x)
@@ -163,10 +161,6 @@ def clamp_max(input, max):
 
 
 # --- lerp -------------------------------------------------------------------------------------
-def _is_number(value) -> bool:
-    return isinstance(value, (int, float, np.number)) and not isinstance(value, (bool, np.bool_))
-
-
 def lerp(input, end, weight):
     """`input + weight * (end - input)`: `input` and `end` floating tensors of one dtype,
     `weight` a number or a tensor of that dtype (all three broadcast). Computed as PyTorch does
@@ -178,7 +172,7 @@ def lerp(input, end, weight):
     end = as_tensor(end, x)
     if end.dtype != x.dtype:
         raise DTypeError(f"lerp: expected end of dtype {x.dtype} (the input's), got {end.dtype}")
-    if _is_number(weight):
+    if dtypes.is_scalar_number(weight):
         w = float(weight)
         inf.broadcast("lerp", x.shape, end.shape)
         diff = sub(end, x)
@@ -209,7 +203,7 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1):
         raise DTypeError(f"addmm: input, mat1 and mat2 must have one dtype, got {x.dtype}, "
                          f"{a.dtype} and {b.dtype}")
     for name, value in (("beta", beta), ("alpha", alpha)):
-        if not _is_number(value):
+        if not dtypes.is_scalar_number(value):
             raise DTypeError(f"addmm: {name} must be a number, got {type(value).__name__}")
         if x.dtype.kind != "f" and isinstance(value, float):
             raise DTypeError(f"addmm: {name} must be an int for integer tensors, got {value}")

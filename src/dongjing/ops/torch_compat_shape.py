@@ -9,11 +9,12 @@ values (an eager tensor).
 
 from __future__ import annotations
 
-import numpy as np
+import math
 
 from .. import dtypes
 from .. import infer as inf
 from ..backends import backend_of
+from ..device import Placement
 from ..errors import DTypeError, GraphError, ShapeError
 from ..tensor import Tensor
 from .compare import ne
@@ -36,11 +37,12 @@ def _known(name: str, x: Tensor) -> tuple:
     return tuple(x.shape)
 
 
-def _const(array, like: Tensor) -> Tensor:
-    """Host index math (NumPy) as a constant on `like`'s device."""
-    from ..transfer import constant_like
+def _on(like: Tensor) -> Placement:
+    """Where the index arrays for `like` are made: its backend and device (the host's default
+    backend when `like` is symbolic, since graph constants live there)."""
+    from ..transfer import placement_of
 
-    return constant_like(np.asarray(array), like)
+    return placement_of(like)
 
 
 # --- diagonals --------------------------------------------------------------------------------
@@ -53,16 +55,18 @@ def diag(input, diagonal: int = 0):
     if x.ndim == 1:
         k = shape[0]
         n = k + abs(d)
-        rows = np.arange(k) + max(-d, 0)
-        cols = np.arange(k) + max(d, 0)
-        flat = _const(np.zeros(n * n, x.dtype), x)
-        return reshape(scatter(flat, 0, _const(rows * n + cols, x), x), (n, n))
+        at = _on(x)
+        rows = at.call("arange", k, dtype=dtypes.int64) + max(-d, 0)
+        cols = at.call("arange", k, dtype=dtypes.int64) + max(d, 0)
+        flat = Tensor._make(at.call("zeros", n * n, dtype=x.dtype))
+        return reshape(scatter(flat, 0, Tensor._make(rows * n + cols), x), (n, n))
     if x.ndim == 2:
         r, c = shape
         length = max(0, min(r, c - d) if d >= 0 else min(r + d, c))
-        rows = np.arange(length) + max(-d, 0)
-        cols = np.arange(length) + max(d, 0)
-        return getitem(x, (_const(rows, x), _const(cols, x)))
+        at = _on(x)
+        rows = at.call("arange", length, dtype=dtypes.int64) + max(-d, 0)
+        cols = at.call("arange", length, dtype=dtypes.int64) + max(d, 0)
+        return getitem(x, (Tensor._make(rows), Tensor._make(cols)))
     raise ShapeError(f"diag: expects a 1-d or 2-d tensor, got shape {inf.fmt(x.shape)}")
 
 
@@ -165,7 +169,7 @@ def unflatten(input, dim: int, sizes):
     free = [i for i, s in enumerate(sizes) if s == -1]
     if len(free) > 1 or any(s < -1 for s in sizes):
         raise ShapeError(f"unflatten: sizes {tuple(sizes)} may hold one -1 and no other negative")
-    known = int(np.prod([s for s in sizes if s != -1]))
+    known = math.prod(s for s in sizes if s != -1)
     if free:
         if known == 0 or shape[dim] % known:
             raise ShapeError(f"unflatten: sizes {tuple(sizes)} do not divide dim {dim} of size "
@@ -250,24 +254,33 @@ def meshgrid(*tensors, indexing: str | None = None) -> tuple:
     return tuple(grids)
 
 
-def _repeat_counts(repeats, size: int) -> np.ndarray:
+def _repeat_counts(repeats, size: int) -> list:
+    """The `size` repeat counts as Python ints: the output's size depends on them, so they are
+    host values, like shapes."""
     if isinstance(repeats, Tensor):
         counts = repeats._value("repeat_interleave(repeats)")
-        counts = backend_of(counts).to_numpy(counts)  # host index math, like shapes
         if counts.dtype.kind not in "iu":
             raise DTypeError(f"repeat_interleave: repeats must be integers, got {counts.dtype}")
         if counts.ndim > 1 or counts.size not in (1, size):
-            raise ShapeError(f"repeat_interleave: repeats of shape {counts.shape} must be one "
-                             f"count or {size} counts")
-        counts = np.broadcast_to(counts.reshape(-1), (size,))
+            raise ShapeError(f"repeat_interleave: repeats of shape {tuple(counts.shape)} must "
+                             f"be one count or {size} counts")
+        counts = counts.reshape(-1).tolist()
+        counts = counts * size if len(counts) == 1 else counts
     elif isinstance(repeats, int) and not isinstance(repeats, bool):
-        counts = np.full(size, repeats)
+        counts = [repeats] * size
     else:
         raise DTypeError(f"repeat_interleave: repeats must be an int or an integer tensor, got "
                          f"{type(repeats).__name__}")
-    if (counts < 0).any():
+    if any(c < 0 for c in counts):
         raise ShapeError("repeat_interleave: repeats must be non-negative")
     return counts
+
+
+def _repeated_indices(size: int, counts: list, like: Tensor) -> Tensor:
+    """``[0]*counts[0] + [1]*counts[1] + ...`` as an int64 tensor on `like`'s device."""
+    at = _on(like)
+    return Tensor._make(at.call("repeat", at.call("arange", size, dtype=dtypes.int64),
+                                   counts))
 
 
 def repeat_interleave(input, repeats=None, dim: int | None = None, *,
@@ -280,8 +293,9 @@ def repeat_interleave(input, repeats=None, dim: int | None = None, *,
         if counts.ndim != 1:
             raise ShapeError(f"repeat_interleave: counts must be 1-d, got shape "
                              f"{inf.fmt(counts.shape)}")
-        indices = np.repeat(np.arange(counts.shape[0]), _repeat_counts(counts, counts.shape[0]))
-        return _checked_size(_const(indices.astype(dtypes.int64), counts), output_size)
+        size = counts.shape[0]
+        return _checked_size(_repeated_indices(size, _repeat_counts(counts, size), counts),
+                             output_size)
     x = as_tensor(input)
     if dim is None:
         x, dim = reshape(x, (-1,)), 0
@@ -289,8 +303,7 @@ def repeat_interleave(input, repeats=None, dim: int | None = None, *,
     size = _known("repeat_interleave", x)[dim] if x.ndim else 1
     if x.ndim == 0:
         x, dim = reshape(x, (1,)), 0
-    indices = np.repeat(np.arange(size), _repeat_counts(repeats, size))
-    picked = index_select(x, dim, _const(indices.astype(dtypes.int64), x))
+    picked = index_select(x, dim, _repeated_indices(size, _repeat_counts(repeats, size), x))
     return _checked_size(picked, output_size, dim)
 
 
@@ -334,7 +347,7 @@ def index_add(input, dim: int, index, source, *, alpha=1):
         if low < 0 or high >= shape[dim]:
             raise ShapeError(f"index_add: index out of range for dim {dim} of size "
                              f"{shape[dim]} (indices span {low}..{high})")
-    if isinstance(alpha, bool) or not isinstance(alpha, (int, float, np.number)):
+    if not dtypes.is_scalar_number(alpha):
         raise DTypeError(f"index_add: alpha must be a number, got {type(alpha).__name__}")
     if alpha != 1:
         src = mul(src, alpha)

@@ -7,18 +7,17 @@ back, Session.run and dj.jit refuse device feeds, device Variables and device co
 
 from __future__ import annotations
 
-import numpy as np
-
-from ..backends import backend_of, is_array
+from ..backends import backend_of, numpy_backend
 from ..errors import DeviceError
 
 _HINT = ("compiled GPU graphs are not built yet (dongjing's static programs run on the CPU); "
          "run the model eagerly on the GPU, or move its inputs and parameters with .cpu()")
+_HOST = numpy_backend.array_types[0]  # the programs' own arrays: the common case, on the CPU
 
 
 def device_name(array) -> str | None:
-    """The device of `array` when it is not the CPU, else None."""
-    if type(array) is np.ndarray or not is_array(array):
+    """The device of `array` when it is not the CPU, else None (also for non-arrays)."""
+    if type(array) is _HOST:
         return None
     backend = backend_of(array, None)
     if backend is None or backend.device_type == "cpu":
@@ -31,7 +30,7 @@ def device_name(array) -> str | None:
 def refuse_device_arrays(arrays, what: str) -> None:
     """Raise DeviceError when one of `arrays` (feeds, jit arguments) lives on a device."""
     for a in arrays:
-        if type(a) is not np.ndarray:
+        if type(a) is not _HOST:
             where = device_name(a)
             if where is not None:
                 raise DeviceError(f"{what}: an input lives on {where}; {_HINT}")

@@ -20,7 +20,8 @@ import time
 import types
 from dataclasses import dataclass
 
-import numpy as np
+from ..backends import is_array, random_types
+from ..dtypes import is_scalar_number
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _LIBRARY_DIRS = tuple({os.path.abspath(p) for key in ("stdlib", "platstdlib", "purelib",
@@ -31,9 +32,8 @@ _ESCAPES = {"item", "tolist", "numpy", "__float__", "__int__", "__bool__", "__in
             "__array__", "__complex__"}
 _MUTATORS = {"append", "extend", "insert", "pop", "remove", "clear", "update", "setdefault",
              "popitem", "add", "discard", "sort", "reverse", "__setitem__", "__delitem__"}
-_VALUES = (int, float, complex, list, dict, set, np.ndarray, np.number)
+_VALUES = (int, float, complex, list, dict, set)  # and arrays and numbers of any backend
 _RANDOM_FILE = os.path.abspath(random.__file__)
-_RANDOM_OWNERS = (random.Random, np.random.RandomState, np.random.Generator)
 _DEREF = ("LOAD_DEREF", "LOAD_CLASSDEREF")
 
 
@@ -88,6 +88,7 @@ class SideEffectRecorder:
         self.log: list[SideEffect] = []
         self._seen: set = set()
         self._plans: dict = {}  # code object -> {line: [candidate, ...]}
+        self._random = _RandomKinds()
 
     def __enter__(self) -> SideEffectRecorder:
         self._previous = sys.getprofile(), sys.gettrace()
@@ -142,7 +143,7 @@ class SideEffectRecorder:
             return
         name = getattr(fn, "__name__", "")
         owner = getattr(fn, "__self__", None)
-        if _is_random(fn) or isinstance(owner, _RANDOM_OWNERS):
+        if self._random.is_random(fn) or isinstance(owner, self._random.owners):
             self._at_frame("random", frame, f"{name}()")
             return
         if not is_user_file(frame.f_code.co_filename):
@@ -184,8 +185,9 @@ class SideEffectRecorder:
         value = _loaded(frame, load)
         if value is _MISSING:
             return
+        is_random = self._random.is_random
         if not attrs:
-            if isinstance(value, _VALUES):
+            if _is_value(value):
                 scope = "global read" if load.opname == "LOAD_GLOBAL" else "closure read"
                 self._add(scope, _where(code, line),
                           f"{load.argval} ({type(value).__name__}) = {_short(value)} in "
@@ -195,16 +197,16 @@ class SideEffectRecorder:
                 self._add(scope, _where(code, line),
                           f"{load.argval} (tensor {tuple(value.shape)}) becomes a constant of "
                           f"the trace in `{_text(code, line, load.argval)}`")
-            elif _is_random(value) or _is_clock(value):
-                self._add("random" if _is_random(value) else "time", _where(code, line),
+            elif is_random(value) or _is_clock(value):
+                self._add("random" if is_random(value) else "time", _where(code, line),
                           _text(code, line, load.argval))
             return
         for name in attrs:  # follow modules and generators only: no user code runs
-            if not isinstance(value, (types.ModuleType, *_RANDOM_OWNERS)):
+            if not isinstance(value, (types.ModuleType, *self._random.owners)):
                 return
             value = getattr(value, name, _MISSING)
-        if _is_random(value) or _is_clock(value):
-            self._add("random" if _is_random(value) else "time", _where(code, line),
+        if is_random(value) or _is_clock(value):
+            self._add("random" if is_random(value) else "time", _where(code, line),
                       _text(code, line, ".".join(attrs)))
 
 
@@ -259,11 +261,27 @@ def _loaded(frame, load):
     return frame.f_locals.get(load.argval, _MISSING)
 
 
-def _is_random(fn) -> bool:
-    module = getattr(fn, "__module__", None) or ""
-    owner = getattr(fn, "__self__", None)
-    return callable(fn) and (module.startswith("numpy.random") or module == "random" or
-                             isinstance(owner, _RANDOM_OWNERS))
+class _RandomKinds:
+    """What counts as a random number source: Python's `random` and the random generators
+    and `random` modules of every array backend's library (NumPy's, CuPy's)."""
+
+    def __init__(self):
+        library = random_types()
+        self.owners = (random.Random, *library)
+        self.modules = tuple({t.__module__.partition(".")[0] + ".random" for t in library})
+
+    def is_random(self, fn) -> bool:
+        """Whether `fn` draws random numbers."""
+        module = getattr(fn, "__module__", None) or ""
+        owner = getattr(fn, "__self__", None)
+        return callable(fn) and (module == "random" or module.startswith(self.modules) or
+                                 isinstance(owner, self.owners))
+
+
+def _is_value(value) -> bool:
+    """A Python number or container, or an array or number of any backend: its value is
+    copied into the trace."""
+    return isinstance(value, _VALUES) or is_array(value) or is_scalar_number(value)
 
 
 def _constant_tensor(value) -> bool:
@@ -317,5 +335,5 @@ def _text(code, line, detail) -> str:
 
 
 def _short(value) -> str:
-    text = repr(value) if not isinstance(value, np.ndarray) else f"array{value.shape}"
+    text = f"array{tuple(value.shape)}" if is_array(value) else repr(value)
     return text if len(text) <= 40 else text[:37] + "..."
