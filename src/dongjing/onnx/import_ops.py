@@ -1,13 +1,22 @@
-"""How each ONNX op type imports: `IMPORTS[op_type](ctx, ins, attrs) -> Tensor | tuple`, written
+"""How each ONNX op type imports: `imports()[op_type](ctx, ins, attrs) -> Tensor | tuple`, written
 with dongjing ops so an imported model runs eagerly, in a graph and under dj.jit, and
-differentiates. `ctx.static(t, what)` reads an input that must be known at import time."""
+differentiates. `ctx.static(t, what)` reads an input that must be known at import time.
+
+An op whose record exports it as one ONNX node without attributes (``onnx="Tanh"``,
+``Onnx("Mul", cast="out")``) imports by the inverse of that mapping, derived from the op table
+(user-declared ops included); `HAND_WRITTEN` holds the ONNX op types whose import is more than
+that (attributes, opset differences, decompositions, dtype checks) and takes precedence."""
 
 from __future__ import annotations
+
+import functools
 
 import numpy as np
 
 from .. import ops
+from ..dispatch import apply
 from ..nn import functional as F
+from ..registry import OPS, Onnx, Op
 from ..tensor import Tensor
 from .errors import OnnxImportError
 
@@ -134,12 +143,55 @@ def _flatten(x: Tensor, axis: int) -> Tensor:
 
 
 # --- arithmetic and functions --------------------------------------------------------------
-def _binary(fn):
-    return lambda ctx, ins, attrs: fn(ins[0], ins[1])
-
-
 def _unary(fn):
     return lambda ctx, ins, attrs: fn(ins[0])
+
+
+# attributes of opsets before 7 that say nothing about the result: a memory hint, and the flag
+# allowing NumPy-style trailing broadcasting (an `axis` with it is another broadcast: refused)
+_LEGACY_ATTRS = {"consumed_inputs", "broadcast"}
+
+
+def _plain_type(onnx) -> str | None:
+    """The ONNX op type of a 1:1 export without attributes, else None."""
+    if isinstance(onnx, str):
+        return onnx
+    if isinstance(onnx, Onnx) and not onnx.attrs:
+        return onnx.op_type
+    return None
+
+
+def _inverse(op: Op, op_type: str):
+    """The import of `op_type` as `op` (the inverse of its 1:1 export), through the op's
+    binding (its promotion and checks) or, without one, the op itself."""
+    fn = op.binding if op.binding is not None else functools.partial(apply, op)
+
+    def rule(ctx, ins, attrs):
+        extra = sorted(set(attrs) - _LEGACY_ATTRS)
+        if extra:
+            raise OnnxImportError(f"{op_type}: attributes {extra} are not supported (imported "
+                                  f"as dongjing's {op.name}, which takes none)")
+        return fn(*ins)
+
+    return rule
+
+
+_derived: dict = {"key": None, "table": {}}
+
+
+def imports() -> dict:
+    """ONNX op type -> importer: the 1:1 inverses of the op table's exports (when several ops
+    export as one type, the first declared imports it), then `HAND_WRITTEN`."""
+    key = tuple(map(id, OPS.values()))
+    if _derived["key"] != key:
+        table: dict = {}
+        for op in OPS.values():
+            op_type = _plain_type(op.onnx)
+            if op_type is not None and op_type not in table:
+                table[op_type] = _inverse(op, op_type)
+        table.update(HAND_WRITTEN)
+        _derived["key"], _derived["table"] = key, table
+    return _derived["table"]
 
 
 def _div(ctx, ins, attrs):
@@ -409,7 +461,7 @@ def _control(kind):
     return rule
 
 
-IMPORTS: dict = {
+HAND_WRITTEN: dict = {
     "Conv": _conv,
     "BatchNormalization": _batch_norm,
     "MaxPool": _max_pool,
@@ -418,33 +470,11 @@ IMPORTS: dict = {
     "GlobalMaxPool": _global_pool(ops.amax),
     "Gemm": _gemm,
     "Flatten": _flatten_rule,
-    "Relu": _unary(ops.relu),
-    "Sigmoid": _unary(ops.sigmoid),
-    "Tanh": _unary(ops.tanh),
-    "Exp": _unary(ops.exp),
-    "Log": _unary(ops.log),
-    "Sqrt": _unary(ops.sqrt),
-    "Neg": _unary(ops.neg),
-    "Abs": _unary(ops.abs),
-    "Erf": _unary(ops.erf),
-    "Not": _unary(ops.logical_not),
     "Identity": _unary(lambda x: x),
     "LeakyRelu": _leaky_relu,
     "Softmax": _softmax(ops.softmax),
     "LogSoftmax": _softmax(ops.log_softmax),
-    "Add": _binary(ops.add),
-    "Sub": _binary(ops.sub),
-    "Mul": _binary(ops.mul),
     "Div": _div,
-    "Pow": _binary(ops.pow),
-    "MatMul": _binary(ops.matmul),
-    "Equal": _binary(ops.eq),
-    "Less": _binary(ops.lt),
-    "LessOrEqual": _binary(ops.le),
-    "Greater": _binary(ops.gt),
-    "GreaterOrEqual": _binary(ops.ge),
-    "And": _binary(ops.logical_and),
-    "Or": _binary(ops.logical_or),
     "Where": lambda ctx, ins, attrs: ops.where(*ins),
     "Max": _variadic(ops.maximum),
     "Min": _variadic(ops.minimum),
