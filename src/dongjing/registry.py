@@ -47,6 +47,7 @@ from __future__ import annotations
 import enum
 import functools
 import inspect
+import operator
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
@@ -335,10 +336,10 @@ def on_bind(listener: Callable[[Op], None]) -> None:
     _LISTENERS.append(listener)
 
 
-# augmented assignments (x *= y): in-place by the language's definition
-_AUGMENTED = frozenset(f"__i{n}__" for n in (
-    "add", "sub", "mul", "matmul", "truediv", "floordiv", "mod", "pow", "lshift", "rshift",
-    "and", "xor", "or"))
+# augmented assignments (x *= y): in-place by the language's definition (`operator` lists
+# each beside its binary operator, __imul__ beside __mul__)
+_AUGMENTED = frozenset(n for n in dir(operator) if n.startswith("__i") and f"__{n[3:]}" in
+                       dir(operator))
 
 
 def is_inplace_name(name: str) -> bool:
