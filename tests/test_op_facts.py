@@ -92,7 +92,7 @@ def test_generated_inplace_keeps_autograd_rules():
 
 # --- ONNX import ----------------------------------------------------------------------------
 def _plain_export(op):
-    from dongjing.onnx.import_ops import _plain_type
+    from dongjing.onnx.import_table import _plain_type
 
     return _plain_type(op.onnx)
 

@@ -1,22 +1,15 @@
-"""How each ONNX op type imports: `imports()[op_type](ctx, ins, attrs) -> Tensor | tuple`, written
-with dongjing ops so an imported model runs eagerly, in a graph and under dj.jit, and
-differentiates. `ctx.static(t, what)` reads an input that must be known at import time.
-
-An op whose record exports it as one ONNX node without attributes (``onnx="Tanh"``,
-``Onnx("Mul", cast="out")``) imports by the inverse of that mapping, derived from the op table
-(user-declared ops included); `HAND_WRITTEN` holds the ONNX op types whose import is more than
-that (attributes, opset differences, decompositions, dtype checks) and takes precedence."""
+"""The ONNX op types whose import is more than the inverse of an op record's 1:1 export
+(attributes, opset differences, decompositions, dtype checks): `HAND_WRITTEN[op_type](ctx, ins,
+attrs) -> Tensor | tuple`, written with dongjing ops so an imported model runs eagerly, in a
+graph and under dj.jit, and differentiates. `ctx.static(t, what)` reads an input that must be
+known at import time. The 1:1 imports are derived from the op table (`import_table`)."""
 
 from __future__ import annotations
-
-import functools
 
 import numpy as np
 
 from .. import ops
-from ..dispatch import apply
 from ..nn import functional as F
-from ..registry import OPS, Onnx, Op
 from ..tensor import Tensor
 from .errors import OnnxImportError
 
@@ -145,53 +138,6 @@ def _flatten(x: Tensor, axis: int) -> Tensor:
 # --- arithmetic and functions --------------------------------------------------------------
 def _unary(fn):
     return lambda ctx, ins, attrs: fn(ins[0])
-
-
-# attributes of opsets before 7 that say nothing about the result: a memory hint, and the flag
-# allowing NumPy-style trailing broadcasting (an `axis` with it is another broadcast: refused)
-_LEGACY_ATTRS = {"consumed_inputs", "broadcast"}
-
-
-def _plain_type(onnx) -> str | None:
-    """The ONNX op type of a 1:1 export without attributes, else None."""
-    if isinstance(onnx, str):
-        return onnx
-    if isinstance(onnx, Onnx) and not onnx.attrs:
-        return onnx.op_type
-    return None
-
-
-def _inverse(op: Op, op_type: str):
-    """The import of `op_type` as `op` (the inverse of its 1:1 export), through the op's
-    binding (its promotion and checks) or, without one, the op itself."""
-    fn = op.binding if op.binding is not None else functools.partial(apply, op)
-
-    def rule(ctx, ins, attrs):
-        extra = sorted(set(attrs) - _LEGACY_ATTRS)
-        if extra:
-            raise OnnxImportError(f"{op_type}: attributes {extra} are not supported (imported "
-                                  f"as dongjing's {op.name}, which takes none)")
-        return fn(*ins)
-
-    return rule
-
-
-_derived: dict = {"key": None, "table": {}}
-
-
-def imports() -> dict:
-    """ONNX op type -> importer: the 1:1 inverses of the op table's exports (when several ops
-    export as one type, the first declared imports it), then `HAND_WRITTEN`."""
-    key = tuple(map(id, OPS.values()))
-    if _derived["key"] != key:
-        table: dict = {}
-        for op in OPS.values():
-            op_type = _plain_type(op.onnx)
-            if op_type is not None and op_type not in table:
-                table[op_type] = _inverse(op, op_type)
-        table.update(HAND_WRITTEN)
-        _derived["key"], _derived["table"] = key, table
-    return _derived["table"]
 
 
 def _div(ctx, ins, attrs):

@@ -13,7 +13,7 @@ from ..nn.module import Module
 from ..nn.parameter import Parameter, buffer
 from ..tensor import Tensor
 from .errors import OnnxImportError, require_onnx
-from .import_ops import imports
+from .import_table import imports
 from .op_exports import NOT_TRAINABLE
 
 _STATIC_RESULTS = {"Shape", "Constant", "ConstantOfShape"}  # eager results known at build time
