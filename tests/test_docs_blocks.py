@@ -133,10 +133,14 @@ def restored_extensions():
     from dongjing.backends import base as backends
     from dongjing.compiler import pipeline
     from dongjing.registry import OPS
+    from dongjing.tensor import Tensor
 
     ops, passes = dict(OPS), list(pipeline._EXTRA_PASSES)
     known, by_type = list(backends._BACKENDS), dict(backends._BY_TYPE)
+    methods = set(vars(Tensor))
     yield
+    for name in set(vars(Tensor)) - methods:  # Tensor methods the page's ops declared
+        delattr(Tensor, name)
     OPS.clear()
     OPS.update(ops)
     pipeline._EXTRA_PASSES[:] = passes

@@ -3,7 +3,7 @@
 One `define(...)` call states all an op's facts:
 
 - ``forward``: the array computation, written against a backend namespace ``xp`` as
-  ``forward(xp, *arrays, **attrs)``; or ``ufunc="multiply"`` when the op *is* that universal
+  ``forward(xp, *arrays, **attrs)``; or ``ufunc="exp"`` when the op *is* that universal
   function of the array library (the forward, the compiler's lowering and ``out=`` writes are
   then all derived from that one name).
 - ``infer(*specs, **attrs) -> (shape, dtype)``: the only statement of the op's dtype and shape
@@ -17,14 +17,26 @@ One `define(...)` call states all an op's facts:
 - ``decompose``: the same value as a composition of primitives (for the compiler's fusion);
   ``decompose="forward"`` derives it from the forward itself, run with ``xp`` = dongjing's ops,
   so a derivative needed both eagerly (one pass) and fused is written once.
-- ``kind`` (`Kind`), and for elementwise ops the fusion ``cost`` (`Cost`).
+- ``kind`` (`Kind`), and for elementwise ops the fusion ``cost`` (`Cost`); ``kernel`` (a
+  `Kernel`) is an op's scalar formulation inside compiled fused kernels, where calling its
+  ufunc per element would be slow (a `Cost.TRANSCENDENTAL` op with one fuses on its dtypes).
+- Algebraic facts, which the compiler's simplification reads (each exact bit for bit for every
+  input, NaN, inf and -0.0 included): ``identity`` is the right unit element e, f(x, e) = x
+  (a float zero's sign counts: x + (-0.0) = x, but -0.0 + 0.0 = +0.0); ``commutative`` says
+  f(a, b) = f(b, a), so a unit (or absorbing element) on the left counts too; ``absorbing``
+  is the element z with f(x, z) = z for every integer and bool x (floats have none: NaN * 0 is
+  NaN); ``mask_operand`` says a bool operand computes as its 0/1 cast to the other operand's
+  float dtype (so the compiler drops the cast).
 - ``onnx``: how the op exports, stated only here: an ONNX op type (``"Tanh"``), an `Onnx`
   record (type, attribute map, input casts) or a rule ``rule(e, node, ins)`` emitting nodes
   through the exporter's `Emitter` `e` (see `dongjing.ops.onnx_rules`); ``None`` with
   ``onnx_reason`` for ops that cannot export.
 - ``public`` / ``methods``: the names under which the op's user-facing function is published
   as ``dj.<name>`` and as ``Tensor.<name>``; ``binding`` is the policy that generates that
-  function (`dongjing.ops.bindings`), or `bind` attaches a hand-written one.
+  function (`dongjing.ops.bindings`), or `bind` attaches a hand-written one. A method name in
+  PyTorch's in-place form (``"tanh_"``, ``"mul_"``, or an augmented assignment such as
+  ``"__imul__"``) is the op's in-place variant: the generated method writes the result into the
+  tensor's own memory (`is_inplace_name`).
 
 This module is a leaf: it imports only NumPy and the error module, so every other layer may
 import it.
@@ -35,6 +47,7 @@ from __future__ import annotations
 import enum
 import functools
 import inspect
+import operator
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
@@ -63,6 +76,19 @@ class Onnx(NamedTuple):
     cast: str | None = None
 
 
+class Kernel(NamedTuple):
+    """An elementwise op's formulation inside compiled fused kernels.
+
+    `lines` are scalar Python statements computing step ``t{j}`` from the input expression
+    ``{x}`` (``str.format`` fills both); they may call ``_f64`` and ``_f32`` (conversions to
+    float64 and float32) and Python's ``min``, ``max`` and ``abs``. `dtypes` names the dtypes
+    (``"float32"``) on which the lines are as accurate as the op's own forward.
+    """
+
+    dtypes: tuple
+    lines: tuple
+
+
 class Kind(str, enum.Enum):
     """What the executors and passes may assume about an op."""
 
@@ -83,7 +109,7 @@ class Cost(enum.Enum):
     """Fusion class of an elementwise op: how a fused kernel may treat it."""
 
     CHEAP = "cheap"                    # one or two machine instructions: always worth fusing
-    TRANSCENDENTAL = "transcendental"  # exp, log, tanh: fused only when the kernel is compiled
+    TRANSCENDENTAL = "transcendental"  # exp, log, ...: fused only with a `Kernel` formulation
 
 
 @dataclass(frozen=True, eq=False)
@@ -96,6 +122,11 @@ class Op:
     vjp: Callable | None
     kind: Kind = Kind.OPAQUE
     cost: Cost | None = None
+    kernel: Kernel | None = None
+    identity: Any = None
+    absorbing: Any = None
+    commutative: bool = False
+    mask_operand: bool = False
     ufunc: Any = None  # the NumPy ufunc object, when the op is one
     ufunc_name: str | None = None
     impl: Callable | None = None  # the backend-generic forward(xp, *arrays, **attrs)
@@ -192,7 +223,7 @@ def _unary_rule_vjp(rule: Callable, wants_out: bool) -> Callable:
 
 def _binary_rules_vjp(rule_a: Callable | None, rule_b: Callable | None) -> Callable:
     """The vjp of a two-input op whose rules do not read its output: the eager backward's hot
-    path (add, mul, matmul, ...), so it avoids the general loop."""
+    path (binary arithmetic, matmul, ...), so it avoids the general loop."""
 
     def vjp(g, inputs, out, needs, attrs):
         a, b = inputs
@@ -215,6 +246,11 @@ def define(
     vjp: Callable | None = None,
     kind: Kind | str = Kind.OPAQUE,
     cost: Cost | None = None,
+    kernel: Kernel | None = None,
+    identity: Any = None,
+    absorbing: Any = None,
+    commutative: bool = False,
+    mask_operand: bool = False,
     grad_name: str | None = None,
     saves_output: bool = False,
     random: bool = False,
@@ -271,6 +307,11 @@ def define(
         vjp=vjp,
         kind=Kind(kind),
         cost=cost,
+        kernel=kernel,
+        identity=identity,
+        absorbing=absorbing,
+        commutative=commutative,
+        mask_operand=mask_operand,
         ufunc=np_ufunc,
         ufunc_name=ufunc,
         impl=impl,
@@ -290,7 +331,7 @@ def define(
     if table:  # table=False: an op of one extension (dj.autograd.Function), not in the table
         OPS[name] = op
     if binding is not None:
-        binding(op)  # a policy from dongjing.ops.bindings: publishes op.binding
+        binding(op)  # a policy from dongjing.ops.bindings: publishes op.binding (and notifies)
     return op
 
 
@@ -306,6 +347,27 @@ def _holding_dtype(name: str, infer: Callable) -> Callable:
         return result
 
     return checked
+
+
+_LISTENERS: list = []
+
+
+def on_bind(listener: Callable[[Op], None]) -> None:
+    """Call `listener(op)` whenever an op of the table gets its binding from now on (the Tensor
+    methods of an op declared after ``import dongjing`` are attached this way)."""
+    _LISTENERS.append(listener)
+
+
+# augmented assignments (x *= y): in-place by the language's definition (`operator` lists
+# each beside its binary operator, __imul__ beside __mul__)
+_AUGMENTED = frozenset(n for n in dir(operator) if n.startswith("__i") and f"__{n[3:]}" in
+                       dir(operator))
+
+
+def is_inplace_name(name: str) -> bool:
+    """Whether a method name declared in ``methods=`` is an in-place variant: PyTorch's
+    trailing underscore (``tanh_``) or an augmented assignment (``__imul__``)."""
+    return name in _AUGMENTED or (name.endswith("_") and not name.startswith("__"))
 
 
 def _forward_as_composite(impl: Callable) -> Callable:
@@ -325,6 +387,9 @@ def bind(op: Op, function: Callable) -> Callable:
     object.__setattr__(op, "binding", function)
     if not function.__doc__ and op.doc:
         function.__doc__ = op.doc
+    if OPS.get(op.name) is op:
+        for listener in _LISTENERS:
+            listener(op)
     return function
 
 

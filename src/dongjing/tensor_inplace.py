@@ -1,5 +1,7 @@
 """PyTorch's in-place Tensor methods (`add_(g, alpha=)`, `addcdiv_`, `clamp_`, `uniform_`...).
 
+The in-place variants an op declares among its ``methods=`` (``"tanh_"``, ``"__imul__"``) are
+generated from its record by `inplace_method`; the ones with extra arguments are written here.
 Each computes its new value with `dongjing.ops` and writes it into the tensor's own memory
 (which a view shares with its base). When gradients are recorded the write goes through
 `autograd.views.write_recorded` (history rewritten as PyTorch's CopySlices does); a leaf that
@@ -94,7 +96,7 @@ def _direct(t: Tensor, name: str, ufunc, other, alpha=1) -> bool:
     else:
         value = other
     if alpha != 1:
-        value = np.multiply(value, alpha)
+        value = np.asarray(value) * alpha
     try:
         ufunc(t._data, value, out=t._data, casting="same_kind")
     except TypeError as exc:  # NumPy's casting error
@@ -140,12 +142,6 @@ def sub(self, other, *, alpha=1):
     return ops.sub(self, _scaled(other, alpha, "sub", "alpha"))
 
 
-def mul_(self, other):
-    if _direct(self, "mul_", np.multiply, other):
-        return self
-    return run_inplace(self, "mul_", lambda s: ops.mul(s, other), _tensors(other))
-
-
 def div_(self, other, *, rounding_mode=None):
     if rounding_mode is not None:
         raise NotImplementedError(
@@ -186,6 +182,26 @@ def addcdiv(self, tensor1, tensor2, *, value=1):
 def clamp_(self, min=None, max=None):
     """Clamp in place to `[min, max]`."""
     return run_inplace(self, "clamp_", lambda s: ops.clamp(s, min, max), _tensors(min, max))
+
+
+def inplace_method(op, name: str):
+    """The in-place Tensor method `name` of `op` (declared in its ``methods=``): the op's
+    binding applied to the tensor and the method's arguments, written into the tensor. A
+    two-input ufunc op writes straight into the tensor's memory when nothing is recorded."""
+    fn = op.binding
+    ufunc = op.ufunc if op.ufunc is not None and op.ufunc.nin == 2 else None
+    label = name[3:-2] + "_" if name.startswith("__i") else name  # errors say x.mul_ for x *=
+
+    def method(self, *args, **kwargs):
+        if ufunc is not None and len(args) == 1 and not kwargs and _direct(
+                self, label, ufunc, args[0]):
+            return self
+        return run_inplace(self, label, lambda s: fn(s, *args, **kwargs),
+                           _tensors(*args, *kwargs.values()))
+
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = f"`{op.public[0] if op.public else op.name}` in place."
+    return method
 
 
 def _unary_inplace(name: str, fn):
@@ -289,14 +305,11 @@ def _setitem(self, key, value):
 
 def attach() -> None:
     """Install the methods on Tensor."""
-    for fn in (add_, sub_, add, sub, mul_, div_, pow_, addcmul_, addcdiv_, addcmul, addcdiv,
+    for fn in (add_, sub_, add, sub, div_, pow_, addcmul_, addcdiv_, addcmul, addcdiv,
                clamp_, fill_, zero_, copy_, uniform_, normal_):
         setattr(Tensor, fn.__name__, fn)
     Tensor.clip_ = clamp_
-    for name in ("sqrt", "exp", "log", "neg", "abs", "sigmoid", "tanh", "relu", "sign"):
-        setattr(Tensor, name + "_", _unary_inplace(name + "_", getattr(ops, name)))
     Tensor.__iadd__ = add_
     Tensor.__isub__ = sub_
-    Tensor.__imul__ = mul_
     Tensor.__itruediv__ = div_
     Tensor.__setitem__ = _setitem

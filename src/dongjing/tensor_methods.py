@@ -7,7 +7,7 @@ from . import tensor_compat as _compat_methods
 from . import tensor_inplace as _inplace_methods
 from . import tensor_inplace_extras as _inplace_extras
 from . import tensor_new as _new_methods
-from .registry import OPS
+from .registry import OPS, is_inplace_name, on_bind
 from .tensor import Tensor
 
 _REFLECTED = {"__radd__", "__rsub__", "__rmul__", "__rtruediv__", "__rpow__", "__rmatmul__"}
@@ -21,16 +21,21 @@ def _reflected(fn):
     return method
 
 
-def _attach_declared_methods() -> None:
-    """Every name an op declares in `methods` becomes a Tensor method calling its binding."""
-    for op in OPS.values():
-        if op.binding is None:
-            continue
-        for name in op.methods:
+def _attach_op_methods(op) -> None:
+    """Every name `op` declares in `methods` becomes a Tensor method calling its binding (an
+    in-place name, `tanh_` or `__imul__`, one writing the result into the tensor)."""
+    if op.binding is None:
+        return
+    for name in op.methods:
+        if is_inplace_name(name):
+            setattr(Tensor, name, _inplace_methods.inplace_method(op, name))
+        else:
             setattr(Tensor, name, _reflected(op.binding) if name in _REFLECTED else op.binding)
 
 
-_attach_declared_methods()
+for _op in OPS.values():
+    _attach_op_methods(_op)
+on_bind(_attach_op_methods)  # ops declared later (dj.ops.define after import) get theirs too
 Tensor.__matmul__ = ops.matmul
 Tensor.__rmatmul__ = _reflected(ops.matmul)
 Tensor.__pos__ = lambda self: self

@@ -98,13 +98,14 @@ def kernel_source(name: str, body, kinds: list) -> tuple[str, dict]:
     lines = [f"def {name}(n, {', '.join(params)}):", "    for i in range(n):"]
     for k, kind in enumerate(kinds):
         lines.append(f"        a{k} = in{k}[i]" if kind == "array" else f"        a{k} = in{k}")
-    for j, (ufunc, step_args) in enumerate(body.steps):
+    for j, (op, step_args) in enumerate(body.steps):
         refs = [f"a{a[1]}" if a[0] == "in" else f"t{a[1]}" for a in step_args]
-        inline = formula_lines(ufunc, j, refs[0]) if len(refs) == 1 else None
+        inline = formula_lines(op, j, refs[0]) if len(refs) == 1 else None
         if inline is not None:  # a transcendental written so that LLVM vectorizes it
             ufuncs.update(FORMULA_NAMES)
             lines += ["        " + line for line in inline]
             continue
+        ufunc = op.ufunc
         fn = f"_u_{ufunc.__name__}"
         ufuncs[fn] = ufunc
         lines.append(f"        t{j} = {fn}({', '.join(refs)})")

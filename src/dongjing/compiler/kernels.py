@@ -29,39 +29,22 @@ def available() -> bool:
     return importlib.util.find_spec("numba") is not None
 
 
-# Transcendental ufuncs with a formulation that LLVM vectorizes inside a fused kernel (a libm
-# call per element would lose to NumPy's SIMD loop), by the dtypes it is exact for. float32
-# tanh, in float64 arithmetic only: exp(2c) for c = u clamped to [-10, 10] (tanh(10) rounds to
-# 1.0f) as a degree-6 Taylor polynomial at 2c/1024 squared ten times (relative error ~2e-13),
-# then 1 - 2 / (exp(2c) + 1); below |u| < 1e-4, where that cancels, u (1 - u^2 / 3); NaN stays
-# NaN. Measured within 1 ulp of correctly rounded tanh (and of np.tanh) over float32, +-0 and
-# +-inf included (tests/test_compiler_fused_tanh.py).
-_EXP_TAYLOR = ("1.0 + y{j} * (1.0 + y{j} * (0.5 + y{j} * (1.0 / 6.0 + y{j} * (1.0 / 24.0 + "
-               "y{j} * (1.0 / 120.0 + y{j} * (1.0 / 720.0))))))")
-FORMULAS = {
-    np.tanh: (("float32",), (
-        "u{j} = _f64({x})",
-        "y{j} = min(max(u{j}, -10.0), 10.0) * (2.0 / 1024.0)",
-        "e{j} = " + _EXP_TAYLOR,
-        *(["e{j} = e{j} * e{j}"] * 10),
-        "t{j} = _f32(u{j} * (1.0 - u{j} * u{j} / 3.0) if abs(u{j}) < 1e-4 else "
-        "(1.0 - 2.0 / (e{j} + 1.0) if u{j} == u{j} else u{j}))",
-    )),
-}
+# What a `Kernel` formulation (an op record's `kernel=`) may call besides Python's builtins.
 FORMULA_NAMES = {"_f64": np.float64, "_f32": np.float32}
 
 
-def has_formula(ufunc, dtype) -> bool:
-    """True when a fused kernel can compute transcendental `ufunc` on `dtype` in-line."""
-    entry = FORMULAS.get(ufunc)
-    return entry is not None and getattr(dtype, "name", None) in entry[0]
+def has_formula(op, dtype) -> bool:
+    """True when a fused kernel can compute elementwise `op` on `dtype` in-line: the op's
+    record declares a `Kernel` formulation for that dtype."""
+    kernel = op.kernel
+    return kernel is not None and getattr(dtype, "name", None) in kernel.dtypes
 
 
-def formula_lines(ufunc, j: int, x: str) -> list[str] | None:
-    """The kernel lines computing step `j` = `ufunc(x)` into `t{j}` through its formulation,
-    or None when it has none (then the ufunc itself is called)."""
-    entry = FORMULAS.get(ufunc)
-    return None if entry is None else [line.format(j=j, x=x) for line in entry[1]]
+def formula_lines(op, j: int, x: str) -> list[str] | None:
+    """The kernel lines computing step `j` = `op(x)` into `t{j}` through the op's declared
+    formulation, or None when it has none (then its ufunc itself is called)."""
+    kernel = op.kernel
+    return None if kernel is None else [line.format(j=j, x=x) for line in kernel.lines]
 
 
 def cache_dir() -> Path | None:

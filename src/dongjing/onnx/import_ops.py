@@ -1,6 +1,8 @@
-"""How each ONNX op type imports: `IMPORTS[op_type](ctx, ins, attrs) -> Tensor | tuple`, written
-with dongjing ops so an imported model runs eagerly, in a graph and under dj.jit, and
-differentiates. `ctx.static(t, what)` reads an input that must be known at import time."""
+"""The ONNX op types whose import is more than the inverse of an op record's 1:1 export
+(attributes, opset differences, decompositions, dtype checks): `HAND_WRITTEN[op_type](ctx, ins,
+attrs) -> Tensor | tuple`, written with dongjing ops so an imported model runs eagerly, in a
+graph and under dj.jit, and differentiates. `ctx.static(t, what)` reads an input that must be
+known at import time. The 1:1 imports are derived from the op table (`import_table`)."""
 
 from __future__ import annotations
 
@@ -134,10 +136,6 @@ def _flatten(x: Tensor, axis: int) -> Tensor:
 
 
 # --- arithmetic and functions --------------------------------------------------------------
-def _binary(fn):
-    return lambda ctx, ins, attrs: fn(ins[0], ins[1])
-
-
 def _unary(fn):
     return lambda ctx, ins, attrs: fn(ins[0])
 
@@ -409,7 +407,7 @@ def _control(kind):
     return rule
 
 
-IMPORTS: dict = {
+HAND_WRITTEN: dict = {
     "Conv": _conv,
     "BatchNormalization": _batch_norm,
     "MaxPool": _max_pool,
@@ -418,33 +416,11 @@ IMPORTS: dict = {
     "GlobalMaxPool": _global_pool(ops.amax),
     "Gemm": _gemm,
     "Flatten": _flatten_rule,
-    "Relu": _unary(ops.relu),
-    "Sigmoid": _unary(ops.sigmoid),
-    "Tanh": _unary(ops.tanh),
-    "Exp": _unary(ops.exp),
-    "Log": _unary(ops.log),
-    "Sqrt": _unary(ops.sqrt),
-    "Neg": _unary(ops.neg),
-    "Abs": _unary(ops.abs),
-    "Erf": _unary(ops.erf),
-    "Not": _unary(ops.logical_not),
     "Identity": _unary(lambda x: x),
     "LeakyRelu": _leaky_relu,
     "Softmax": _softmax(ops.softmax),
     "LogSoftmax": _softmax(ops.log_softmax),
-    "Add": _binary(ops.add),
-    "Sub": _binary(ops.sub),
-    "Mul": _binary(ops.mul),
     "Div": _div,
-    "Pow": _binary(ops.pow),
-    "MatMul": _binary(ops.matmul),
-    "Equal": _binary(ops.eq),
-    "Less": _binary(ops.lt),
-    "LessOrEqual": _binary(ops.le),
-    "Greater": _binary(ops.gt),
-    "GreaterOrEqual": _binary(ops.ge),
-    "And": _binary(ops.logical_and),
-    "Or": _binary(ops.logical_or),
     "Where": lambda ctx, ins, attrs: ops.where(*ins),
     "Max": _variadic(ops.maximum),
     "Min": _variadic(ops.minimum),

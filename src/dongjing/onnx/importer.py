@@ -13,7 +13,7 @@ from ..nn.module import Module
 from ..nn.parameter import Parameter, buffer
 from ..tensor import Tensor
 from .errors import OnnxImportError, require_onnx
-from .import_ops import IMPORTS
+from .import_table import imports
 from .op_exports import NOT_TRAINABLE
 
 _STATIC_RESULTS = {"Shape", "Constant", "ConstantOfShape"}  # eager results known at build time
@@ -51,7 +51,7 @@ def _op_types(graph, found: set) -> set:
 def check_supported(model) -> None:
     """Raise OnnxImportError listing every op type of `model` that dongjing cannot import."""
     domains = {o.domain for o in model.opset_import} - {"", "ai.onnx"}
-    unknown = sorted(_op_types(model.graph, set()) - set(IMPORTS))
+    unknown = sorted(_op_types(model.graph, set()) - set(imports()))
     if unknown or any(n.domain not in ("", "ai.onnx") for n in model.graph.node):
         raise OnnxImportError(
             f"the ONNX model uses op types dongjing cannot import: {', '.join(unknown)}"
@@ -125,6 +125,7 @@ def run_graph(ctx: Context, graph, env: dict) -> list:
     """Run the nodes of an ONNX GraphProto on `env` (name -> Tensor); the outputs' tensors."""
     from onnx import helper
 
+    table = imports()
     for node in graph.node:
         ins = [env[name] if name else None for name in node.input]
         _check_unknown(node, ins)
@@ -139,7 +140,7 @@ def run_graph(ctx: Context, graph, env: dict) -> list:
         attrs = {a.name: helper.get_attribute_value(a) for a in node.attribute}
         ctx.env = env
         try:
-            result = IMPORTS[node.op_type](ctx, ins, attrs)
+            result = table[node.op_type](ctx, ins, attrs)
         except OnnxImportError as exc:
             raise OnnxImportError(f"{node.op_type} node {node.name or outs_wanted[0]!r}: "
                                   f"{exc}") from None

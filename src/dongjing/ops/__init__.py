@@ -8,6 +8,7 @@ Primitives publish themselves: each op's `public` names map to its binding (see
 from ..registry import (
     OPS,
     Cost,
+    Kernel,
     Kind,
     Onnx,
     Op,
@@ -59,8 +60,8 @@ COMPOSITES += [n for n in torch_compat_math.__all__ + torch_compat_shape.__all__
 globals().update({n: getattr(torch_compat_math, n) for n in torch_compat_math.__all__})
 globals().update({n: getattr(torch_compat_shape, n) for n in torch_compat_shape.__all__})
 # (zeros_like & co. are dj.* from dongjing.creation: they take device=)
-EXTENSION_API = ["Cost", "Kind", "Onnx", "Op", "Spec", "all_ops", "bind", "binds", "define",
-                 "register"]
+EXTENSION_API = ["Cost", "Kernel", "Kind", "Onnx", "Op", "Spec", "all_ops", "bind", "binds",
+                 "define", "register"]
 __all__ = sorted((set(public_functions()) - {"full_like"}) | set(COMPOSITES) | set(EXTENSION_API)
                  | {"OPS"})
 

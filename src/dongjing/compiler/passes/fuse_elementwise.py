@@ -2,10 +2,10 @@
 one kernel node that reads each input once and writes each output once.
 
 "Cheap" ops (declared `cost=Cost.CHEAP` in the op table) are arithmetic, comparisons and logic;
-transcendental ufuncs (exp, log, tanh, ...) stay NumPy calls, whose SIMD loops beat a kernel
-library's scalar libm calls (measured, see docs/compiler.md), except those `Cost.TRANSCENDENTAL`
-ops that the kernel library computes through a vectorizable formulation (`kernels.FORMULAS`:
-float32 tanh through exp). Groups under `MIN_SIZE` elements are left alone: call overhead dominates.
+transcendental ufuncs stay NumPy calls, whose SIMD loops beat a kernel library's scalar libm
+calls (measured, see docs/compiler.md), except those `Cost.TRANSCENDENTAL` ops whose record
+declares a vectorizable formulation for the node's dtype (`Op.kernel`, a `Kernel`). Groups
+under `MIN_SIZE` elements are left alone: call overhead dominates.
 """
 
 from __future__ import annotations
@@ -24,9 +24,10 @@ MAX_RECOMPUTE = 4  # ops; a cheaper value read by another kernel is recomputed t
 
 
 class FusedBody:
-    """The steps of a fused kernel: `steps[j] = (ufunc, args)`, an arg being ("in", k) (kernel
-    input k) or ("t", j) (step j); `outputs` = the steps written out, in order; `members` =
-    (node name, op name, user source line) of each step's node (for the profiler)."""
+    """The steps of a fused kernel: `steps[j] = (op, args)` (an elementwise ufunc op), an arg
+    being ("in", k) (kernel input k) or ("t", j) (step j); `outputs` = the steps written out,
+    in order; `members` = (node name, op name, user source line) of each step's node (for the
+    profiler)."""
 
     def __init__(self, steps: tuple, outputs: tuple, size: int, members: tuple = ()):
         self.steps, self.outputs, self.size = steps, outputs, size
@@ -36,8 +37,8 @@ class FusedBody:
         def ref(arg):
             return f"in{arg[1]}" if arg[0] == "in" else f"t{arg[1]}"
 
-        parts = [f"t{j}={u.__name__}({','.join(ref(a) for a in args)})"
-                 for j, (u, args) in enumerate(self.steps)]
+        parts = [f"t{j}={op.ufunc.__name__}({','.join(ref(a) for a in args)})"
+                 for j, (op, args) in enumerate(self.steps)]
         outs = ",".join(f"t{j}" for j in self.outputs)
         return f"[{'; '.join(parts)} -> {outs}]"
 
@@ -57,7 +58,7 @@ def fusible(node, size_min: int) -> bool:
     if op.kind is not Kind.ELEMENTWISE or op.ufunc is None or op.ufunc.__name__ in NOT_IN_KERNELS:
         return False
     if op.cost is not Cost.CHEAP and not (op.cost is Cost.TRANSCENDENTAL
-                                          and kernels.has_formula(op.ufunc, node.dtype)):
+                                          and kernels.has_formula(op, node.dtype)):
         return False
     n = numel(node.shape)
     if n is None or n < size_min or op.ufunc.nout != 1 or node.dtype.name not in KERNEL_DTYPES:
@@ -302,7 +303,7 @@ def _emit_group(rb, nodes, own, stored, changes) -> None:
                     inputs.append(i)
                 args.append(("in", inputs.index(i)))
         index[node] = len(steps)
-        steps.append((node.op.ufunc, tuple(args)))
+        steps.append((node.op, tuple(args)))
     size = numel(next(iter(own)).shape)  # recomputed values may be smaller (broadcast)
     members = tuple((n.name, n.op.name, n.source) for n in nodes)
     body = FusedBody(tuple(steps), tuple(index[n] for n in escaping), size, members)

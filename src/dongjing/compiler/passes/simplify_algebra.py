@@ -5,9 +5,14 @@ Each rule is exact, bit for bit, for every input including NaN, inf, -0.0 and la
 `x + (-0.0)` goes, `x * 0` is folded only for integers (NaN * 0 is NaN, -1.0 * 0 is -0.0), and
 `cast(cast(x))` only through a type that holds every value of x. `exp(log x)` and `log(exp x)`
 are left alone: in floating point they are not the identity (rounding, overflow, x <= 0).
+
+The arithmetic rules name no op: they read the algebraic facts of each op's record
+(`identity`, `absorbing`, `commutative`, `mask_operand`; see `dongjing.registry`).
 """
 
 from __future__ import annotations
+
+import math
 
 from ... import dtypes
 from ...backends import default_backend
@@ -30,14 +35,15 @@ def _scalar_constant(node, value, negative_zero: bool | None = None) -> bool:
     return negative_zero is None or sign == negative_zero
 
 
-def _unit(op: str, dtype) -> tuple:
-    """(the value, its sign as for `_scalar_constant`) that `op` leaves x unchanged with:
-    x + (-0.0) and x - (+0.0) are exact for every float x (x + 0.0 is not, for x = -0.0)."""
-    if op in ("mul", "div"):
-        return 1, None
-    if dtype.kind != "f":
-        return 0, None
-    return 0, op == "add"
+def _unit(op, dtype) -> tuple:
+    """(the op's declared unit element, its sign as for `_scalar_constant`, how to show it):
+    for floats a zero's sign counts (x + (-0.0) and x - (+0.0) are exact for every float x,
+    x + 0.0 is not, for x = -0.0); an integer zero has none."""
+    unit = op.identity
+    if unit == 0 and dtype.kind == "f":
+        negative = math.copysign(1.0, unit) < 0
+        return unit, negative, "-0.0" if negative else "+0.0"
+    return unit, None, str(int(unit)) if float(unit).is_integer() else str(unit)
 
 
 def _passes_through(out, x, c) -> bool:
@@ -56,27 +62,10 @@ def _identity(node, x) -> bool:
 
 def _rule(rb, node, inputs):
     """The replacement of `node` (a node of the new graph), a rule's description, or None."""
+    found = _arithmetic(rb, node, inputs)
+    if found is not None:
+        return found
     op = node.op.name
-    if op in ("add", "mul", "sub", "div"):
-        a, b = inputs
-        unit, negative = _unit(op, node.dtype)
-        shown = "-0.0" if negative else "+0.0" if negative is False else unit
-        if _scalar_constant(b, unit, negative) and _passes_through(node, a, b):
-            return a, f"{op}(x, {shown}) -> x"
-        if (op in ("add", "mul") and _scalar_constant(a, unit, negative)
-                and _passes_through(node, b, a)):
-            return b, f"{op}({shown}, x) -> x"
-        if op == "mul" and node.dtype.kind in "iub":  # float: NaN * 0, inf * 0, -1.0 * 0
-            for x, c in ((a, b), (b, a)):
-                if _scalar_constant(c, 0) and _passes_through(node, x, c):
-                    return _zeros(rb, node, x), "x * 0 -> zeros (integers)"
-    if op == "mul" and node.dtype.kind == "f":
-        for i, c in enumerate(inputs):
-            other = inputs[1 - i]
-            if (c.op.name == "cast" and c.inputs[0].dtype.kind == "b" and c.shape == node.shape
-                    and other.dtype == node.dtype):
-                pair = (other, c.inputs[0]) if i else (c.inputs[0], other)
-                return rb.copy(node, pair), "x * cast(mask) -> x * mask (bools multiply as 0/1)"
     if node.op.kind == "elementwise" and node.op.ufunc is not None and len(inputs) > 1:
         found = _unbroadcast(rb, node, inputs)
         if found is not None:
@@ -93,6 +82,36 @@ def _rule(rb, node, inputs):
         return _permute(rb, node, inputs[0])
     if op in ("reshape", "reshape_like", "expand", "broadcast_to_like", "squeeze"):
         return _reshape(rb, node, inputs)
+    return None
+
+
+def _arithmetic(rb, node, inputs):
+    """The rules of the algebraic facts on a two-input op's record: its unit element (on the
+    right; on either side when commutative) and, for integers and bools, its absorbing element;
+    a bool operand of a `mask_operand` op needs no cast to the float result dtype."""
+    facts = node.op
+    if len(inputs) != 2:
+        return None
+    name = facts.name
+    a, b = inputs
+    sides = ((a, b), (b, a)) if facts.commutative else ((a, b),)
+    if facts.identity is not None:
+        unit, negative, shown = _unit(facts, node.dtype)
+        for (x, c), form in zip(sides, (f"{name}(x, {shown}) -> x", f"{name}({shown}, x) -> x")):
+            if _scalar_constant(c, unit, negative) and _passes_through(node, x, c):
+                return x, form
+    if facts.absorbing is not None and node.dtype.kind in "iub":  # float: NaN * 0, inf * 0
+        for x, c in sides:
+            if _scalar_constant(c, facts.absorbing) and _passes_through(node, x, c):
+                return (_absorbed(rb, node, x, facts.absorbing),
+                        f"{name}(x, {facts.absorbing}) -> {facts.absorbing} (integers)")
+    if facts.mask_operand and node.dtype.kind == "f":
+        for i, c in enumerate(inputs):
+            other = inputs[1 - i]
+            if (c.op.name == "cast" and c.inputs[0].dtype.kind == "b" and c.shape == node.shape
+                    and other.dtype == node.dtype):
+                pair = (other, c.inputs[0]) if i else (c.inputs[0], other)
+                return rb.copy(node, pair), f"{name}(x, cast(mask)) -> {name}(x, mask)"
     return None
 
 
@@ -115,10 +134,11 @@ def _unbroadcast(rb, node, inputs):
     return None
 
 
-def _zeros(rb, node, x):
+def _absorbed(rb, node, x, value):
+    """`node`'s shape and dtype filled with `value`: a constant when small enough to fold."""
     if numel(node.shape) is not None and numel(node.shape) <= MAX_FOLD_ELEMENTS:
-        return rb.constant(default_backend().zeros(node.shape, node.dtype), node)
-    return rb.copy(node, (x,), op=OPS["fill_like"], attrs={"value": 0, "dtype": node.dtype})
+        return rb.constant(default_backend().full(node.shape, value, node.dtype), node)
+    return rb.copy(node, (x,), op=OPS["fill_like"], attrs={"value": value, "dtype": node.dtype})
 
 
 def _cast(node, x):
