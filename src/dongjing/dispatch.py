@@ -17,6 +17,7 @@ NumPy inputs (constants made from Python scalars) converted to that backend firs
 from __future__ import annotations
 
 from .autograd import anomaly as _anomaly_mode
+from .autograd import grad_mode as _grad_mode
 from .autograd.function import record
 from .autograd.grad_mode import state as _grad_state
 from .backends import backend_of, default_backend, numpy_backend
@@ -26,6 +27,8 @@ from .profiler import hooks as _profiler  # `_profiler.on`: a profiler is record
 from .registry import Op, Spec
 from .tensor import Tensor, ndarray
 
+# Thread-local reads cost as much as a small op's bookkeeping, so the hot paths first ask the
+# process-wide counts (`graphs_open`, `disabled_threads`) whether any thread could differ.
 _graph_state = _builder.state
 _anomaly = _anomaly_mode.state  # `_anomaly.on`: anomaly mode checks every output
 _make = Tensor._make
@@ -61,7 +64,8 @@ def _finish(op: Op, out, expected, inputs, attrs, requires: bool) -> Tensor:
         out = out.astype(expected)
     if _anomaly.on:  # anomaly mode: NaN/inf in the output raises, naming op and line
         _anomaly_mode.check_forward(op, [t._data for t in inputs], out)
-    if requires and _grad_state.grad_enabled and op.vjp is not None:
+    if (requires and op.vjp is not None
+            and (not _grad_mode.disabled_threads or _grad_state.grad_enabled)):
         result = _make(out, True)
         record(op, inputs, attrs, result)
         return result
@@ -70,7 +74,7 @@ def _finish(op: Op, out, expected, inputs, attrs, requires: bool) -> Tensor:
 
 def apply(op: Op, *inputs: Tensor, **attrs) -> Tensor:
     """Run `op` on `inputs` (Tensors) eagerly or symbolically; the only entry to the op table."""
-    if _graph_state.graph is not None:
+    if _builder.graphs_open and _graph_state.graph is not None:
         return _builder.add(op, inputs, attrs)
     requires = foreign = False
     arrays = []
@@ -100,7 +104,7 @@ def apply(op: Op, *inputs: Tensor, **attrs) -> Tensor:
 
 def apply1(op: Op, x: Tensor, **attrs) -> Tensor:
     """`apply` for one input: the hot path of unary elementwise ops."""
-    if x._node is not None or _graph_state.graph is not None:
+    if x._node is not None or (_builder.graphs_open and _graph_state.graph is not None):
         return _builder.add(op, (x,), attrs)
     data = x._data
     if attrs and op.keeps_dtype:  # movement ops: one verdict per dtype, whatever the attrs
@@ -124,7 +128,8 @@ def apply1(op: Op, x: Tensor, **attrs) -> Tensor:
     except Exception as exc:
         raise explain_failure(op, (x,), attrs, exc) from exc
     if type(out) is ndarray and out.dtype is expected and not _anomaly.on:  # the common case
-        if x.requires_grad and _grad_state.grad_enabled and op.vjp:
+        if (x.requires_grad and op.vjp
+                and (not _grad_mode.disabled_threads or _grad_state.grad_enabled)):
             result = _make(out, True)
             record(op, (x,), attrs, result)
             return result
@@ -145,7 +150,8 @@ def _learn1(op: Op, x: Tensor, attrs: dict, key=None):
 
 def apply2(op: Op, a: Tensor, b: Tensor, **attrs) -> Tensor:
     """`apply` for two inputs: the hot path of binary elementwise ops and matmul."""
-    if a._node is not None or b._node is not None or _graph_state.graph is not None:
+    if (a._node is not None or b._node is not None
+            or (_builder.graphs_open and _graph_state.graph is not None)):
         return _builder.add(op, (a, b), attrs)
     da, db = a._data, b._data
     last = op.last_rule[0]  # (dtype a, dtype b, result): the verdict asked for most recently
@@ -167,7 +173,8 @@ def apply2(op: Op, a: Tensor, b: Tensor, **attrs) -> Tensor:
     except Exception as exc:
         raise explain_failure(op, (a, b), attrs, exc) from exc
     if type(out) is ndarray and out.dtype is expected and not _anomaly.on:  # the common case
-        if (a.requires_grad or b.requires_grad) and _grad_state.grad_enabled and op.vjp:
+        if ((a.requires_grad or b.requires_grad) and op.vjp
+                and (not _grad_mode.disabled_threads or _grad_state.grad_enabled)):
             result = _make(out, True)
             record(op, (a, b), attrs, result)
             return result
@@ -180,7 +187,8 @@ def apply_binary(op: Op, a, b, pair) -> Tensor:
     of one dtype, no graph, no profiler or anomaly mode (the per-op cost of `a + b`). Anything
     else takes `pair` (conversion, promotion) and `apply2`."""
     if (type(a) is Tensor and type(b) is Tensor and a._node is None and b._node is None
-            and _graph_state.graph is None and not _profiler.on and not _anomaly.on):
+            and not (_builder.graphs_open and _graph_state.graph is not None)
+            and not _profiler.on and not _anomaly.on):
         da, db = a._data, b._data
         if type(da) is ndarray and type(db) is ndarray:
             dtype = da.dtype
@@ -193,8 +201,8 @@ def apply_binary(op: Op, a, b, pair) -> Tensor:
                 except Exception as exc:
                     raise explain_failure(op, (a, b), {}, exc) from exc
                 if type(out) is ndarray and out.dtype is last[2]:
-                    if (a.requires_grad or b.requires_grad) and _grad_state.grad_enabled \
-                            and op.vjp:
+                    if ((a.requires_grad or b.requires_grad) and op.vjp
+                            and (not _grad_mode.disabled_threads or _grad_state.grad_enabled)):
                         result = _make(out, True)
                         record(op, (a, b), {}, result)
                         return result

@@ -112,7 +112,7 @@ class Cost(enum.Enum):
     TRANSCENDENTAL = "transcendental"  # exp, log, ...: fused only with a `Kernel` formulation
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, slots=True)
 class Op:
     """One primitive of the op table. Build it with `define`, never directly."""
 
@@ -212,7 +212,9 @@ def _unary_rule_vjp(rule: Callable, wants_out: bool) -> Callable:
     """The vjp of a one-input op (the eager backward's hot path: unary ops, reductions)."""
     if wants_out:
         def vjp(g, inputs, out, needs, attrs):
-            return (rule(g, inputs[0], out=out, **attrs) if needs[0] else None,)
+            if not needs[0]:
+                return (None,)
+            return (rule(g, inputs[0], out=out, **attrs) if attrs else rule(g, inputs[0], out=out),)
     else:
         def vjp(g, inputs, out, needs, attrs):
             if not needs[0]:

@@ -6,14 +6,17 @@ reaches a node along several paths is summed before the node runs, never pushed 
 
 from __future__ import annotations
 
-from ..backends import backend_of
+from ..backends import backend_of, numpy_backend
 from ..errors import AutogradError, DongjingError
 from ..profiler import hooks as _profiler  # `_profiler.on`: a profiler is recording
 from ..tensor import Tensor
+from ..tensor import ndarray as _ndarray
 from . import anomaly
 from .function import AccumulateGrad, BackwardNode
 from .grad_mode import set_grad_enabled
 from .provenance import caller, describe, modification
+
+_numpy_add_into = numpy_backend.add_into
 
 
 def _dependencies(roots) -> dict:
@@ -171,9 +174,8 @@ def _run_backward(
                     prev = buffers.get(fn)
                     if prev is None:
                         buffers[fn] = g
-                    elif (id(prev) in owned and prev._data.dtype == g._data.dtype
-                          and type(prev._data) is type(g._data)):
-                        backend_of(prev._data).add_into(prev._data, g._data)
+                    elif id(prev) in owned and _same_kind(prev._data, g._data):
+                        _add_into(prev._data, g._data)
                     else:
                         total = prev + g
                         if not create_graph:
@@ -182,6 +184,18 @@ def _run_backward(
                 deps[fn] -= 1
                 if deps[fn] == 0:
                     ready.append(fn)
+
+
+def _same_kind(a, b) -> bool:
+    """Whether `b` may be added into `a` in place: one dtype, one array type."""
+    return type(a) is type(b) and (a.dtype is b.dtype or a.dtype == b.dtype)
+
+
+def _add_into(target, value) -> None:
+    if type(target) is _ndarray:  # the common case, without looking the backend up
+        _numpy_add_into(target, value)
+    else:
+        backend_of(target).add_into(target, value)
 
 
 def _apply_node(node: BackwardNode, grad, retain_graph: bool):

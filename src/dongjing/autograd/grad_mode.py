@@ -16,6 +16,23 @@ class _State(threading.local):
 
 state = _State()
 
+# Threads whose recording is off now (an upper bound: a thread that ends with it off stays
+# counted). While it is 0, the eager per-op path knows recording is on without reading the
+# thread-local state, which costs as much as a small op's bookkeeping.
+disabled_threads = 0
+_count_lock = threading.Lock()
+
+
+def write(enabled: bool) -> None:
+    """Set this thread's grad mode (every write goes through here, keeping the count)."""
+    global disabled_threads
+    enabled = bool(enabled)
+    if state.grad_enabled == enabled:
+        return
+    with _count_lock:
+        disabled_threads += -1 if enabled else 1
+    state.grad_enabled = enabled
+
 
 def is_grad_enabled() -> bool:
     """Whether ops record the tape now (in this thread)."""
@@ -23,22 +40,33 @@ def is_grad_enabled() -> bool:
 
 
 class set_grad_enabled:
-    """Context manager and decorator that sets gradient recording on or off."""
+    """Sets gradient recording on or off, as in PyTorch: called as a statement
+    (`dj.set_grad_enabled(False)`) it takes effect at once and lasts until changed; as a
+    context manager the previous mode comes back on exit; as a decorator it applies to each
+    call of the function (and leaves the mode as it was at decoration)."""
+
+    _applies_at_once = True  # no_grad / enable_grad act only when entered
 
     def __init__(self, mode: bool = True):
         self.mode = bool(mode)
-        self.prev = None
+        self.prev = state.grad_enabled
+        if self._applies_at_once:
+            write(self.mode)
 
     def __enter__(self):
-        self.prev = state.grad_enabled
-        state.grad_enabled = self.mode
+        if not self._applies_at_once:
+            self.prev = state.grad_enabled
+        write(self.mode)
         return self
 
     def __exit__(self, *exc):
-        state.grad_enabled = self.prev
+        write(self.prev)
         return False
 
     def __call__(self, fn):
+        if self._applies_at_once:  # decorating is not a statement: undo the construction
+            write(self.prev)
+
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
             with self._fresh():
@@ -54,12 +82,16 @@ class set_grad_enabled:
 class no_grad(set_grad_enabled):
     """`with dj.no_grad():` (or `@dj.no_grad()`): ops inside record nothing for backward."""
 
+    _applies_at_once = False
+
     def __init__(self):
         super().__init__(False)
 
 
 class enable_grad(set_grad_enabled):
     """`with dj.enable_grad():` turns recording back on inside a `no_grad` region."""
+
+    _applies_at_once = False
 
     def __init__(self):
         super().__init__(True)

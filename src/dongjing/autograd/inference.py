@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .grad_mode import set_grad_enabled, state
+from .grad_mode import set_grad_enabled, state, write
 
 
 class inference_mode(set_grad_enabled):  # noqa: N801 - PyTorch's spelling
@@ -10,6 +10,8 @@ class inference_mode(set_grad_enabled):  # noqa: N801 - PyTorch's spelling
     inside record nothing for backward. This is `dj.no_grad` under PyTorch's name: tensors made
     inside are ordinary tensors (PyTorch's extra "inference tensor" restrictions and speed-ups
     do not apply). ``inference_mode(False)`` leaves the grad mode as it is, as PyTorch's."""
+
+    _applies_at_once = False
 
     def __new__(cls, mode=True):
         if mode is None or isinstance(mode, bool):
@@ -21,7 +23,7 @@ class inference_mode(set_grad_enabled):  # noqa: N801 - PyTorch's spelling
     def __enter__(self):
         self.prev = state.grad_enabled
         if self.mode:
-            state.grad_enabled = False
+            write(False)
         return self
 
     def _fresh(self):

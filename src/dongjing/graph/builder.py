@@ -23,17 +23,28 @@ class _State(threading.local):
 
 state = _State()
 
+# Default graphs entered in any thread and not yet left. While it is 0, eager dispatch knows
+# there is no default graph without reading the thread-local state.
+graphs_open = 0
+_count_lock = threading.Lock()
+
 
 def push(graph) -> None:
+    global graphs_open
+    with _count_lock:
+        graphs_open += 1
     state.stack.append(graph)
     state.graph = graph
 
 
 def pop(graph) -> None:
+    global graphs_open
     if not state.stack or state.stack[-1] is not graph:
         raise GraphError("graph contexts exited out of order")
     state.stack.pop()
     state.graph = state.stack[-1] if state.stack else None
+    with _count_lock:
+        graphs_open -= 1
 
 
 def get_default_graph():
