@@ -19,7 +19,6 @@ from __future__ import annotations
 from .autograd import anomaly as _anomaly_mode
 from .autograd import grad_mode as _grad_mode
 from .autograd.function import record
-from .autograd.grad_mode import state as _grad_state
 from .backends import backend_of, default_backend, numpy_backend
 from .errors import DeviceError, DongjingError, ShapeError
 from .graph import builder as _builder
@@ -30,6 +29,7 @@ from .tensor import Tensor, ndarray
 # Thread-local reads cost as much as a small op's bookkeeping, so the hot paths first ask the
 # process-wide counts (`graphs_open`, `disabled_threads`) whether any thread could differ.
 _graph_state = _builder.state
+_recording = _grad_mode.recording
 _anomaly = _anomaly_mode.state  # `_anomaly.on`: anomaly mode checks every output
 _make = Tensor._make
 _numpy_asarray = numpy_backend.xp.asarray
@@ -65,7 +65,7 @@ def _finish(op: Op, out, expected, inputs, attrs, requires: bool) -> Tensor:
     if _anomaly.on:  # anomaly mode: NaN/inf in the output raises, naming op and line
         _anomaly_mode.check_forward(op, [t._data for t in inputs], out)
     if (requires and op.vjp is not None
-            and (not _grad_mode.disabled_threads or _grad_state.grad_enabled)):
+            and (not _grad_mode.disabled_threads or _recording())):
         result = _make(out, True)
         record(op, inputs, attrs, result)
         return result
@@ -129,7 +129,7 @@ def apply1(op: Op, x: Tensor, **attrs) -> Tensor:
         raise explain_failure(op, (x,), attrs, exc) from exc
     if type(out) is ndarray and out.dtype is expected and not _anomaly.on:  # the common case
         if (x.requires_grad and op.vjp
-                and (not _grad_mode.disabled_threads or _grad_state.grad_enabled)):
+                and (not _grad_mode.disabled_threads or _recording())):
             result = _make(out, True)
             record(op, (x,), attrs, result)
             return result
@@ -174,7 +174,7 @@ def apply2(op: Op, a: Tensor, b: Tensor, **attrs) -> Tensor:
         raise explain_failure(op, (a, b), attrs, exc) from exc
     if type(out) is ndarray and out.dtype is expected and not _anomaly.on:  # the common case
         if ((a.requires_grad or b.requires_grad) and op.vjp
-                and (not _grad_mode.disabled_threads or _grad_state.grad_enabled)):
+                and (not _grad_mode.disabled_threads or _recording())):
             result = _make(out, True)
             record(op, (a, b), attrs, result)
             return result
@@ -202,7 +202,7 @@ def apply_binary(op: Op, a, b, pair) -> Tensor:
                     raise explain_failure(op, (a, b), {}, exc) from exc
                 if type(out) is ndarray and out.dtype is last[2]:
                     if ((a.requires_grad or b.requires_grad) and op.vjp
-                            and (not _grad_mode.disabled_threads or _grad_state.grad_enabled)):
+                            and (not _grad_mode.disabled_threads or _recording())):
                         result = _make(out, True)
                         record(op, (a, b), {}, result)
                         return result

@@ -13,7 +13,7 @@ from ..tensor import Tensor
 from ..tensor import ndarray as _ndarray
 from . import anomaly
 from .function import AccumulateGrad, BackwardNode
-from .grad_mode import set_grad_enabled
+from .grad_mode import scoped
 from .provenance import caller, describe, modification
 
 _numpy_add_into = numpy_backend.add_into
@@ -139,7 +139,7 @@ def _run_backward(
     routed = set(shared)
     owned: set = set()  # sums made here and still buffered: safe to add into in place
     freed_at = True if retain_graph else (caller() or True)  # named if backward comes again
-    with set_grad_enabled(create_graph):
+    with scoped(create_graph):
         while ready:
             node = ready.pop()
             grad = buffers.pop(node, None)
