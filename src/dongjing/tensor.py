@@ -152,9 +152,10 @@ class Tensor:
 
     @property
     def grad(self):
-        scope = grad_scope.current
-        if scope is not None and self._node is None:
-            return scope.get_grad(self)
+        if _GradScope.open_anywhere and self._node is None:
+            scope = grad_scope.current
+            if scope is not None:
+                return scope.get_grad(self)
         if self._grad is None and self.grad_fn is not None and not getattr(
             self, "_retains_grad", False
         ):
@@ -174,10 +175,11 @@ class Tensor:
             raise ValueError(
                 f"assigned grad has shape {value.shape} but the tensor has shape {self.shape}"
             )
-        scope = grad_scope.current
-        if scope is not None and self._node is None:
-            scope.set_grad(self, value)
-            return
+        if _GradScope.open_anywhere and self._node is None:
+            scope = grad_scope.current
+            if scope is not None:
+                scope.set_grad(self, value)
+                return
         self._grad = value
 
     # --- values ------------------------------------------------------------------------------
@@ -436,6 +438,19 @@ class _GradScope(threading.local):
     One per thread: a trace in one thread leaves other threads' `.grad` alone."""
 
     current = None
+    # scopes entered in any thread and not yet left: while 0, `.grad` skips the thread-local
+    open_anywhere = 0
+    _lock = threading.Lock()
+
+    def enter(self, scope) -> None:
+        with _GradScope._lock:
+            _GradScope.open_anywhere += 1
+        self.current = scope
+
+    def leave(self, outer) -> None:
+        self.current = outer
+        with _GradScope._lock:
+            _GradScope.open_anywhere -= 1
 
 
 grad_scope = _GradScope()

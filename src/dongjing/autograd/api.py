@@ -57,7 +57,12 @@ def _initial_grad(t, gradient):
     return gradient
 
 
-_callbacks = threading.local()  # functions to run once the current backward() has finished
+class _Callbacks(threading.local):
+    pending = None  # functions to run once the current backward() has finished (a class
+    # default: a thread that queued nothing reads it without an AttributeError)
+
+
+_callbacks = _Callbacks()
 
 
 def queue_callback(fn) -> None:
@@ -66,14 +71,14 @@ def queue_callback(fn) -> None:
     DistributedDataParallel waits here for its gradient all-reduces, so they overlap backward
     but are complete when backward() returns (PyTorch's engine.queue_callback).
     """
-    pending = getattr(_callbacks, "pending", None)
+    pending = _callbacks.pending
     if pending is None:
         pending = _callbacks.pending = []
     pending.append(fn)
 
 
 def _run_callbacks(failed: bool) -> None:
-    pending = getattr(_callbacks, "pending", None)
+    pending = _callbacks.pending
     if not pending:
         return
     _callbacks.pending = []

@@ -99,6 +99,8 @@ def accumulator_of(tensor) -> AccumulateGrad:
     acc = getattr(tensor, "_accumulator", None)
     if acc is None:
         acc = tensor._accumulator = AccumulateGrad(tensor)
+        if getattr(tensor, "_hooks", None) is None:  # set once, so that each accumulation
+            tensor._hooks = None  # reads it without an AttributeError behind getattr
     return acc
 
 

@@ -24,11 +24,11 @@ class TraceGrads:
     # --- installed as the grad scope ----------------------------------------------------------
     def __enter__(self) -> TraceGrads:
         self._outer = grad_scope.current
-        grad_scope.current = self
+        grad_scope.enter(self)
         return self
 
     def __exit__(self, *exc) -> bool:
-        grad_scope.current = self._outer
+        grad_scope.leave(self._outer)
         return False
 
     def get_grad(self, t: Tensor):
