@@ -2,6 +2,7 @@
 that spare thread-local reads, the one-call binary dispatch, keeps_dtype, and the list of weak
 references that holds a base's views."""
 
+import contextlib
 import gc
 import threading
 
@@ -46,11 +47,13 @@ def test_set_grad_enabled_as_context_and_decorator_restores_the_mode():
     assert grad_mode.disabled_threads == 0
 
 
-def test_another_threads_no_grad_does_not_stop_recording_here():
+@contextlib.contextmanager
+def _held_in_another_thread(context):
+    """Run the block while another thread sits inside `context()`."""
     inside, release = threading.Event(), threading.Event()
 
     def other():
-        with dj.no_grad():
+        with context():
             inside.set()
             release.wait(10)
 
@@ -58,37 +61,29 @@ def test_another_threads_no_grad_does_not_stop_recording_here():
     t.start()
     inside.wait(10)
     try:
+        yield
+    finally:
+        release.set()
+        t.join()
+
+
+def test_another_threads_no_grad_does_not_stop_recording_here():
+    with _held_in_another_thread(dj.no_grad):
         assert grad_mode.disabled_threads == 1
         x = dj.ones(2, requires_grad=True)
         assert (x + x).requires_grad and (x * x).grad_fn is not None
         with dj.no_grad():  # while the count is not 0, this thread's own mode decides
             assert not (x + x).requires_grad
-    finally:
-        release.set()
-        t.join()
     assert grad_mode.disabled_threads == 0
 
 
 def test_another_threads_default_graph_does_not_make_ops_here_symbolic():
-    inside, release = threading.Event(), threading.Event()
-
-    def other():
-        with dj.Graph().as_default():
-            inside.set()
-            release.wait(10)
-
-    t = threading.Thread(target=other)
-    t.start()
-    inside.wait(10)
-    try:
+    with _held_in_another_thread(lambda: dj.Graph().as_default()):
         assert builder.graphs_open == 1
         a = dj.ones(2)
         assert (a + a)._node is None and dj.tanh(a)._node is None
         with dj.Graph().as_default():
             assert (a + a)._node is not None
-    finally:
-        release.set()
-        t.join()
     assert builder.graphs_open == 0
 
 
