@@ -26,8 +26,10 @@ from .profiler import hooks as _profiler  # `_profiler.on`: a profiler is record
 from .registry import Op, Spec
 from .tensor import Tensor, ndarray
 
-# Thread-local reads cost as much as a small op's bookkeeping, so the hot paths first ask the
-# process-wide counts (`graphs_open`, `disabled_threads`) whether any thread could differ.
+# Reading the per-thread state (the default graph; grad mode, a context variable) costs as much
+# as a small op's bookkeeping, so the hot paths first ask the process-wide counts
+# (`graphs_open`, `disabled_threads`) whether any thread could differ. The checks are written
+# out at each site: a helper function would cost the call they save.
 _graph_state = _builder.state
 _recording = _grad_mode.recording
 _anomaly = _anomaly_mode.state  # `_anomaly.on`: anomaly mode checks every output
