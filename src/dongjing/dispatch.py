@@ -16,9 +16,10 @@ NumPy inputs (constants made from Python scalars) converted to that backend firs
 
 from __future__ import annotations
 
+from . import eager_modes as _eager_modes
 from .autograd import anomaly as _anomaly_mode
 from .autograd import grad_mode as _grad_mode
-from .autograd.function import record
+from .autograd.function import record, record1, record2
 from .backends import backend_of, default_backend, numpy_backend
 from .errors import DeviceError, DongjingError, ShapeError
 from .graph import builder as _builder
@@ -34,6 +35,7 @@ _graph_state = _builder.state
 _recording = _grad_mode.recording
 _anomaly = _anomaly_mode.state  # `_anomaly.on`: anomaly mode checks every output
 _make = Tensor._make
+_plain = _eager_modes.plain  # `_plain.on`: nothing unusual anywhere (eager_modes)
 _numpy_asarray = numpy_backend.xp.asarray
 
 
@@ -106,10 +108,47 @@ def apply(op: Op, *inputs: Tensor, **attrs) -> Tensor:
 
 def apply1(op: Op, x: Tensor, **attrs) -> Tensor:
     """`apply` for one input: the hot path of unary elementwise ops."""
+    data = x._data
+    if not (_plain.on and type(data) is ndarray and x._node is None):
+        return _apply1_full(op, x, attrs)
+    # The common case: an eager NumPy tensor, no graph, no profiler or anomaly.
+    if attrs:
+        if op.keeps_dtype:  # movement ops: one verdict per dtype, whatever the attrs
+            expected = op.dtype_rules.get(data.dtype)
+            if expected is None:
+                expected = _learn1(op, x, attrs, data.dtype)
+        else:
+            try:
+                expected = op.dtype_rules[(data.dtype, *attrs.items())]
+            except (KeyError, TypeError):
+                expected = _learn1(op, x, attrs)
+    else:
+        try:
+            expected = op.dtype_rules[data.dtype]
+        except KeyError:
+            expected = _learn1(op, x, attrs)
+    try:
+        out = op.forward(data, **attrs)
+    except DongjingError:
+        raise
+    except Exception as exc:
+        raise explain_failure(op, (x,), attrs, exc) from exc
+    if type(out) is ndarray and out.dtype is expected:
+        if (x.requires_grad and op.vjp
+                and (not _grad_mode.disabled_threads or _recording())):
+            result = _make(out, True)
+            record1(op, x, attrs, result)
+            return result
+        return _make(out, False)
+    return _finish(op, out, expected, (x,), attrs, x.requires_grad)
+
+
+def _apply1_full(op: Op, x: Tensor, attrs: dict) -> Tensor:
+    """`apply1` with every check asked of its owner: graphs, grad mode, profiler, anomaly."""
     if x._node is not None or (_builder.graphs_open and _graph_state.graph is not None):
         return _builder.add(op, (x,), attrs)
     data = x._data
-    if attrs and op.keeps_dtype:  # movement ops: one verdict per dtype, whatever the attrs
+    if attrs and op.keeps_dtype:
         expected = op.dtype_rules.get(data.dtype)
         if expected is None:
             expected = _learn1(op, x, attrs, data.dtype)
@@ -129,13 +168,6 @@ def apply1(op: Op, x: Tensor, **attrs) -> Tensor:
         raise
     except Exception as exc:
         raise explain_failure(op, (x,), attrs, exc) from exc
-    if type(out) is ndarray and out.dtype is expected and not _anomaly.on:  # the common case
-        if (x.requires_grad and op.vjp
-                and (not _grad_mode.disabled_threads or _recording())):
-            result = _make(out, True)
-            record(op, (x,), attrs, result)
-            return result
-        return _make(out, False)
     return _finish(op, out, expected, (x,), attrs, x.requires_grad)
 
 
@@ -150,19 +182,47 @@ def _learn1(op: Op, x: Tensor, attrs: dict, key=None):
     return expected
 
 
+def _expected2(op: Op, a: Tensor, b: Tensor, attrs: dict):
+    """The dtype rule's verdict for two inputs (the op's last verdict when it applies)."""
+    last = op.last_rule[0]  # (dtype a, dtype b, result): the verdict asked for most recently
+    if not attrs and last[0] is a._data.dtype and last[1] is b._data.dtype:
+        return last[2]
+    expected = expected_dtype(op, (a, b), attrs)
+    if not attrs:
+        op.last_rule[0] = (a._data.dtype, b._data.dtype, expected)  # one store: thread-safe
+    return expected
+
+
 def apply2(op: Op, a: Tensor, b: Tensor, **attrs) -> Tensor:
     """`apply` for two inputs: the hot path of binary elementwise ops and matmul."""
+    da, db = a._data, b._data
+    if not (_plain.on and type(da) is ndarray and type(db) is ndarray
+            and a._node is None and b._node is None):
+        return _apply2_full(op, a, b, attrs)
+    expected = _expected2(op, a, b, attrs)
+    try:
+        out = op.forward(da, db, **attrs)
+    except DongjingError:
+        raise
+    except Exception as exc:
+        raise explain_failure(op, (a, b), attrs, exc) from exc
+    if type(out) is ndarray and out.dtype is expected:
+        if ((a.requires_grad or b.requires_grad) and op.vjp
+                and (not _grad_mode.disabled_threads or _recording())):
+            result = _make(out, True)
+            record2(op, a, b, attrs, result)
+            return result
+        return _make(out, False)
+    return _finish(op, out, expected, (a, b), attrs, a.requires_grad or b.requires_grad)
+
+
+def _apply2_full(op: Op, a: Tensor, b: Tensor, attrs: dict) -> Tensor:
+    """`apply2` with every check asked of its owner: graphs, grad mode, profiler, anomaly."""
     if (a._node is not None or b._node is not None
             or (_builder.graphs_open and _graph_state.graph is not None)):
         return _builder.add(op, (a, b), attrs)
     da, db = a._data, b._data
-    last = op.last_rule[0]  # (dtype a, dtype b, result): the verdict asked for most recently
-    if not attrs and last[0] is da.dtype and last[1] is db.dtype:
-        expected = last[2]
-    else:
-        expected = expected_dtype(op, (a, b), attrs)
-        if not attrs:
-            op.last_rule[0] = (da.dtype, db.dtype, expected)  # one store: safe across threads
+    expected = _expected2(op, a, b, attrs)
     try:
         if type(da) is not ndarray or type(db) is not ndarray:
             out = _run_foreign(op, (da, db), attrs)
@@ -174,28 +234,20 @@ def apply2(op: Op, a: Tensor, b: Tensor, **attrs) -> Tensor:
         raise
     except Exception as exc:
         raise explain_failure(op, (a, b), attrs, exc) from exc
-    if type(out) is ndarray and out.dtype is expected and not _anomaly.on:  # the common case
-        if ((a.requires_grad or b.requires_grad) and op.vjp
-                and (not _grad_mode.disabled_threads or _recording())):
-            result = _make(out, True)
-            record(op, (a, b), attrs, result)
-            return result
-        return _make(out, False)
     return _finish(op, out, expected, (a, b), attrs, a.requires_grad or b.requires_grad)
 
 
 def apply_binary(op: Op, a, b, pair) -> Tensor:
     """`apply2(op, *pair(a, b))` with the common case done in one call: two eager NumPy Tensors
-    of one dtype, no graph, no profiler or anomaly mode (the per-op cost of `a + b`). Anything
-    else takes `pair` (conversion, promotion) and `apply2`."""
-    if (type(a) is Tensor and type(b) is Tensor and a._node is None and b._node is None
-            and not (_builder.graphs_open and _graph_state.graph is not None)
-            and not _profiler.on and not _anomaly.on):
+    of one dtype, whose verdict the op's dtype rule gave last time, in plain mode (see
+    `eager_modes`). Anything else takes `pair` (conversion, promotion) and `apply2`."""
+    if _plain.on and isinstance(a, Tensor) and isinstance(b, Tensor):
         da, db = a._data, b._data
-        if type(da) is ndarray and type(db) is ndarray:
+        if type(da) is ndarray and type(db) is ndarray:  # eager NumPy (symbolic: no data)
             dtype = da.dtype
             last = op.last_rule[0]
-            if dtype is db.dtype and last[0] is dtype and last[1] is dtype:
+            if (last[0] is dtype and last[1] is dtype and db.dtype is dtype
+                    and a._node is None and b._node is None):
                 try:
                     out = op.forward(da, db)
                 except DongjingError:
@@ -206,10 +258,11 @@ def apply_binary(op: Op, a, b, pair) -> Tensor:
                     if ((a.requires_grad or b.requires_grad) and op.vjp
                             and (not _grad_mode.disabled_threads or _recording())):
                         result = _make(out, True)
-                        record(op, (a, b), {}, result)
+                        record2(op, a, b, {}, result)
                         return result
                     return _make(out, False)
-                return _finish(op, out, last[2], (a, b), {}, a.requires_grad or b.requires_grad)
+                return _finish(op, out, last[2], (a, b), {},
+                               a.requires_grad or b.requires_grad)
     a, b = pair(a, b)
     return apply2(op, a, b)
 

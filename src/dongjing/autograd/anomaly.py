@@ -12,6 +12,7 @@ import contextlib
 import functools
 import threading
 
+from .. import eager_modes as _eager_modes
 from ..backends import backend_of, is_array, numpy_backend
 from ..errors import AnomalyError
 from .provenance import caller, describe
@@ -50,9 +51,14 @@ def in_backward():
         _backward.depth -= 1
 
 
+def _set(mode: bool) -> None:
+    state.on = bool(mode)
+    _eager_modes.note("anomaly", state.on)
+
+
 def set_detect_anomaly(mode: bool) -> None:
     """Turn anomaly mode on or off for the whole process (see `detect_anomaly`)."""
-    state.on = bool(mode)
+    _set(mode)
 
 
 def is_anomaly_enabled() -> bool:
@@ -72,11 +78,11 @@ class detect_anomaly:
 
     def __enter__(self):
         self.prev = state.on
-        state.on = self.mode
+        _set(self.mode)
         return self
 
     def __exit__(self, *exc) -> bool:
-        state.on = self.prev
+        _set(self.prev)
         return False
 
     def __call__(self, fn):

@@ -6,6 +6,7 @@ from __future__ import annotations
 import threading
 
 from .. import dtypes
+from .. import eager_modes as _eager_modes
 from ..errors import DongjingError, GraphError
 from ..registry import Spec, register
 from . import onnx_rules
@@ -33,6 +34,7 @@ def push(graph) -> None:
     global graphs_open
     with _count_lock:
         graphs_open += 1
+        _eager_modes.note("graphs", True)
     state.stack.append(graph)
     state.graph = graph
 
@@ -45,6 +47,7 @@ def pop(graph) -> None:
     state.graph = state.stack[-1] if state.stack else None
     with _count_lock:
         graphs_open -= 1
+        _eager_modes.note("graphs", graphs_open > 0)
 
 
 def get_default_graph():

@@ -10,6 +10,8 @@ from __future__ import annotations
 import _thread
 import time as _time
 
+from .. import eager_modes as _eager_modes
+
 on = False  # True while at least one profiler records (the only thing the core reads)
 listeners: tuple = ()  # the active recorders (see profile.Recorder)
 detail = False  # some listener wants shapes, memory or stacks (slower hooks)
@@ -28,6 +30,7 @@ def attach(recorder) -> None:
     listeners = listeners + (recorder,)
     detail = any(r.wants_detail for r in listeners)
     on = True
+    _eager_modes.note("profiler", True)
 
 
 def detach(recorder) -> None:
@@ -36,6 +39,7 @@ def detach(recorder) -> None:
     listeners = tuple(r for r in listeners if r is not recorder)
     detail = any(r.wants_detail for r in listeners)
     on = bool(listeners)
+    _eager_modes.note("profiler", on)
 
 
 def emit(start: int, end: int, kind: str, name: str, args=None) -> None:

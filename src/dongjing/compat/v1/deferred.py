@@ -49,6 +49,7 @@ class Deferred(Tensor):
         d = object.__new__(cls)
         d._fn, d._args, d._kwargs, d._label = fn, args, kwargs, label
         d._graph, d._dtype, d._id = graph, dtype, next(_ids)
+        d._data = None  # no value: dispatch's eager checks fail over to `_node`, which refuses
         d.requires_grad = False
         d.grad_fn = None
         d._version = [0]
