@@ -14,6 +14,17 @@ from .errors import DTypeError, GraphError
 ndarray = np.ndarray
 
 
+_api_backward = None  # dongjing.autograd.api.backward, resolved on first use (it sits above)
+
+
+def _load_api_backward():
+    global _api_backward
+    from .autograd.api import backward
+
+    _api_backward = backward
+    return backward
+
+
 class Tensor:
     """A multi-dimensional array that records how it was computed.
 
@@ -53,6 +64,7 @@ class Tensor:
         self._grad = None
         self._version = [0]
         self._node = None
+        self._view_of = None  # set, not absent: reading an absent slot raises internally
         self.requires_grad = False
         if requires_grad:
             self.requires_grad_(True)
@@ -67,6 +79,7 @@ class Tensor:
         t._grad = None
         t._version = [0]
         t._node = None
+        t._view_of = None
         return t
 
     @classmethod
@@ -362,9 +375,8 @@ class Tensor:
 
     def backward(self, gradient=None, retain_graph: bool | None = None, create_graph=False):
         """Accumulate d(self)/d(leaf) into every leaf's `.grad` (see `dj.autograd.backward`)."""
-        from .autograd.api import backward
-
-        backward(self, gradient, retain_graph, create_graph)
+        run = _api_backward or _load_api_backward()
+        run(self, gradient, retain_graph, create_graph)
 
     # --- conversion ---------------------------------------------------------------------------
     def to(self, *args, **kwargs) -> Tensor:

@@ -39,7 +39,7 @@ on_bind(_attach_op_methods)  # ops declared later (dj.ops.define after import) g
 Tensor.__matmul__ = ops.matmul
 Tensor.__rmatmul__ = _reflected(ops.matmul)
 Tensor.__pos__ = lambda self: self
-Tensor.__getitem__ = lambda self, key: ops.getitem(self, key)
+Tensor.__getitem__ = ops.getitem
 
 _METHODS = {
     "matmul": ops.matmul, "mm": ops.mm, "dot": ops.dot,

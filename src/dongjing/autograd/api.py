@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 from ..backends import backend_of, numpy_backend
 from ..errors import ShapeError
+from ..tensor import Tensor
 from .engine import run_backward
 from .function import accumulator_of
 
@@ -26,9 +27,6 @@ def _root_node(t):
 
 
 def _initial_grad(t, gradient):
-    from ..ops.convert import as_tensor
-    from ..tensor import Tensor
-
     if t._node is not None:
         from ..errors import GraphError
 
@@ -46,6 +44,8 @@ def _initial_grad(t, gradient):
         if type(data) is _NDARRAY:  # the common case, without a backend lookup
             return Tensor._make(_numpy_ones(data.shape, data.dtype))
         return Tensor._make(backend_of(data).ones(data.shape, data.dtype))
+    from ..ops.convert import as_tensor  # deferred: ops sit above the tape
+
     gradient = as_tensor(gradient)
     if gradient.shape != t.shape:
         raise ShapeError(
@@ -98,8 +98,6 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False) 
 
 
 def _backward(tensors, grad_tensors, retain_graph, create_graph) -> None:
-    from ..tensor import Tensor
-
     if isinstance(tensors, Tensor):
         tensors = [tensors]
         grad_tensors = [grad_tensors]

@@ -23,16 +23,17 @@ def _dependencies(roots) -> dict:
     """Number of incoming edges of every node reachable from `roots`."""
     deps: dict = {}
     stack = list(roots)
-    seen = set(map(id, roots))
+    root_set = set(roots)  # nodes hash by identity
     while stack:
-        node = stack.pop()
-        for fn, _ in node.next_functions:
+        for fn, _ in stack.pop().next_functions:
             if fn is None:
                 continue
-            deps[fn] = deps.get(fn, 0) + 1
-            if id(fn) not in seen:
-                seen.add(id(fn))
-                stack.append(fn)
+            if fn in deps:
+                deps[fn] += 1
+            else:
+                deps[fn] = 1
+                if fn not in root_set:  # a root reached from another is walked once
+                    stack.append(fn)
     return deps
 
 
@@ -135,15 +136,18 @@ def _run_backward(
     for node, g in zip(roots, grads):
         buffers[node] = _add(buffers.get(node), g)
     ready = [n for n in dict.fromkeys(roots) if deps.get(n, 0) == 0]
-    shared = {id(g) for g in grads}  # gradients the caller still owns: copy before keeping
-    routed = set(shared)
+    # Gradients held in two places (the caller's own, or one object a rule sent along two
+    # edges, as add's does): whoever keeps one copies it first. The ids stay valid while the
+    # object lives; a stale id only costs a needless copy.
+    shared = {id(g) for g in grads}
     owned: set = set()  # sums made here and still buffered: safe to add into in place
     freed_at = True if retain_graph else (caller() or True)  # named if backward comes again
     with scoped(create_graph):
         while ready:
             node = ready.pop()
             grad = buffers.pop(node, None)
-            owned.discard(id(grad))
+            if owned:
+                owned.discard(id(grad))
             if node.pre_hooks and grad is not None:
                 grad = _call_hooks(node.pre_hooks, grad)
             if capture is not None and node in capture:
@@ -164,13 +168,16 @@ def _run_backward(
                 node.freed = freed_at
             if anomaly.state.on:
                 anomaly.check_backward(node, grad, results)
+            n_results = len(results)
+            if n_results == 2:
+                if results[0] is results[1] and results[0] is not None:
+                    shared.add(id(results[0]))
+            elif n_results > 2:
+                _note_duplicates(results, shared)
             for (fn, _), g in zip(node.next_functions, results):
                 if fn is None:
                     continue
                 if g is not None:
-                    if id(g) in routed:  # one object sent two ways: whoever keeps it copies
-                        shared.add(id(g))
-                    routed.add(id(g))
                     prev = buffers.get(fn)
                     if prev is None:
                         buffers[fn] = g
@@ -181,9 +188,19 @@ def _run_backward(
                         if not create_graph:
                             owned.add(id(total))
                         buffers[fn] = total
-                deps[fn] -= 1
-                if deps[fn] == 0:
+                left = deps[fn] - 1
+                deps[fn] = left
+                if not left:
                     ready.append(fn)
+
+
+def _note_duplicates(results, shared: set) -> None:
+    """Mark as shared any gradient object a node sends along more than one edge."""
+    first, *rest = results
+    if first is not None and any(g is first for g in rest):
+        shared.add(id(first))
+    if len(rest) > 1:
+        _note_duplicates(rest, shared)
 
 
 def _same_kind(a, b) -> bool:
@@ -203,10 +220,22 @@ def _apply_node(node: BackwardNode, grad, retain_graph: bool):
         if node.freed:
             _check_saved(node)
         return (None,) * len(node.next_functions)
-    _check_saved(node)
-    out = _saved_output(node) if node.op.saves_output else None
-    results = node.op.vjp(grad, node.inputs, out, node.needs, node.attrs)
-    for g, t in zip(results, node.inputs):
+    inputs = node.inputs
+    versions = node.versions
+    if node.freed:
+        _check_saved(node)  # raises
+    for t, v in zip(inputs, versions):
+        if t._version[0] != v:
+            _check_saved(node)  # raises
+    op = node.op
+    if op.saves_output:
+        if node.out_version[0] != node.out_saved_version:
+            _check_saved(node)  # raises
+        out = _saved_output(node)
+    else:
+        out = None
+    results = op.vjp(grad, inputs, out, node.needs, node.attrs)
+    for g, t in zip(results, inputs):
         if g is not None and g._data.shape != t._data.shape:
             results = _fit_shapes(node, results)
             break

@@ -104,6 +104,64 @@ def accumulator_of(tensor) -> AccumulateGrad:
     return acc
 
 
+def record1(op: Op, x, attrs: dict, result) -> None:
+    """`record` for one input, written out (the eager hot path of unary ops)."""
+    cls = op.backward_class or _backward_class(op)
+    node = cls.__new__(cls)
+    node.op = op
+    node.attrs = attrs
+    node.inputs = (x,)
+    node.versions = (x._version[0],)
+    fn = x.grad_fn  # record1 runs only when x requires grad
+    node.next_functions = ((fn if fn is not None else accumulator_of(x), 0),)
+    node.needs = _NEEDS_1
+    if op.saves_output:
+        node.out_data = result._data
+        node.out_version = result._version
+        node.out_saved_version = result._version[0]
+    else:
+        node.out_data = None
+    node.pre_hooks = None
+    node.freed = False
+    node.where = recording_site()
+    result.grad_fn = node
+
+
+def record2(op: Op, a, b, attrs: dict, result) -> None:
+    """`record` for two inputs, written out (the eager hot path of binary ops)."""
+    cls = op.backward_class or _backward_class(op)
+    node = cls.__new__(cls)
+    node.op = op
+    node.attrs = attrs
+    node.inputs = (a, b)
+    node.versions = (a._version[0], b._version[0])
+    if a.requires_grad:
+        fn = a.grad_fn
+        edge_a = (fn if fn is not None else accumulator_of(a), 0)
+    else:
+        edge_a = _NO_EDGE
+    if b.requires_grad:
+        fn = b.grad_fn
+        edge_b = (fn if fn is not None else accumulator_of(b), 0)
+    else:
+        edge_b = _NO_EDGE
+    node.next_functions = (edge_a, edge_b)
+    node.needs = (edge_a is not _NO_EDGE, edge_b is not _NO_EDGE)
+    if op.saves_output:
+        node.out_data = result._data
+        node.out_version = result._version
+        node.out_saved_version = result._version[0]
+    else:
+        node.out_data = None
+    node.pre_hooks = None
+    node.freed = False
+    node.where = recording_site()
+    result.grad_fn = node
+
+
+_NEEDS_1 = (True,)
+
+
 def record(op: Op, inputs: tuple, attrs: dict, result) -> None:
     """Attach a backward node for `op` to `result` (eager mode, gradients wanted)."""
     cls = op.backward_class or _backward_class(op)

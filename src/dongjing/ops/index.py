@@ -191,7 +191,8 @@ def getitem(x, key):
     Eagerly, basic indexing (ints, slices, None, ...) returns a view sharing memory and the
     version counter with `x`, as in PyTorch; advanced indexing returns a copy.
     """
-    x = as_tensor(x)
+    if not isinstance(x, Tensor):
+        x = as_tensor(x)
     if type(key) is int:  # x[t], the common case in loops: no parsing
         out = apply1(_getitem, x, key=(key,))
         if x._node is None and out._node is None:
