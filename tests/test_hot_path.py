@@ -125,3 +125,64 @@ def test_views_are_refreshed_after_many_dead_views():
     y.add_(w)  # an in-place write through the base gives its live views the new history
     v2.sum().backward()
     np.testing.assert_allclose(w.grad.numpy(), [1.0, 1.0, 1.0])
+
+
+# --- the plain-mode flag (eager_modes) and the engine's shared-gradient rule ----------------
+def test_plain_mode_flag_follows_graphs_profiler_and_anomaly():
+    from dongjing.eager_modes import plain
+
+    assert plain.on
+    with dj.Graph().as_default():
+        assert not plain.on
+        assert dj.placeholder(dj.float32, [2]).grad_fn is None  # ops there build nodes
+    assert plain.on
+    with dj.autograd.detect_anomaly():
+        assert not plain.on
+        x = dj.tensor([0.0], requires_grad=True)
+        with pytest.raises(DongjingError), np.errstate(divide="ignore"):
+            dj.log(x * 0.0)  # -inf: anomaly mode still checks every op
+    assert plain.on
+    with dj.profiler.profile() as prof:
+        assert not plain.on
+        dj.tensor([1.0, 2.0]) * dj.tensor([3.0, 4.0])
+    assert plain.on
+    assert any("mul" in str(e) for e in prof.events())
+
+
+def test_parameters_take_the_binary_fast_path_and_record():
+    w = dj.nn.Parameter(dj.tensor(np.ones((2, 2), np.float32)))
+    x = dj.tensor(np.ones((3, 2), np.float32))
+    y = x @ w + w.sum()
+    assert y.grad_fn is not None and type(y) is dj.Tensor
+    y.sum().backward()
+    # x's column sums (3) plus one per entry of y (6)
+    np.testing.assert_array_equal(w.grad.numpy(), np.full((2, 2), 3.0 + 6.0))
+
+
+def test_a_gradient_sent_along_two_edges_is_not_shared_by_two_leaves():
+    x = dj.tensor([1.0, 2.0], requires_grad=True)
+    y = dj.tensor([3.0, 4.0], requires_grad=True)
+    g = dj.tensor([1.0, 1.0])
+    (x + y).backward(g)  # add's rule sends one object to both leaves: each keeps a copy
+    assert x.grad is not y.grad and x.grad is not g
+    x.grad.add_(10.0)
+    g.add_(5.0)
+    np.testing.assert_array_equal(y.grad.numpy(), [1.0, 1.0])
+
+
+def test_a_passed_through_sum_is_not_added_into_twice():
+    x = dj.tensor([1.0, 2.0], requires_grad=True)
+    h = x * 2.0
+    z = (h + h) + (h + h)  # sums built in the engine, then sent on by add along two edges
+    z.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [8.0, 8.0])
+
+
+def test_unknown_rank_values_fail_over_to_the_graph_error():
+    from dongjing.compat import v1 as tf
+
+    x = tf.placeholder("float")
+    with pytest.raises(dj.GraphError, match="unknown rank"):
+        dj.sum(x)
+    with pytest.raises(dj.GraphError, match="unknown rank"):
+        dj.exp(x) * x
