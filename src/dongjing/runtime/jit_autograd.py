@@ -82,20 +82,25 @@ class GradPlan:
         # what the backward reads of the forward graph besides the saved values
         reads = needed_nodes(grad_nodes, set(saved))
         self.variables = [n.attrs["ref"] for n in reads if n.op.name == "variable"]
-        self.forward = trace.session._program(forward + saved, fwd_placeholders)
-        self.n_forward = len(forward)
         # backward feeds, in graph order: seeds, saved intermediates, forward placeholders
         seed_nodes = self.seed_nodes = [s._node for s in seeds]
         self.grad_nodes = grad_nodes
-        saved_index = {n: i for i, n in enumerate(saved)}
-        seed_index = {n: i for i, n in enumerate(seed_nodes)}
         bwd_feeds = sorted(set(seed_nodes) | set(saved) |
                            {n for n in reads if n.op.name == "placeholder"},
                            key=lambda n: n.id)
+        self.backward = trace.session._program(grad_nodes, bwd_feeds)
+        # the forward returns only what the compiled backward still reads (its passes may
+        # have simplified some uses away: an unread value would cost a copy per call)
+        live = {n for n, kept in zip(bwd_feeds, self.backward.feed_nodes) if kept is not None}
+        saved = [n for n in saved if n in live]
+        self.forward = trace.session._program(forward + saved, fwd_placeholders)
+        self.n_forward = len(forward)
+        saved_index = {n: i for i, n in enumerate(saved)}
+        seed_index = {n: i for i, n in enumerate(seed_nodes)}
         self.bwd_sources = [("seed", seed_index[n]) if n in seed_index else
                             ("saved", saved_index[n]) if n in saved_index else
-                            ("fed", fed_index[n]) for n in bwd_feeds]
-        self.backward = trace.session._program(grad_nodes, bwd_feeds)
+                            ("fed", fed_index[n]) if n in live else
+                            ("none", 0) for n in bwd_feeds]
         self.out_dtypes = [out_nodes[i].dtype for i in self.diff_outs]
 
 
@@ -238,10 +243,10 @@ def _jit_vjp(grad, inputs, out, needs, attrs):
             )
     seeds = _seeds(grad, plan, attrs)
     kept = attrs["node"]().out_data
-    sources = {"seed": seeds, "saved": kept["saved"], "fed": kept["fed"]}
+    sources = {"seed": seeds, "saved": kept["saved"], "fed": kept["fed"], "none": (None,)}
     feed = [sources[kind][i] for kind, i in plan.bwd_sources]
     values = iter(plan.backward(feed))
-    fed_ids = {id(storage(a)) for a in feed if is_array(a)}
+    fed_ids = {id(storage(a)) for a in feed if a is not None and is_array(a)}
     results = []
     for has in plan.has_grad:
         if not has:
