@@ -11,6 +11,8 @@ then runs the rule itself.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..dtypes import scalar_dtype
@@ -23,9 +25,20 @@ def _number(value) -> bool:
     return type(value) is float or type(value) is int
 
 
+_SCALARS: dict = {}  # (type, value, dtype, is -0.0) -> a read-only 0-d array, reused per step
+
+
 def _scalar(value, dtype):
     """A Python number as the 0-d array an eager op beside a `dtype` tensor would use."""
-    return np.asarray(value, scalar_dtype(value, dtype))
+    key = (type(value), value, dtype, value == 0 and math.copysign(1.0, value) < 0)  # -0.0
+    found = _SCALARS.get(key)
+    if found is None:
+        if len(_SCALARS) > 256:  # numbers that keep changing (a schedule): start over
+            _SCALARS.clear()
+        found = np.asarray(value, scalar_dtype(value, dtype))
+        found.flags.writeable = False
+        _SCALARS[key] = found
+    return found
 
 
 def _arrays(p: Tensor, g: Tensor):

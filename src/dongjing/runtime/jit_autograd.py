@@ -246,7 +246,8 @@ def _jit_vjp(grad, inputs, out, needs, attrs):
     sources = {"seed": seeds, "saved": kept["saved"], "fed": kept["fed"], "none": (None,)}
     feed = [sources[kind][i] for kind, i in plan.bwd_sources]
     values = iter(plan.backward(feed))
-    fed_ids = {id(storage(a)) for a in feed if a is not None and is_array(a)}
+    fed_ids = () if getattr(plan.backward, "fresh_outputs", False) else {
+        id(storage(a)) for a in feed if a is not None and is_array(a)}
     results = []
     for has in plan.has_grad:
         if not has:
@@ -255,8 +256,8 @@ def _jit_vjp(grad, inputs, out, needs, attrs):
         value = default_backend().asarray(next(values))
         if not value.flags.c_contiguous:  # a transposed weight gradient: the optimizer's
             value = value.copy()  # elementwise updates run faster in C order
-        elif id(storage(value)) in fed_ids:  # never hand out the caller's or a saved array
-            value = value.copy()
+        elif fed_ids and id(storage(value)) in fed_ids:  # never hand out the caller's
+            value = value.copy()  # or a saved array
         results.append(Tensor._make(value))
     return tuple(results)
 
