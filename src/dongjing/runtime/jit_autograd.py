@@ -78,7 +78,10 @@ class GradPlan:
         boundary = [n for n in needed_nodes(grad_nodes, fwd_set) if n in fwd_set]
         fwd_placeholders = [n for n in needed_nodes(forward, set()) if n.op.name == "placeholder"]
         fed_index = {n: i for i, n in enumerate(fwd_placeholders)}
-        saved = [n for n in boundary if not _recomputable(n, assigned)]
+        # a view is saved as the value it views (the backward recomputes the view for free):
+        # the forward returns a value of its own run as it is, but must copy a view of one
+        saved = list(dict.fromkeys(_view_root(n) for n in boundary
+                                   if not _recomputable(n, assigned)))
         # what the backward reads of the forward graph besides the saved values
         reads = needed_nodes(grad_nodes, set(saved))
         self.variables = [n.attrs["ref"] for n in reads if n.op.name == "variable"]
@@ -105,6 +108,13 @@ class GradPlan:
 
 
 _VIEWS = frozenset({"reshape", "permute", "expand", "unsqueeze", "squeeze"})
+
+
+def _view_root(node):
+    """The value a chain of view ops (reshape, permute, ...) starts from."""
+    while node.op.name in _VIEWS and len(node.inputs) == 1:
+        node = node.inputs[0]
+    return node
 
 
 def _recomputable(node, assigned: set) -> bool:
