@@ -12,6 +12,7 @@ then runs the rule itself.
 from __future__ import annotations
 
 import math
+import threading
 
 import numpy as np
 
@@ -79,6 +80,24 @@ def _step_array(state: dict):
     return data
 
 
+_local = threading.local()  # per thread: (shape, dtype) -> a scratch array for the update
+
+
+def _scratch(like: np.ndarray) -> np.ndarray:
+    """A reusable array of `like`'s shape and dtype for a temporary of the update (no fresh
+    allocation per parameter and step; each thread has its own)."""
+    pool = getattr(_local, "pool", None)
+    if pool is None:
+        pool = _local.pool = {}
+    key = (like.shape, like.dtype)
+    found = pool.get(key)
+    if found is None:
+        if len(pool) > 64:  # many shapes (many models): start over
+            pool.clear()
+        found = pool[key] = np.empty_like(like, order="C")
+    return found
+
+
 def _bump(*tensors) -> None:
     for t in tensors:
         t._version[0] += 1
@@ -121,7 +140,7 @@ def sgd(p: Tensor, g: Tensor, state: dict, group: dict) -> bool:
             _bump(state["step"])
         _bump(state["momentum_buffer"])
         gd = gd + buf * _scalar(mu, dt) if group["nesterov"] else buf
-    np.subtract(pd, gd * _scalar(lr, dt), out=pd)
+    np.subtract(pd, np.multiply(gd, _scalar(lr, dt), out=_scratch(pd)), out=pd)
     _bump(p)
     return True
 
