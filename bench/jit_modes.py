@@ -5,6 +5,10 @@ backward and optimizer, and the whole step traced by `dj.jit` (update included).
 
 Models: W1's MLP (64-256-256-10, batch 64) and the digits CNN of examples/digits.py (batch 64);
 SGD lr 0.05 momentum 0.9, F.cross_entropy. Median of repeats, after a warm-up.
+
+`--clock cpu` times with the process's CPU time (all its threads) instead of the wall clock:
+steadier on a shared, loaded machine, where the wall clock also counts the time other
+processes hold the cores.
 """
 
 from __future__ import annotations
@@ -60,7 +64,7 @@ def _step_fn(mode: str, make):
 MODES = ("eager", "jit-model", "traced-step")
 
 
-def time_modes(make, repeats: int, inner: int) -> dict:
+def time_modes(make, repeats: int, inner: int, clock=time.perf_counter) -> dict:
     """{mode: (median µs per step, first-call seconds)}; the modes' repeats are interleaved so
     that a change in the machine's load affects them alike."""
     import dongjing as dj
@@ -80,10 +84,10 @@ def time_modes(make, repeats: int, inner: int) -> dict:
     for _ in range(repeats):
         for mode in MODES:
             gc.collect()
-            start = time.perf_counter()
+            start = clock()
             for _ in range(inner):
                 steps[mode](x, y)
-            times[mode].append((time.perf_counter() - start) / inner * 1e6)
+            times[mode].append((clock() - start) / inner * 1e6)
     return {mode: (statistics.median(times[mode]), first[mode]) for mode in MODES}
 
 
@@ -91,10 +95,13 @@ def main(argv=None) -> None:
     p = argparse.ArgumentParser(prog="python -m bench.jit_modes", description=__doc__)
     p.add_argument("--repeats", type=int, default=9)
     p.add_argument("--inner", type=int, default=20)
+    p.add_argument("--clock", choices=("wall", "cpu"), default="wall",
+                   help="wall clock (default) or the process's CPU time")
     args = p.parse_args(argv)
+    clock = time.perf_counter if args.clock == "wall" else time.process_time
     print(f"{'model':<11} {'mode':<12} {'us/step':>9} {'first call s':>13}")
     for name, make in _models().items():
-        for mode, (us, first) in time_modes(make, args.repeats, args.inner).items():
+        for mode, (us, first) in time_modes(make, args.repeats, args.inner, clock).items():
             print(f"{name:<11} {mode:<12} {us:9.0f} {first:13.3f}", flush=True)
 
 

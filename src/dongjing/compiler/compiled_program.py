@@ -26,6 +26,8 @@ class _SourceError(GraphError):
 class CompiledProgram(Program):
     """Callable `program(feed_arrays) -> fetched values`; `.graph`, `.source`, `.stats`."""
 
+    fresh_outputs = True  # codegen: a fetch that is not this run's own storage is copied
+
     def __init__(self, graph, source: str, namespace: dict, stats: list, fetch_nodes,
                  feed_nodes, kernels: dict | None = None):
         self.graph = graph

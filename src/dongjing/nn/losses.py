@@ -8,6 +8,7 @@ from ..errors import DTypeError, ShapeError
 from ..ops import one_hot
 from ..ops.convert import as_tensor
 from ..tensor import Tensor
+from .losses_fused import fused_cross_entropy
 
 
 def _reduce(loss: Tensor, reduction: str, op: str) -> Tensor:
@@ -91,6 +92,10 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
     class_dim = 1 if logits.ndim > 1 else 0
     num_classes = logits.shape[class_dim]
     _check_weight(weight, num_classes, "cross_entropy")
+    if weight is None and not label_smoothing and target.dtype.kind in "iu":
+        fused = fused_cross_entropy(logits, target, reduction, ignore_index)
+        if fused is not None:  # eager NumPy logits (N, C), valid classes: one tape node
+            return fused
     log_probs = _class_last(ops.log_softmax(logits, class_dim))
     if target.dtype.kind in "iu":
         if target.ndim != log_probs.ndim - 1:

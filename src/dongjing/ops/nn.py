@@ -44,10 +44,17 @@ def _unfold_infer(x: Spec, kernel, stride, padding, pad_value=0.0):
 def _unfold_forward(xp, x, kernel, stride, padding, pad_value=0.0):
     (kh, kw), (sh, sw), (ph, pw) = kernel, stride, padding
     n, c, h, w = x.shape
-    if ph or pw:
-        x = xp.pad(x, ((0, 0), (0, 0), (ph, ph), (pw, pw)), constant_values=pad_value)
     oh, ow = (h + 2 * ph - kh) // sh + 1, (w + 2 * pw - kw) // sw + 1
     out = xp.empty((n, c, kh, kw, oh, ow), dtype=x.dtype)
+    return _unfold_out(xp, x, out, kernel, stride, padding, pad_value)
+
+
+def _unfold_out(xp, x, out, kernel, stride, padding, pad_value=0.0):
+    """The windows written into `out` (new storage: the compiler may plan a buffer for it)."""
+    (kh, kw), (sh, sw), (ph, pw) = kernel, stride, padding
+    oh, ow = out.shape[4], out.shape[5]
+    if ph or pw:
+        x = xp.pad(x, ((0, 0), (0, 0), (ph, ph), (pw, pw)), constant_values=pad_value)
     for i in range(kh):
         for j in range(kw):
             out[:, :, i, j] = x[:, :, i : i + sh * oh : sh, j : j + sw * ow : sw]
@@ -59,6 +66,7 @@ def _unfold_grad(g, x, kernel, stride, padding, pad_value=0.0):
 
 
 _unfold = define("unfold2d", forward=_unfold_forward, infer=_unfold_infer,
+                 forward_out=_unfold_out,
                  grads=(_unfold_grad,), grad_name="Im2ColBackward0", public="unfold2d",
                  onnx=onnx_graph_rules.unfold2d)
 

@@ -8,12 +8,14 @@ from collections.abc import Iterable
 
 import numpy as np
 
+from ..autograd.anomaly import state as anomaly_state
 from ..autograd.grad_mode import no_grad
 from ..backends import backend_of, is_array
 from ..errors import GraphError, StateDictError
+from ..graph.builder import state as graph_state
 from ..graph.variable import Variable
 from ..profiler import hooks as _profiler  # `_profiler.on`: a profiler is recording
-from ..tensor import Tensor
+from ..tensor import Tensor, grad_scope
 from ..transfer import copy_into, move_array, move_in_place, same_device
 
 
@@ -213,16 +215,34 @@ class Optimizer:
             with enable_grad():
                 loss = closure()
         effects = []
+        fused = self._fused_rule()
         with no_grad():
             for group in self.param_groups:
                 for p in group["params"]:
-                    if p.grad is not None:
-                        effects += self._apply(p, p.grad, group)
+                    g = p.grad
+                    if g is not None and (fused is None
+                                          or not fused(self, p, g, self._state_of(p), group)):
+                        effects += self._apply(p, g, group)
         if effects:
             import dongjing
 
             return dongjing.group(*effects)
         return loss
+
+    _fused_update = None  # the rule's in-place NumPy version (optim/fused.py), if it has one
+    _fused_of = None  # ... valid while the class's `update` is this function
+
+    def _fused_rule(self):
+        """`_fused_update` when an eager step may use it: the class's `update` is the one it
+        mirrors (a subclass overriding `update` gets its own rule run), and neither a trace,
+        the profiler (which times the update's ops) nor anomaly mode is on."""
+        cls = type(self)
+        if cls._fused_update is None or cls.update is not cls._fused_of:
+            return None
+        if (_profiler.on or anomaly_state.on or grad_scope.current is not None
+                or graph_state.graph is not None):
+            return None
+        return cls._fused_update
 
     def _apply(self, p: Tensor, g: Tensor, group: dict) -> list:
         state = self._state_of(p)

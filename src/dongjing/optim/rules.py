@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import ops
+from . import fused
 from .optimizer import Optimizer
 
 
@@ -69,6 +70,11 @@ class SGD(Optimizer):
             g = g + buf * mu if group["nesterov"] else buf
         return p - g * group["lr"], new
 
+    def _fused_update(self, p, g, state, group):
+        return fused.sgd(p, g, state, group)
+
+    _fused_of = update
+
 
 class Adam(Optimizer):
     """Adam: m <- b1*m + (1-b1)*g; v <- b2*v + (1-b2)*g^2;
@@ -106,6 +112,11 @@ class Adam(Optimizer):
         m_hat = m / (1.0 - ops.pow(b1, t))
         v_hat = v / (1.0 - ops.pow(b2, t))
         return p - m_hat * lr / (ops.sqrt(v_hat) + group["eps"]), new
+
+    def _fused_update(self, p, g, state, group):
+        return fused.adam(p, g, state, group, self.decoupled)
+
+    _fused_of = update
 
 
 class AdamW(Adam):

@@ -78,28 +78,43 @@ class GradPlan:
         boundary = [n for n in needed_nodes(grad_nodes, fwd_set) if n in fwd_set]
         fwd_placeholders = [n for n in needed_nodes(forward, set()) if n.op.name == "placeholder"]
         fed_index = {n: i for i, n in enumerate(fwd_placeholders)}
-        saved = [n for n in boundary if not _recomputable(n, assigned)]
+        # a view is saved as the value it views (the backward recomputes the view for free):
+        # the forward returns a value of its own run as it is, but must copy a view of one
+        saved = list(dict.fromkeys(_view_root(n) for n in boundary
+                                   if not _recomputable(n, assigned)))
         # what the backward reads of the forward graph besides the saved values
         reads = needed_nodes(grad_nodes, set(saved))
         self.variables = [n.attrs["ref"] for n in reads if n.op.name == "variable"]
-        self.forward = trace.session._program(forward + saved, fwd_placeholders)
-        self.n_forward = len(forward)
         # backward feeds, in graph order: seeds, saved intermediates, forward placeholders
         seed_nodes = self.seed_nodes = [s._node for s in seeds]
         self.grad_nodes = grad_nodes
-        saved_index = {n: i for i, n in enumerate(saved)}
-        seed_index = {n: i for i, n in enumerate(seed_nodes)}
         bwd_feeds = sorted(set(seed_nodes) | set(saved) |
                            {n for n in reads if n.op.name == "placeholder"},
                            key=lambda n: n.id)
+        self.backward = trace.session._program(grad_nodes, bwd_feeds)
+        # the forward returns only what the compiled backward still reads (its passes may
+        # have simplified some uses away: an unread value would cost a copy per call)
+        live = {n for n, kept in zip(bwd_feeds, self.backward.feed_nodes) if kept is not None}
+        saved = [n for n in saved if n in live]
+        self.forward = trace.session._program(forward + saved, fwd_placeholders)
+        self.n_forward = len(forward)
+        saved_index = {n: i for i, n in enumerate(saved)}
+        seed_index = {n: i for i, n in enumerate(seed_nodes)}
         self.bwd_sources = [("seed", seed_index[n]) if n in seed_index else
                             ("saved", saved_index[n]) if n in saved_index else
-                            ("fed", fed_index[n]) for n in bwd_feeds]
-        self.backward = trace.session._program(grad_nodes, bwd_feeds)
+                            ("fed", fed_index[n]) if n in live else
+                            ("none", 0) for n in bwd_feeds]
         self.out_dtypes = [out_nodes[i].dtype for i in self.diff_outs]
 
 
 _VIEWS = frozenset({"reshape", "permute", "expand", "unsqueeze", "squeeze"})
+
+
+def _view_root(node):
+    """The value a chain of view ops (reshape, permute, ...) starts from."""
+    while node.op.name in _VIEWS and len(node.inputs) == 1:
+        node = node.inputs[0]
+    return node
 
 
 def _recomputable(node, assigned: set) -> bool:
@@ -238,10 +253,11 @@ def _jit_vjp(grad, inputs, out, needs, attrs):
             )
     seeds = _seeds(grad, plan, attrs)
     kept = attrs["node"]().out_data
-    sources = {"seed": seeds, "saved": kept["saved"], "fed": kept["fed"]}
+    sources = {"seed": seeds, "saved": kept["saved"], "fed": kept["fed"], "none": (None,)}
     feed = [sources[kind][i] for kind, i in plan.bwd_sources]
     values = iter(plan.backward(feed))
-    fed_ids = {id(storage(a)) for a in feed if is_array(a)}
+    fed_ids = () if getattr(plan.backward, "fresh_outputs", False) else {
+        id(storage(a)) for a in feed if a is not None and is_array(a)}
     results = []
     for has in plan.has_grad:
         if not has:
@@ -250,8 +266,8 @@ def _jit_vjp(grad, inputs, out, needs, attrs):
         value = default_backend().asarray(next(values))
         if not value.flags.c_contiguous:  # a transposed weight gradient: the optimizer's
             value = value.copy()  # elementwise updates run faster in C order
-        elif id(storage(value)) in fed_ids:  # never hand out the caller's or a saved array
-            value = value.copy()
+        elif fed_ids and id(storage(value)) in fed_ids:  # never hand out the caller's
+            value = value.copy()  # or a saved array
         results.append(Tensor._make(value))
     return tuple(results)
 

@@ -43,6 +43,9 @@ class Program:
     fetch_nodes: list
     source: str | None = None
     stats: list
+    # True when no returned array shares memory with a feed (a compiled program returns only
+    # storage of its own run, and copies anything else), so callers need not check
+    fresh_outputs = False
 
     def __call__(self, feed_arrays: list) -> list:
         raise NotImplementedError

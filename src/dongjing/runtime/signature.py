@@ -69,8 +69,7 @@ def _leaf(path: str, value, entries: list, arrays: list) -> None:
         for key, item in value.items():
             _leaf(f"{path}[{key!r}]", item, entries, arrays)
     elif _is_module(value):
-        entries.append((path, "module", (id(value),
-                                        tuple(m.training for m in value.modules()))))
+        entries.append((path, "module", (id(value), training_flags(value))))
     elif _is_optimizer(value):
         entries.append((path, "optimizer", (id(value), _hyperparameters(value))))
     else:
@@ -81,6 +80,24 @@ def _leaf(path: str, value, entries: list, arrays: list) -> None:
                             f"hashable Python values or tuples/lists/dicts of them; got an "
                             f"unhashable {type(value).__name__}") from None
         entries.append((path, "value", (type(value), value)))
+
+
+def training_flags(module) -> tuple:
+    """`tuple(m.training for m in module.modules())`, without the generators' per-module
+    qualified names (read on every call of a jitted module)."""
+    flags = []
+    seen = set()
+    stack = [module]
+    while stack:
+        m = stack.pop()
+        if id(m) in seen:
+            continue
+        seen.add(id(m))
+        flags.append(m.training)
+        children = [c for c in m._modules.values() if c is not None]
+        children.reverse()
+        stack += children
+    return tuple(flags)
 
 
 def _is_variable(value) -> bool:

@@ -11,6 +11,7 @@ import warnings
 from ..errors import DongjingError, GraphError, SideEffectError
 from ..tensor import Tensor
 from .fetch_structure import flatten
+from .jit_autograd import differentiable_call
 from .side_effects import SideEffectRecorder
 from .signature import map_tensors
 from .trace_grads import TraceGrads, guards_hold
@@ -115,8 +116,6 @@ class Trace:
         carry a JitBackward0 tape node when gradients are wanted (`tensors`: the call's tensor
         arguments, aligned with `arrays`)."""
         if tensors is not None:
-            from .jit_autograd import differentiable_call
-
             out = differentiable_call(self, tensors, arrays)
             if out is not None:
                 return out

@@ -1,0 +1,185 @@
+"""In-place NumPy versions of the built-in update rules, for the eager `step()` (the idea of
+PyTorch's `foreach`/`fused` steps): a few whole-array NumPy calls per parameter instead of one
+dispatched op per term, writing into the parameter's and the state's existing arrays.
+
+Each function does exactly the arithmetic of its rule in `rules.py` (the same ufuncs, in the
+same order, on scalars of the same dtypes), so the results are bit-identical to the reference
+path. It returns False, having changed nothing, when its preconditions do not hold (a device
+array, mixed dtypes, a tensor hyperparameter, state of an unexpected form, ...); the caller
+then runs the rule itself.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+
+import numpy as np
+
+from ..dtypes import scalar_dtype
+from ..tensor import Tensor
+
+_ndarray = np.ndarray
+
+
+def _number(value) -> bool:
+    return type(value) is float or type(value) is int
+
+
+_SCALARS: dict = {}  # (type, value, dtype, is -0.0) -> a read-only 0-d array, reused per step
+
+
+def _scalar(value, dtype):
+    """A Python number as the 0-d array an eager op beside a `dtype` tensor would use."""
+    key = (type(value), value, dtype, value == 0 and math.copysign(1.0, value) < 0)  # -0.0
+    found = _SCALARS.get(key)
+    if found is None:
+        if len(_SCALARS) > 256:  # numbers that keep changing (a schedule): start over
+            _SCALARS.clear()
+        found = np.asarray(value, scalar_dtype(value, dtype))
+        found.flags.writeable = False
+        _SCALARS[key] = found
+    return found
+
+
+def _arrays(p: Tensor, g: Tensor):
+    """(parameter array, gradient array) when both are plain NumPy arrays of one floating
+    dtype and shape, not aliasing each other; else None."""
+    pd, gd = p._data, g._data
+    if (type(pd) is not _ndarray or type(gd) is not _ndarray or g._node is not None
+            or p._node is not None):
+        return None
+    if pd.dtype != gd.dtype or pd.dtype.kind != "f" or pd.shape != gd.shape:
+        return None
+    if not pd.flags.writeable or np.may_share_memory(pd, gd):
+        return None
+    return pd, gd
+
+
+def _state_arrays(state: dict, names, like: np.ndarray):
+    """The arrays of the state Variables `names` (each of `like`'s shape and dtype), or None."""
+    found = []
+    for name in names:
+        t = state.get(name)
+        data = getattr(t, "_data", None) if isinstance(t, Tensor) else None
+        if (type(data) is not _ndarray or t._node is not None or data.dtype != like.dtype
+                or data.shape != like.shape or not data.flags.writeable
+                or np.may_share_memory(data, like)):
+            return None
+        found.append(data)
+    return found
+
+
+def _step_array(state: dict):
+    """The float32 0-d array of a rule's step counter, or None."""
+    t = state.get("step")
+    data = getattr(t, "_data", None) if isinstance(t, Tensor) else None
+    if type(data) is not _ndarray or t._node is not None or data.shape != () or \
+            data.dtype != np.float32 or not data.flags.writeable:
+        return None
+    return data
+
+
+_local = threading.local()  # per thread: (shape, dtype) -> a scratch array for the update
+
+
+def _scratch(like: np.ndarray) -> np.ndarray:
+    """A reusable array of `like`'s shape and dtype for a temporary of the update (no fresh
+    allocation per parameter and step; each thread has its own)."""
+    pool = getattr(_local, "pool", None)
+    if pool is None:
+        pool = _local.pool = {}
+    key = (like.shape, like.dtype)
+    found = pool.get(key)
+    if found is None:
+        if len(pool) > 64:  # many shapes (many models): start over
+            pool.clear()
+        found = pool[key] = np.empty_like(like, order="C")
+    return found
+
+
+def _bump(*tensors) -> None:
+    for t in tensors:
+        t._version[0] += 1
+
+
+def sgd(p: Tensor, g: Tensor, state: dict, group: dict) -> bool:
+    """`SGD.update` in place; False (nothing changed) when it does not apply."""
+    lr, mu, damp, wd = group["lr"], group["momentum"], group["dampening"], \
+        group["weight_decay"]
+    if not (_number(lr) and _number(mu) and _number(damp) and _number(wd)):
+        return False
+    arrays = _arrays(p, g)
+    if arrays is None:
+        return False
+    pd, gd = arrays
+    dt = pd.dtype
+    bufs = step = None
+    if mu:
+        bufs = _state_arrays(state, ("momentum_buffer",), pd)
+        if bufs is None:
+            return False
+        if damp:
+            step = _step_array(state)
+            if step is None:
+                return False
+    if wd:
+        gd = gd + pd * _scalar(wd, dt)
+    if mu:
+        buf = bufs[0]
+        if not damp:
+            np.multiply(buf, _scalar(mu, dt), out=buf)
+            np.add(buf, gd, out=buf)
+        else:  # dampening does not apply to the first step: b = g there
+            if step == 0:
+                np.copyto(buf, gd)
+            else:
+                np.multiply(buf, _scalar(mu, dt), out=buf)
+                np.add(buf, gd * _scalar(1.0 - damp, dt), out=buf)
+            np.add(step, _scalar(1.0, step.dtype), out=step)
+            _bump(state["step"])
+        _bump(state["momentum_buffer"])
+        gd = gd + buf * _scalar(mu, dt) if group["nesterov"] else buf
+    np.subtract(pd, np.multiply(gd, _scalar(lr, dt), out=_scratch(pd)), out=pd)
+    _bump(p)
+    return True
+
+
+def adam(p: Tensor, g: Tensor, state: dict, group: dict, decoupled: bool) -> bool:
+    """`Adam.update` (AdamW's with `decoupled`) in place; False when it does not apply."""
+    lr, betas, wd, eps = group["lr"], group["betas"], group["weight_decay"], group["eps"]
+    if not (isinstance(betas, tuple) and len(betas) == 2):
+        return False
+    b1, b2 = betas
+    if not (_number(lr) and _number(b1) and _number(b2) and _number(wd) and _number(eps)):
+        return False
+    arrays = _arrays(p, g)
+    if arrays is None:
+        return False
+    pd, gd = arrays
+    dt = pd.dtype
+    names = ("exp_avg", "exp_avg_sq") + (("max_exp_avg_sq",) if group["amsgrad"] else ())
+    moments = _state_arrays(state, names, pd)
+    step = _step_array(state)
+    if moments is None or step is None:
+        return False
+    if wd and decoupled:
+        np.multiply(pd, _scalar(1.0 - lr * wd, dt), out=pd)
+    elif wd:
+        gd = gd + pd * _scalar(wd, dt)
+    np.add(step, _scalar(1.0, step.dtype), out=step)
+    m, v = moments[0], moments[1]
+    np.multiply(m, _scalar(b1, dt), out=m)
+    np.add(m, gd * _scalar(1.0 - b1, dt), out=m)
+    np.multiply(v, _scalar(b2, dt), out=v)
+    np.add(v, gd * gd * _scalar(1.0 - b2, dt), out=v)
+    if group["amsgrad"]:
+        v = np.maximum(moments[2], v, out=moments[2])
+    t = step.astype(dt)  # bias corrections in the parameter's precision
+    one = _scalar(1.0, dt)
+    m_hat = m / np.subtract(one, np.power(_scalar(b1, dt), t))
+    v_hat = v / np.subtract(one, np.power(_scalar(b2, dt), t))
+    denom = np.sqrt(v_hat) + _scalar(eps, dt)
+    np.subtract(pd, (m_hat * _scalar(lr, dt)) / denom, out=pd)
+    _bump(p, *(state[name] for name in ("step",) + names))
+    return True

@@ -1,0 +1,52 @@
+"""What a jitted function's forward program keeps for its compiled backward: only the values the
+backward program still reads after the compiler's passes (each kept value costs a copy)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+import dongjing as dj
+import dongjing.nn as nn
+
+
+def test_forward_returns_only_what_the_backward_reads():
+    dj.manual_seed(0)
+    model = nn.Sequential(nn.Conv2d(1, 4, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+                          nn.Flatten(), nn.Linear(16, 3))
+    run = dj.jit(model)
+    x = dj.tensor(np.random.default_rng(0).standard_normal((5, 1, 4, 4)).astype(np.float32))
+    run(x).sum().backward()
+    (plan,) = run._last_trace.grad_plans.values()
+    saved = [i for kind, i in plan.bwd_sources if kind == "saved"]
+    assert sorted(saved) == list(range(len(plan.forward.fetch_nodes) - plan.n_forward))
+    assert ("none", 0) in plan.bwd_sources  # max-pool's mask: simplified away in the backward
+    read = [kept is not None for kept in plan.backward.feed_nodes]
+    for (kind, _), used in zip(plan.bwd_sources, read):
+        assert used == (kind != "none")
+    grads = [p.grad.numpy().copy() for p in model.parameters()]
+    for p in model.parameters():
+        p.grad = None
+    model(x).sum().backward()
+    for got, p in zip(grads, model.parameters()):
+        np.testing.assert_allclose(got, p.grad.numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_views_are_saved_as_the_values_they_view():
+    """A reshaped im2col matrix is kept as the unfold2d output (new storage of the run, returned
+    as it is) and reshaped again by the backward, not copied by the forward."""
+    dj.manual_seed(0)
+    model = nn.Sequential(nn.Conv2d(2, 3, 3, padding=1), nn.Flatten(), nn.Linear(48, 2))
+    run = dj.jit(model)
+    x = dj.tensor(np.random.default_rng(1).standard_normal((4, 2, 4, 4)).astype(np.float32))
+    run(x).sum().backward()
+    (plan,) = run._last_trace.grad_plans.values()
+    saved = plan.forward.fetch_nodes[plan.n_forward:]
+    assert saved and not any(n.op.name in ("reshape", "permute", "expand", "unsqueeze",
+                                           "squeeze") for n in saved)
+    assert "unfold2d" in [n.op.name for n in saved]
+    grads = [p.grad.numpy().copy() for p in model.parameters()]
+    for p in model.parameters():
+        p.grad = None
+    model(x).sum().backward()
+    for got, p in zip(grads, model.parameters()):
+        np.testing.assert_allclose(got, p.grad.numpy(), rtol=1e-5, atol=1e-6)
