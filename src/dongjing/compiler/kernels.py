@@ -11,13 +11,15 @@ empty value turns the disk cache off), else ``$XDG_CACHE_HOME/dongjing`` or
 
 from __future__ import annotations
 
-import hashlib
 import importlib.util
 import os
 import sys
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:  # pathlib and hashlib load with the first kernel, not with the compiler
+    from pathlib import Path
 
 _cache: dict = {}
 _numba = None
@@ -49,6 +51,8 @@ def formula_lines(op, j: int, x: str) -> list[str] | None:
 
 def cache_dir() -> Path | None:
     """Where compiled kernels are kept across processes, or None when disk caching is off."""
+    from pathlib import Path
+
     env = os.environ.get("DONGJING_CACHE_DIR")
     if env is not None:
         return Path(env).expanduser() / "kernels" if env else None
@@ -105,6 +109,8 @@ def _from_disk(source: str, name: str, namespace: dict):
     if folder is None or names is None:
         return None
     text = _module_source(source, names)
+    import hashlib
+
     digest = hashlib.sha256((_FORMAT + text).encode()).hexdigest()[:32]
     try:
         module = _load_module(folder / f"k_{digest}.py", text)

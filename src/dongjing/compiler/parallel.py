@@ -4,7 +4,10 @@ thread (numba kernels and NumPy ufuncs release the GIL), the other by the caller
 from __future__ import annotations
 
 import os
-from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # imported when first needed: the import costs a first compile ~5 ms
+    from concurrent.futures import ThreadPoolExecutor
 
 MIN_SIZE = 1 << 18  # elements; below this a thread hand-off costs more than it saves
 # W3 on the 2-core machine (best of 40, machine lightly loaded): 865 µs split vs 1,096 µs on one
@@ -29,6 +32,8 @@ def threads() -> int:
 def _worker() -> ThreadPoolExecutor:
     global _pool
     if _pool is None:
+        from concurrent.futures import ThreadPoolExecutor
+
         _pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dongjing-block")
     return _pool
 

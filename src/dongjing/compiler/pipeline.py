@@ -92,6 +92,21 @@ def _record(stats: list, fn, before, result: PassResult) -> PassResult:
     return result
 
 
+def _run_pass(stats: list, idle: dict, fn, result: PassResult) -> tuple[PassResult, bool]:
+    """`fn` on the current graph, unless it already ran on this very graph (the same object)
+    and changed nothing: a pass is a function of its graph, so it would change nothing again.
+    Returns the result and whether the pass changed anything."""
+    before = result.graph
+    if idle.get(fn) is before:
+        return result, False
+    result = _record(stats, fn, before, fn(before, result.fetches))
+    if result.changes:
+        idle.pop(fn, None)
+    else:
+        idle[fn] = before
+    return result, bool(result.changes)
+
+
 def optimize(graph, fetches: list, feeds: list = (), level: int = 2):
     """Run the passes of `level` on `graph` for `fetches`; returns (graph, fetches, stats).
 
@@ -102,14 +117,14 @@ def optimize(graph, fetches: list, feeds: list = (), level: int = 2):
     result = _record(stats, substitute_feeds, graph, substitute_feeds(graph, fetches, feeds))
     result = _record(stats, eliminate_dead_code, result.graph,
                      eliminate_dead_code(result.graph, result.fetches))
+    idle: dict = {}  # pass -> the graph it last ran on and left as it was
     if level >= 1:
         passes = _cleanup_passes(level)
         for _ in range(MAX_ROUNDS):
             changed = False
             for fn in passes:
-                before = result.graph
-                result = _record(stats, fn, before, fn(before, result.fetches))
-                changed = changed or bool(result.changes)
+                result, did = _run_pass(stats, idle, fn, result)
+                changed = changed or did
             if not changed:
                 break
     if level >= 2:
@@ -121,7 +136,7 @@ def optimize(graph, fetches: list, feeds: list = (), level: int = 2):
             result = _record(stats, expand_compounds, result.graph,
                              expand_compounds(result.graph, result.fetches, size_min))
             for fn in passes:  # the parts of a compound may fold, simplify or merge
-                result = _record(stats, fn, result.graph, fn(result.graph, result.fetches))
+                result, _ = _run_pass(stats, idle, fn, result)
         result = _record(stats, fusion.fuse_elementwise, result.graph,
                          fusion.fuse_elementwise(result.graph, result.fetches))
     return result.graph, result.fetches, stats

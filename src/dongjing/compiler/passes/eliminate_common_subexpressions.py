@@ -11,6 +11,11 @@ _SMALL = 4096  # constants up to this many elements are compared by value
 
 def _freeze(value):
     """A hashable stand-in for an attribute value."""
+    kind = type(value)
+    if kind is int or kind is str or kind is bool or value is None:  # the common attributes
+        return (kind.__name__, value)
+    if kind is dict and not value:
+        return ("dict",)
     if is_array(value):
         if value.size <= _SMALL:
             data = backend_of(value).to_numpy(value).tobytes()
@@ -44,7 +49,7 @@ def _key(node, inputs):
 
 def eliminate_common_subexpressions(graph, fetches: list) -> PassResult:
     """Merge nodes that compute the same op on the same inputs with the same attributes."""
-    rb = Rebuilder(graph)
+    rb = Rebuilder(graph, lazy=True)
     seen: dict = {}
     changes = []
     for node in graph.nodes:
