@@ -92,19 +92,36 @@ def _record(stats: list, fn, before, result: PassResult) -> PassResult:
     return result
 
 
+# What the pass manager may assume of the built-in cleanup passes, so as not to rerun one where
+# it cannot change anything (the reasoning is in docs/compiler.md, "Compile time"):
+# idempotent: a second run on its own output changes nothing;
+IDEMPOTENT = frozenset({fold_constants, eliminate_common_subexpressions, eliminate_dead_code})
+# local: whether it changes a node depends only on the node and what it reads, so removing
+# nodes nothing reads (all that dead-code elimination does) gives it nothing new to change.
+LOCAL = frozenset({fold_constants, simplify_algebra, eliminate_common_subexpressions})
+
+
 def _run_pass(stats: list, idle: dict, fn, result: PassResult) -> tuple[PassResult, bool]:
-    """`fn` on the current graph, unless it already ran on this very graph (the same object)
-    and changed nothing: a pass is a function of its graph, so it would change nothing again.
-    Returns the result and whether the pass changed anything."""
+    """`fn` on the current graph, unless it would change nothing there: it already ran on this
+    very graph (the same object) and changed nothing, or see IDEMPOTENT and LOCAL. Returns the
+    result and whether the pass changed anything; `idle` maps a pass to the graph on which it
+    is known to change nothing."""
     before = result.graph
     if idle.get(fn) is before:
         return result, False
     result = _record(stats, fn, before, fn(before, result.fetches))
-    if result.changes:
-        idle.pop(fn, None)
-    else:
+    after = result.graph
+    if not result.changes:
         idle[fn] = before
-    return result, bool(result.changes)
+        return result, False
+    idle.pop(fn, None)
+    if fn in IDEMPOTENT:
+        idle[fn] = after
+    if fn is eliminate_dead_code:
+        for other in LOCAL:
+            if idle.get(other) is before:
+                idle[other] = after
+    return result, True
 
 
 def optimize(graph, fetches: list, feeds: list = (), level: int = 2):

@@ -14,8 +14,12 @@ def _freeze(value):
     kind = type(value)
     if kind is int or kind is str or kind is bool or value is None:  # the common attributes
         return (kind.__name__, value)
-    if kind is dict and not value:
-        return ("dict",)
+    if kind is tuple or kind is list:  # exact types: neither an array nor a scalar
+        return (kind.__name__,) + tuple([_freeze(v) for v in value])
+    if kind is dict:
+        if not value:
+            return ("dict",)
+        return ("dict",) + tuple([(k, _freeze(v)) for k, v in sorted(value.items(), key=_first)])
     if is_array(value):
         if value.size <= _SMALL:
             data = backend_of(value).to_numpy(value).tobytes()
@@ -44,7 +48,7 @@ def _key(node, inputs):
         return ("constant", _freeze(node.attrs["value"]))
     if not is_pure(node):
         return None  # placeholders, random ops, effects and control flow are never merged
-    return (op, tuple(id(i) for i in inputs), _freeze(node.attrs), node.dtype)
+    return (op, tuple(map(id, inputs)), _freeze(node.attrs), node.dtype)
 
 
 def eliminate_common_subexpressions(graph, fetches: list) -> PassResult:
