@@ -100,11 +100,18 @@ def _native_kernel(folder: Path, monkeypatch) -> kernels.NativeKernel:
     return kernel
 
 
-def test_a_native_kernel_computes_the_bits_of_numbas(library_dir, monkeypatch):
+@pytest.fixture(scope="module")
+def jit_kernel():
+    """numba's JIT kernel of SOURCE, compiled in memory (the disk cache off)."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("DONGJING_CACHE_DIR", "")
+        _fresh(mp)
+        return kernels.compile_kernel(SOURCE, "_kernel_w3", NAMESPACE)
+
+
+def test_a_native_kernel_computes_the_bits_of_numbas(library_dir, jit_kernel, monkeypatch):
     built = _native_kernel(library_dir, monkeypatch)
-    monkeypatch.setenv("DONGJING_CACHE_DIR", "")  # numba's JIT kernel, in memory
-    _fresh(monkeypatch)
-    jit = kernels.compile_kernel(SOURCE, "_kernel_w3", NAMESPACE)
+    jit = jit_kernel
     x = _inputs()
     assert _bits(_run(built, x)) == _bits(_run(jit, x))
     # a layout or dtype the library was not built for runs numba's kernel, same bits
@@ -169,3 +176,14 @@ def test_the_library_key_covers_source_types_and_machine():
     assert key != native.library_key("text2", PARAMS)
     assert key != native.library_key("text", PARAMS[:-1] + (("out", "float64"),))
     assert native.supported(PARAMS) and not native.supported((("array", "bool"),))
+
+
+def test_without_a_c_compiler_numba_runs_the_kernel(jit_kernel, tmp_path, monkeypatch):
+    monkeypatch.setenv("DONGJING_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("CC", "/nonexistent/cc")
+    monkeypatch.setattr(native, "_broken", [])
+    _fresh(monkeypatch)
+    kernel = kernels.compile_kernel(SOURCE, "_kernel_w3", NAMESPACE, PARAMS)
+    assert not isinstance(kernel, kernels.NativeKernel) and native._broken
+    assert not native.enabled()  # not tried again in this process
+    assert _bits(_run(kernel, _inputs(64))) == _bits(_run(jit_kernel, _inputs(64)))

@@ -60,8 +60,7 @@ class Rebuilder:
         return self._graph
 
     def inputs(self, node: Node) -> tuple:
-        m = self.map
-        return tuple([m[i] for i in node.inputs])
+        return tuple(map(self.map.__getitem__, node.inputs))
 
     def copy(self, node: Node, inputs=None, **changes) -> Node:
         """A copy of `node` on `inputs` (default: the mapped inputs), with fields replaced."""
@@ -180,6 +179,6 @@ def _constant_op():
 
 
 def numel(shape) -> int | None:
-    if any(d is None for d in shape):
+    if None in shape:
         return None
     return int(math.prod(shape))

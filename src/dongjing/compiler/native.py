@@ -116,21 +116,25 @@ def build(fn, params: tuple, path: str, key: str) -> bool:
         _broken.append(f"numba object code: {exc!r}")
         return False
     name = f"dongjing_native_{key}"
-    with tempfile.TemporaryDirectory(dir=os.path.dirname(path)) as tmp:
-        obj_path = os.path.join(tmp, "kernel.o")
-        c_path = os.path.join(tmp, "wrapper.c")
-        out = os.path.join(tmp, "kernel.so")
-        with open(obj_path, "wb") as f:
-            f.write(obj)
-        with open(c_path, "w") as f:
-            f.write(wrapper_source(name, symbol, params))
-        cmd = [*cc.split(), "-shared", "-fPIC", "-O2",
-               "-I" + sysconfig.get_paths()["include"], "-o", out, c_path, obj_path]
-        done = subprocess.run(cmd, capture_output=True, text=True)
-        if done.returncode != 0:
-            _broken.append(f"{' '.join(cmd)}: {done.stderr.strip()[-500:]}")
-            return False
-        os.replace(out, path)
+    try:
+        with tempfile.TemporaryDirectory(dir=os.path.dirname(path)) as tmp:
+            obj_path = os.path.join(tmp, "kernel.o")
+            c_path = os.path.join(tmp, "wrapper.c")
+            out = os.path.join(tmp, "kernel.so")
+            with open(obj_path, "wb") as f:
+                f.write(obj)
+            with open(c_path, "w") as f:
+                f.write(wrapper_source(name, symbol, params))
+            cmd = [*cc.split(), "-shared", "-fPIC", "-O2",
+                   "-I" + sysconfig.get_paths()["include"], "-o", out, c_path, obj_path]
+            done = subprocess.run(cmd, capture_output=True, text=True)
+            if done.returncode != 0:
+                _broken.append(f"{' '.join(cmd)}: {done.stderr.strip()[-500:]}")
+                return False
+            os.replace(out, path)
+    except OSError as exc:  # an unwritable or full cache, a compiler that does not start
+        _broken.append(f"building {path}: {exc}")
+        return False
     return True
 
 

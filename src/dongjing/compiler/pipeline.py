@@ -29,11 +29,13 @@ _EXTRA_PASSES: list = []  # (level, pass) registered with `register_pass`
 def register_pass(fn=None, *, level: int = 1):
     """Run `fn(graph, fetches) -> PassResult` in every optimization at `level` or above.
 
-    The pass joins the cleanup passes and runs with them until nothing changes; its output is
-    checked with `Graph.verify` every time. It must not change the graph it is given (build a
-    new one with `Rebuilder`), and should describe each change in `PassResult.changes` (an
-    empty list means "nothing changed"). Programs compiled before the call are not affected.
-    Usable as a decorator, with or without arguments; `unregister_pass` removes it.
+    The pass joins the cleanup passes and runs with them until nothing changes (it should be a
+    function of its graph: once it changed nothing on a graph, it is not run on that same graph
+    again); its output is checked with `Graph.verify` every time. It must not change the graph
+    it is given (build a new one with `Rebuilder`), and should describe each change in
+    `PassResult.changes` (an empty list means "nothing changed"). Programs compiled before
+    the call are not affected. Usable as a decorator, with or without arguments;
+    `unregister_pass` removes it.
     """
     if fn is None:
         return lambda f: register_pass(f, level=level)
