@@ -278,7 +278,9 @@ class Generator:
             flat_out.append(f"{var}[{k}]" if len(u.shape) == 1 else f"{var}[{k}].reshape(-1)")
         kernel_name = f"_kernel_{var}"
         source, ufuncs = kernel_source(kernel_name, body, kinds)
-        kernel = compile_kernel(source, kernel_name, ufuncs)
+        params = tuple((kind, inp.dtype.name) for kind, inp in zip(kinds, node.inputs))
+        params += tuple(("out", u.dtype.name) for u in outs)
+        kernel = compile_kernel(source, kernel_name, ufuncs, params)
         self.ns.values[kernel_name] = kernel
         self.kernels[kernel_name] = source
         tuple_text = "(" + ", ".join(storage) + ("," if len(storage) == 1 else "") + ")"

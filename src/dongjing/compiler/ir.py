@@ -34,49 +34,108 @@ class Rebuilder:
     `map[old_node]` is the node that stands for it in the new graph (a copy, or a replacement).
     Copy on write: when every node was copied unchanged, `finish` hands back `old` itself, so a
     pass that changes nothing costs no new graph (`copy_on_write=False` always copies).
+
+    `lazy=True` (for passes that touch the new graph only through `copy`, `emit`, `constant`,
+    `map`, `inputs` and `finish`) also skips the copies themselves until the first change: up
+    to then `copy` hands back the old node, which stands for its own copy; the first change
+    (or a read of `graph`) makes the copies made so far, in order. The pass may keep using
+    the old nodes it was handed: `emit` and `finish` put their copies in their place. A pass
+    that changes nothing thus allocates no node at all.
     """
 
-    def __init__(self, old: Graph, copy_on_write: bool = True):
+    def __init__(self, old: Graph, copy_on_write: bool = True, lazy: bool = False):
         self.old = old
-        self.graph = Graph(old.name)
+        self._graph = Graph(old.name)
         self.map: dict[Node, Node] = {}
         self.unchanged = copy_on_write  # so far, only plain copies were made
+        self._lazy = lazy and copy_on_write  # still handing out old nodes as their copies
+        self._kept: list = []  # those old nodes, in order (lazy mode)
+        self._real: dict = {}  # old node handed out -> its copy, once made
+
+    @property
+    def graph(self) -> Graph:
+        """The new graph (reading it makes the copies a lazy rebuilder has put off)."""
+        if self._lazy:
+            self._materialize()
+        return self._graph
 
     def inputs(self, node: Node) -> tuple:
-        return tuple(self.map[i] for i in node.inputs)
+        return tuple(map(self.map.__getitem__, node.inputs))
 
     def copy(self, node: Node, inputs=None, **changes) -> Node:
         """A copy of `node` on `inputs` (default: the mapped inputs), with fields replaced."""
-        fields = {
-            "op": node.op, "attrs": node.attrs, "shape": node.shape, "dtype": node.dtype,
-            "name": node.name, "source": node.source,
-        }
+        if self._lazy:
+            if not changes and self._keeps(node, inputs):
+                self._kept.append(node)  # the old node stands for its copy for now
+                return node
+            self._materialize()
         if inputs is None:
             inputs = self.inputs(node)
         elif self.unchanged:
             inputs = tuple(inputs)
-            mapped = tuple(self.map.get(i) for i in node.inputs)
+            mapped = tuple([self.map.get(i) for i in node.inputs])
             if len(inputs) != len(mapped) or any(a is not b for a, b in zip(inputs, mapped)):
                 self.unchanged = False
         if changes:
             self.unchanged = False
-        fields.update(changes)
+            fields = {
+                "op": node.op, "attrs": node.attrs, "shape": node.shape, "dtype": node.dtype,
+                "name": node.name, "source": node.source,
+            }
+            fields.update(changes)
+            return self.emit(inputs, **fields)
         unchanged = self.unchanged
-        new = self.emit(inputs, **fields)
+        new = self.emit(inputs, op=node.op, attrs=node.attrs, shape=node.shape,
+                        dtype=node.dtype, name=node.name, source=node.source)
         self.unchanged = unchanged and new.name == node.name
         return new
 
     def emit(self, inputs, *, op, attrs, shape, dtype, name, source=None) -> Node:
         """Append a new node (its name made unique against the old and the new graph)."""
+        if self._lazy:
+            self._materialize()
         self.unchanged = False  # a node made here, not a copy (copy() restores the flag)
-        graph = self.graph
+        graph = self._graph
         if name in graph._by_name:
             name = self.fresh_name(name)
+        real = self._real
+        if real:
+            inputs = [real.get(i, i) for i in inputs]
         new = Node(op, inputs, attrs, shape, dtype, name, graph, source)
         graph.nodes.append(new)
         graph._by_name[name] = new
         graph.version += 1
         return new
+
+    def _keeps(self, node: Node, inputs) -> bool:
+        """(lazy mode) A plain copy of `node` on `inputs` would copy it unchanged: its inputs
+        are old nodes that stand for their own copies."""
+        m = self.map
+        if inputs is None:
+            for i in node.inputs:
+                if m[i] is not i:
+                    return False
+            return True
+        old = node.inputs
+        if len(inputs) != len(old):
+            return False
+        for a, b in zip(inputs, old):
+            if a is not b or m.get(b) is not b:
+                return False
+        return True
+
+    def _materialize(self) -> None:
+        """Make the copies a lazy rebuilder put off (the plain copies of `_kept`, in order)."""
+        self._lazy = False
+        graph, real = self._graph, self._real
+        for old in self._kept:
+            new = Node(old.op, [real[i] for i in old.inputs], old.attrs, old.shape, old.dtype,
+                       old.name, graph, old.source)
+            graph.nodes.append(new)
+            graph._by_name[new.name] = new
+            real[old] = new
+        graph.version += len(self._kept)
+        self._kept = []
 
     def fresh_name(self, base: str) -> str:
         base = base.rsplit("_", 1)[0] if base.rsplit("_", 1)[-1].isdigit() else base
@@ -100,11 +159,16 @@ class Rebuilder:
     def finish(self, fetches) -> tuple[Graph, list]:
         if self.unchanged and self._copied_one_to_one():
             return self.old, list(fetches)
-        return self.graph, [self.map[f] for f in fetches]
+        if self._lazy:
+            self._materialize()
+        real = self._real
+        return self._graph, [real.get(n, n) for n in (self.map[f] for f in fetches)]
 
     def _copied_one_to_one(self) -> bool:
-        new = self.graph.nodes
         old = self.old.nodes
+        if self._lazy:
+            return len(self._kept) == len(old) and all(self.map.get(o) is o for o in old)
+        new = self._graph.nodes
         return len(new) == len(old) and all(self.map.get(o) is n for o, n in zip(old, new))
 
 
@@ -115,6 +179,6 @@ def _constant_op():
 
 
 def numel(shape) -> int | None:
-    if any(d is None for d in shape):
+    if None in shape:
         return None
     return int(math.prod(shape))

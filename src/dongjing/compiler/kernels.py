@@ -1,6 +1,7 @@
 """The kernel library behind fused elementwise groups: numba (optional), compiled once per
 kernel source and cached, in this process and on disk; without numba the fusion pass leaves
-groups as NumPy calls.
+groups as NumPy calls. Where it can, a kernel is also kept as a native library that later
+processes load without importing numba (`compiler.native`).
 
 The disk cache lets a second process skip numba's compilation: each kernel's source is written
 once to a module named by its hash under the cache directory, and numba keeps the compiled
@@ -11,13 +12,15 @@ empty value turns the disk cache off), else ``$XDG_CACHE_HOME/dongjing`` or
 
 from __future__ import annotations
 
-import hashlib
 import importlib.util
 import os
 import sys
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:  # pathlib and hashlib load with the first kernel, not with the compiler
+    from pathlib import Path
 
 _cache: dict = {}
 _numba = None
@@ -49,11 +52,19 @@ def formula_lines(op, j: int, x: str) -> list[str] | None:
 
 def cache_dir() -> Path | None:
     """Where compiled kernels are kept across processes, or None when disk caching is off."""
+    from pathlib import Path
+
+    folder = _folder()
+    return None if folder is None else Path(folder)
+
+
+def _folder() -> str | None:
+    """`cache_dir()` as a string (no pathlib import on a first compile that only loads)."""
     env = os.environ.get("DONGJING_CACHE_DIR")
     if env is not None:
-        return Path(env).expanduser() / "kernels" if env else None
+        return os.path.join(os.path.expanduser(env), "kernels") if env else None
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "dongjing" / "kernels"
+    return os.path.join(base, "dongjing", "kernels")
 
 
 def _numpy_names(namespace: dict) -> dict | None:
@@ -105,6 +116,8 @@ def _from_disk(source: str, name: str, namespace: dict):
     if folder is None or names is None:
         return None
     text = _module_source(source, names)
+    import hashlib
+
     digest = hashlib.sha256((_FORMAT + text).encode()).hexdigest()[:32]
     try:
         module = _load_module(folder / f"k_{digest}.py", text)
@@ -113,23 +126,82 @@ def _from_disk(source: str, name: str, namespace: dict):
     return getattr(module, name)
 
 
-def compile_kernel(source: str, name: str, namespace: dict):
-    """The numba-compiled function `name` defined by `source` (cached by source text)."""
+class NativeKernel:
+    """A fused kernel from a native library (`compiler.native`): ``kernel(n, *args)`` as numba's
+    would run it; arguments the library was not built for go to numba's JIT kernel."""
+
+    __slots__ = ("call", "_jit", "_fallback")
+
+    def __init__(self, call, jit) -> None:
+        self.call = call  # the library's function: None when done, NotImplemented when refused
+        self._jit = jit
+        self._fallback = None
+
+    def __call__(self, *args) -> None:
+        if self.call(*args) is NotImplemented:
+            if self._fallback is None:
+                self._fallback = self._jit()
+            self._fallback(*args)
+
+
+def _native(source: str, name: str, namespace: dict, params: tuple):
+    """The kernel from its native library in the cache (built now if missing), or None where
+    native kernels are off or cannot be built (see `compiler.native`)."""
+    from . import native
+
+    folder = _folder()
+    names = _numpy_names(namespace)
+    if folder is None or names is None or not native.enabled() or not native.supported(params):
+        return None
+    text = _module_source(source, names)
+    key = native.library_key(text, params)
+    path = os.path.join(folder, f"n_{key}.so")
+    call = native.load(path, key)
+    if call is None:
+        scope = dict(namespace)
+        exec(compile(source, f"<dongjing-kernel-{name}>", "exec"), scope)  # our generated source
+        try:
+            os.makedirs(folder, exist_ok=True)
+        except OSError:
+            return None
+        if not native.build(scope[name], params, path, key):
+            return None
+        call = native.load(path, key)
+        if call is None:
+            native._broken.append(f"{path} was built but does not load")
+            return None
+    return NativeKernel(call, lambda: _jit(source, name, namespace))
+
+
+def _jit(source: str, name: str, namespace: dict):
+    """numba's dispatcher for the kernel (its machine code cached on disk beside the module)."""
     global _numba
-    key = source
-    kernel = _cache.get(key)
-    if kernel is not None:
-        return kernel
     if _numba is None:
         import numba
 
         _numba = numba
     fn = _from_disk(source, name, namespace)
     if fn is not None:
-        kernel = _numba.njit(fn, nogil=True, error_model="numpy", cache=True)
-    else:
-        scope = dict(namespace)
-        exec(compile(source, f"<dongjing-kernel-{name}>", "exec"), scope)  # our generated source
-        kernel = _numba.njit(scope[name], nogil=True, error_model="numpy", cache=False)
+        return _numba.njit(fn, nogil=True, error_model="numpy", cache=True)
+    scope = dict(namespace)
+    exec(compile(source, f"<dongjing-kernel-{name}>", "exec"), scope)  # our generated source
+    return _numba.njit(scope[name], nogil=True, error_model="numpy", cache=False)
+
+
+def compile_kernel(source: str, name: str, namespace: dict, params: tuple | None = None):
+    """The compiled function `name` defined by `source` (cached by source text and `params`).
+
+    `params`: (kind, dtype name) of each argument after ``n``, kind "scalar", "array" (read)
+    or "out" (written); given, the kernel may come from a native library a later process loads
+    without numba. Without it (or where that is off), numba's JIT kernel, cached on disk too.
+    """
+    key = (source, params)
+    kernel = _cache.get(key)
+    if kernel is not None:
+        return kernel
+    if params is not None:
+        kernel = _native(source, name, namespace, params)
+    if kernel is None:
+        kernel = _jit(source, name, namespace)
     _cache[key] = kernel
     return kernel

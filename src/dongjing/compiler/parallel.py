@@ -4,14 +4,16 @@ thread (numba kernels and NumPy ufuncs release the GIL), the other by the caller
 from __future__ import annotations
 
 import os
-from concurrent.futures import ThreadPoolExecutor
+import threading
+from queue import SimpleQueue
 
 MIN_SIZE = 1 << 18  # elements; below this a thread hand-off costs more than it saves
 # W3 on the 2-core machine (best of 40, machine lightly loaded): 865 µs split vs 1,096 µs on one
 # thread. Under heavy load from other processes a second thread can lose; `ENABLED = False`
 # keeps every call on the caller's thread.
 ENABLED = True
-_pool: ThreadPoolExecutor | None = None
+_jobs: SimpleQueue | None = None  # (function, args, reply queue) for the worker thread
+_lock = threading.Lock()
 
 
 def threads() -> int:
@@ -26,11 +28,38 @@ def threads() -> int:
     return max(1, min(2, wanted, os.cpu_count() or 1))
 
 
-def _worker() -> ThreadPoolExecutor:
-    global _pool
-    if _pool is None:
-        _pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dongjing-block")
-    return _pool
+def _serve(jobs: SimpleQueue) -> None:
+    """The worker thread: run each job, reply with None or the exception it raised."""
+    while True:
+        fn, args, reply = jobs.get()
+        try:
+            fn(*args)
+        except BaseException as exc:  # handed to the caller, which re-raises it
+            reply.put(exc)
+        else:
+            reply.put(None)
+
+
+def _submit(fn, *args) -> SimpleQueue:
+    """Run `fn(*args)` on the worker thread (started on first use; a plain thread and queue,
+    not concurrent.futures, whose import alone costs a first compile several ms)."""
+    global _jobs
+    if _jobs is None:
+        with _lock:
+            if _jobs is None:
+                jobs: SimpleQueue = SimpleQueue()
+                threading.Thread(target=_serve, args=(jobs,), name="dongjing-block",
+                                 daemon=True).start()
+                _jobs = jobs
+    reply: SimpleQueue = SimpleQueue()
+    _jobs.put((fn, args, reply))
+    return reply
+
+
+def _wait(reply: SimpleQueue) -> None:
+    exc = reply.get()
+    if exc is not None:
+        raise exc
 
 
 def split_kernel(kernel, n: int, args: tuple, is_array: tuple) -> None:
@@ -40,9 +69,11 @@ def split_kernel(kernel, n: int, args: tuple, is_array: tuple) -> None:
     def part(lo, hi):
         kernel(hi - lo, *[a[lo:hi] if flag else a for a, flag in zip(args, is_array)])
 
-    future = _worker().submit(part, 0, half)
-    part(half, n)
-    future.result()
+    reply = _submit(part, 0, half)
+    try:
+        part(half, n)
+    finally:
+        _wait(reply)
 
 
 def split_ufunc(ufunc, out, *args):
@@ -67,7 +98,9 @@ def split_ufunc(ufunc, out, *args):
     def part(lo, hi):
         ufunc(*[a[lo:hi] if cut else a for a, cut in zip(flat, sliced)], out=flat_out[lo:hi])
 
-    future = _worker().submit(part, 0, half)
-    part(half, n)
-    future.result()
+    reply = _submit(part, 0, half)
+    try:
+        part(half, n)
+    finally:
+        _wait(reply)
     return out

@@ -29,11 +29,13 @@ _EXTRA_PASSES: list = []  # (level, pass) registered with `register_pass`
 def register_pass(fn=None, *, level: int = 1):
     """Run `fn(graph, fetches) -> PassResult` in every optimization at `level` or above.
 
-    The pass joins the cleanup passes and runs with them until nothing changes; its output is
-    checked with `Graph.verify` every time. It must not change the graph it is given (build a
-    new one with `Rebuilder`), and should describe each change in `PassResult.changes` (an
-    empty list means "nothing changed"). Programs compiled before the call are not affected.
-    Usable as a decorator, with or without arguments; `unregister_pass` removes it.
+    The pass joins the cleanup passes and runs with them until nothing changes (it should be a
+    function of its graph: once it changed nothing on a graph, it is not run on that same graph
+    again); its output is checked with `Graph.verify` every time. It must not change the graph
+    it is given (build a new one with `Rebuilder`), and should describe each change in
+    `PassResult.changes` (an empty list means "nothing changed"). Programs compiled before
+    the call are not affected. Usable as a decorator, with or without arguments;
+    `unregister_pass` removes it.
     """
     if fn is None:
         return lambda f: register_pass(f, level=level)
@@ -92,6 +94,38 @@ def _record(stats: list, fn, before, result: PassResult) -> PassResult:
     return result
 
 
+# What the pass manager may assume of the built-in cleanup passes, so as not to rerun one where
+# it cannot change anything (the reasoning is in docs/compiler.md, "Compile time"):
+# idempotent: a second run on its own output changes nothing;
+IDEMPOTENT = frozenset({fold_constants, eliminate_common_subexpressions, eliminate_dead_code})
+# local: whether it changes a node depends only on the node and what it reads, so removing
+# nodes nothing reads (all that dead-code elimination does) gives it nothing new to change.
+LOCAL = frozenset({fold_constants, simplify_algebra, eliminate_common_subexpressions})
+
+
+def _run_pass(stats: list, idle: dict, fn, result: PassResult) -> tuple[PassResult, bool]:
+    """`fn` on the current graph, unless it would change nothing there: it already ran on this
+    very graph (the same object) and changed nothing, or see IDEMPOTENT and LOCAL. Returns the
+    result and whether the pass changed anything; `idle` maps a pass to the graph on which it
+    is known to change nothing."""
+    before = result.graph
+    if idle.get(fn) is before:
+        return result, False
+    result = _record(stats, fn, before, fn(before, result.fetches))
+    after = result.graph
+    if not result.changes:
+        idle[fn] = before
+        return result, False
+    idle.pop(fn, None)
+    if fn in IDEMPOTENT:
+        idle[fn] = after
+    if fn is eliminate_dead_code:
+        for other in LOCAL:
+            if idle.get(other) is before:
+                idle[other] = after
+    return result, True
+
+
 def optimize(graph, fetches: list, feeds: list = (), level: int = 2):
     """Run the passes of `level` on `graph` for `fetches`; returns (graph, fetches, stats).
 
@@ -102,14 +136,14 @@ def optimize(graph, fetches: list, feeds: list = (), level: int = 2):
     result = _record(stats, substitute_feeds, graph, substitute_feeds(graph, fetches, feeds))
     result = _record(stats, eliminate_dead_code, result.graph,
                      eliminate_dead_code(result.graph, result.fetches))
+    idle: dict = {}  # pass -> the graph it last ran on and left as it was
     if level >= 1:
         passes = _cleanup_passes(level)
         for _ in range(MAX_ROUNDS):
             changed = False
             for fn in passes:
-                before = result.graph
-                result = _record(stats, fn, before, fn(before, result.fetches))
-                changed = changed or bool(result.changes)
+                result, did = _run_pass(stats, idle, fn, result)
+                changed = changed or did
             if not changed:
                 break
     if level >= 2:
@@ -121,7 +155,7 @@ def optimize(graph, fetches: list, feeds: list = (), level: int = 2):
             result = _record(stats, expand_compounds, result.graph,
                              expand_compounds(result.graph, result.fetches, size_min))
             for fn in passes:  # the parts of a compound may fold, simplify or merge
-                result = _record(stats, fn, result.graph, fn(result.graph, result.fetches))
+                result, _ = _run_pass(stats, idle, fn, result)
         result = _record(stats, fusion.fuse_elementwise, result.graph,
                          fusion.fuse_elementwise(result.graph, result.fetches))
     return result.graph, result.fetches, stats

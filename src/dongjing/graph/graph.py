@@ -7,6 +7,8 @@ import os
 import sys
 from collections import Counter
 
+import numpy as np
+
 from .. import dtypes
 from ..errors import GraphError
 
@@ -25,7 +27,8 @@ class Node:
         self.inputs = tuple(inputs)
         self.attrs = attrs
         self.shape = tuple(shape)
-        self.dtype = dtypes.as_dtype(dtype) if dtype is not None else None
+        self.dtype = (dtype if isinstance(dtype, np.dtype) or dtype is None
+                      else dtypes.as_dtype(dtype))
         self.name = name
         self.graph = graph
         self.source = source

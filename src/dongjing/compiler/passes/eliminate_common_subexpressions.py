@@ -11,6 +11,15 @@ _SMALL = 4096  # constants up to this many elements are compared by value
 
 def _freeze(value):
     """A hashable stand-in for an attribute value."""
+    kind = type(value)
+    if kind is int or kind is str or kind is bool or value is None:  # the common attributes
+        return (kind.__name__, value)
+    if kind is tuple or kind is list:  # exact types: neither an array nor a scalar
+        return (kind.__name__,) + tuple([_freeze(v) for v in value])
+    if kind is dict:
+        if not value:
+            return ("dict",)
+        return ("dict",) + tuple([(k, _freeze(v)) for k, v in sorted(value.items(), key=_first)])
     if is_array(value):
         if value.size <= _SMALL:
             data = backend_of(value).to_numpy(value).tobytes()
@@ -39,12 +48,12 @@ def _key(node, inputs):
         return ("constant", _freeze(node.attrs["value"]))
     if not is_pure(node):
         return None  # placeholders, random ops, effects and control flow are never merged
-    return (op, tuple(id(i) for i in inputs), _freeze(node.attrs), node.dtype)
+    return (op, tuple(map(id, inputs)), _freeze(node.attrs), node.dtype)
 
 
 def eliminate_common_subexpressions(graph, fetches: list) -> PassResult:
     """Merge nodes that compute the same op on the same inputs with the same attributes."""
-    rb = Rebuilder(graph)
+    rb = Rebuilder(graph, lazy=True)
     seen: dict = {}
     changes = []
     for node in graph.nodes:

@@ -15,7 +15,7 @@ def eliminate_dead_code(graph, fetches: list) -> PassResult:
             continue
         live.add(node)
         stack.extend(node.inputs)
-    rb = Rebuilder(graph)
+    rb = Rebuilder(graph, lazy=True)
     dropped = []
     for node in graph.nodes:
         if node in live:

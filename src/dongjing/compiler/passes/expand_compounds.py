@@ -10,13 +10,14 @@ from ..ir import PassResult, Rebuilder, numel
 
 def expand_compounds(graph, fetches: list, min_size: int = 1) -> PassResult:
     """Replace each `decompose`-able node of at least `min_size` elements by its composition."""
+    if not any(_expandable(node, min_size) for node in graph.nodes):
+        return PassResult(graph, list(fetches), [])  # what the rebuild below would hand back
     rb = Rebuilder(graph)
     changes = []
     for node in graph.nodes:
         inputs = rb.inputs(node)
         decompose = node.op.decompose
-        size = numel(node.shape) if node.dtype is not None else None
-        if decompose is None or size is None or size < min_size:
+        if not _expandable(node, min_size):
             rb.map[node] = rb.copy(node, inputs)
             continue
         start = len(rb.graph.nodes)
@@ -37,3 +38,11 @@ def expand_compounds(graph, fetches: list, min_size: int = 1) -> PassResult:
         rb.map[node] = result._node
         changes.append(f"%{node.name}: {node.op.name} -> {len(made)} primitive nodes")
     return PassResult(*rb.finish(fetches), changes)
+
+
+def _expandable(node, min_size: int) -> bool:
+    """The node's op can `decompose` and its output has at least `min_size` (known) elements."""
+    if node.op.decompose is None or node.dtype is None:
+        return False
+    size = numel(node.shape)
+    return size is not None and size >= min_size

@@ -24,7 +24,7 @@ def fold_constants(graph, fetches: list) -> PassResult:
     Foldable: a pure op (no Variable, placeholder, random op, effect or control flow) whose
     inputs are all constants, or a "shape" op (like `count`) whose input shapes are all known.
     """
-    rb = Rebuilder(graph)
+    rb = Rebuilder(graph, lazy=True)
     changes = []
     for node in graph.nodes:
         inputs = rb.inputs(node)

@@ -159,6 +159,8 @@ def fuse_elementwise(graph, fetches: list, size_min: int | None = None) -> PassR
         if node in group_of:
             members.setdefault(group_of[node], []).append(node)
     members = {g: ns for g, ns in members.items() if len(ns) > 1}
+    if not members:  # nothing to fuse (e.g. every elementwise op is small): the graph as it is
+        return PassResult(graph, list(fetches), [])
     users: dict = {}
     for node in graph.nodes:
         for i in node.inputs:

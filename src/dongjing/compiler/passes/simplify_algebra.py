@@ -189,7 +189,7 @@ def _reshape(rb, node, inputs):
 
 def simplify_algebra(graph, fetches: list) -> PassResult:
     """Apply the rewrite rules once over the graph (the pass manager repeats to a fixed point)."""
-    rb = Rebuilder(graph)
+    rb = Rebuilder(graph, lazy=True)
     changes = []
     for node in graph.nodes:
         inputs = rb.inputs(node)
