@@ -6,6 +6,7 @@ accumulators are arrays of the loop values' backend (`xp`)."""
 
 from __future__ import annotations
 
+from ..backends import backend_of, default_backend
 from ..errors import GraphError
 from ..ops.registry import Kind, Spec, define
 
@@ -32,15 +33,23 @@ def _record_forward(xp, *arrays, cond_graph, body_graph, n_vars, maximum_iterati
             stack.append(value)
         values = step(values + body_caps)
         steps += 1
-    stacks = tuple(xp.stack(stack) if stack else _empty_stack(xp, v)
-                   for stack, v in zip(history, arrays[:n_vars]))
+    stacks = tuple(stack_history(stack, v) for stack, v in zip(history, arrays[:n_vars]))
     return stacks + tuple(values) if with_finals else stacks
 
 
-def _empty_stack(xp, value):
-    """The stack of a loop that ran no iteration: 0 entries shaped like `value`."""
-    value = xp.asarray(value)
-    return xp.zeros((0,) + tuple(value.shape), value.dtype)
+def stack_history(history: list, init):
+    """One loop value's stack: the entry values `history` saved, or, for a loop that ran no
+    iteration, 0 entries shaped like its initial value `init`."""
+    xp = backend_of(init, default_backend()).xp
+    if history:
+        return xp.stack(history)
+    init = xp.asarray(init)
+    return xp.zeros((0,) + tuple(init.shape), init.dtype)
+
+
+def accumulator(like):
+    """Zeros shaped like a captured value: the sum of its gradient parts starts here."""
+    return backend_of(like, default_backend()).xp.zeros_like(like)
 
 
 def _grad_forward(xp, *arrays, grad_graph, n_vars, n_diff, cap_index, out_specs):
