@@ -26,12 +26,12 @@ def _loop_source(sess, fetches) -> tuple[str, str]:
     return before, inside
 
 
-def _rnn(limit=None, nested=False, branch=False, view=False):
+def _rnn(limit=None, nested=False, branch=False, view=False, rows=4):
     """Steps over the rows of x: h = tanh(h @ (w * 2) + x[i]); optionally a nested loop, a
     cond in the body, or a body output that is a view of an intermediate."""
     g = dj.Graph()
     with g.as_default():
-        x = dj.placeholder((4, 3), dj.float64, name="x")
+        x = dj.placeholder((rows, 3), dj.float64, name="x")
         n = dj.placeholder((), dj.int64, name="n")
         w = dj.Variable(W0.copy(), name="w")
 
@@ -155,3 +155,13 @@ def test_basic_getitem_keys_are_subscripts():
         sess.run(x[i], {x: xv, i: 9})
     with pytest.raises(IndexError):
         dj.Session(g, optimize=0).run(x[i], {x: xv, i: 9})
+
+
+def test_recorded_stacks_follow_the_iterations_of_each_run():
+    g, x, n, w, fetches = _rnn(rows=40)
+    sess, reference = dj.Session(g, optimize=2), dj.Session(g, optimize=0)
+    xv = np.sin(np.arange(120.0)).reshape(40, 3)
+    for steps in (4, 1, 0, 37, 3, 40):  # the stacks start at the last run's size and grow
+        feed = {x: xv, n: steps}
+        for a, b in zip(sess.run(fetches, feed), reference.run(fetches, feed)):
+            np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)

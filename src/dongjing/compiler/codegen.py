@@ -161,6 +161,7 @@ class Generator:
         self.taken: set = taken if taken is not None else set()
         self.buf_prefix = buf_prefix  # a loop body's buffers get names of their own
         self.kernels: dict = {}
+        self.out_override: dict = {}  # node -> storage a generated loop gives it (loops.py)
         self.loops: dict = {}  # control node -> the name of its generated loop function
         self.loop_sources: dict = {}  # that function's name -> its source
         self.commits: list = []
@@ -183,7 +184,11 @@ class Generator:
         return ", ".join(parts)
 
     def out_target(self, node) -> str | None:
-        """Where `node` writes: a planned buffer, a Variable's array (in place), or nowhere."""
+        """Where `node` writes: a planned buffer, a Variable's array (in place), storage a
+        generated loop gives it, or nowhere."""
+        target = self.out_override.get(node)
+        if target is not None:
+            return target
         assign = self.plan.in_place.get(node)
         if assign is not None:
             return self.ns.bind("_" + self.name(assign) + "_ref", assign.attrs["ref"]) + "._data"

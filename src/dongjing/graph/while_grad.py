@@ -47,6 +47,28 @@ def stack_history(history: list, init):
     return xp.zeros((0,) + tuple(init.shape), init.dtype)
 
 
+def new_stack(init, capacity: int, shape: tuple, dtype):
+    """An empty stack of `capacity` entries of (shape, dtype), entry 0 = `init`."""
+    stack = backend_of(init, default_backend()).xp.empty((capacity,) + shape, dtype)
+    stack[0] = init
+    return stack
+
+
+def grow_stack(stack, capacity: int):
+    """`stack`'s entries at the start of a new stack of `capacity` entries."""
+    xp = backend_of(stack, default_backend()).xp
+    new = xp.empty((capacity,) + stack.shape[1:], stack.dtype)
+    new[:len(stack)] = stack
+    return new
+
+
+def pair(shape: tuple, dtype):
+    """Two arrays of (shape, dtype) that a generated loop writes in turn (NumPy)."""
+    import numpy as np
+
+    return np.empty((2,) + shape, dtype)
+
+
 def accumulator(like):
     """Zeros shaped like a captured value: the sum of its gradient parts starts here."""
     return backend_of(like, default_backend()).xp.zeros_like(like)
