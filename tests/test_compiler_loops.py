@@ -165,3 +165,29 @@ def test_recorded_stacks_follow_the_iterations_of_each_run():
         feed = {x: xv, n: steps}
         for a, b in zip(sess.run(fetches, feed), reference.run(fetches, feed)):
             np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)
+
+
+def test_a_carried_value_passed_on_to_another_loop_value_is_not_overwritten():
+    # b takes a's previous value and is read after a's new value is computed: a's new value
+    # must not be written over storage b still holds
+    g = dj.Graph()
+    with g.as_default():
+        n = dj.placeholder((), dj.int64, name="n")
+        a0 = dj.placeholder((3, 4), dj.float64, name="a0")
+
+        def body(i, a, b, s):
+            new_a = dj.tanh(a * 1.3 + 0.2)
+            new_s = s + b * b
+            return i + 1, new_a, a, new_s
+
+        zeros = dj.constant(np.zeros((3, 4)))
+        _, a, b, s = dj.while_loop(lambda i, a, b, s: i < n, body,
+                                   [dj.constant(np.int64(0)), a0, zeros, zeros])
+        total = dj.sum(s) + dj.sum(a * b)
+        (grad,) = dj.gradients(total, [a0])
+    av = np.linspace(-1, 1, 12).reshape(3, 4)
+    for fetches in ([a, b, s], [total, grad]):
+        want = dj.Session(g, optimize=0).run(fetches, {n: 6, a0: av})
+        got = dj.Session(g, optimize=2).run(fetches, {n: 6, a0: av})
+        for x, y in zip(got, want):
+            np.testing.assert_allclose(x, y, rtol=1e-12, atol=1e-14)

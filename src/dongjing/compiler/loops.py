@@ -45,12 +45,15 @@ class _Body:
     """One sub-graph lowered for a loop function: its arg and output names, and its statements
     split into those that run once on entry and those that run every iteration.
 
-    `targets[j]`: storage (an expression) that output j may be computed straight into (a slot
-    of the loop's stack, or one of two alternating arrays); `written` says which outputs are.
+    `targets[j]`: (storage, arg index): storage (an expression) that output j may be computed
+    straight into (a slot of the loop's stack, or one of two alternating arrays), and the arg
+    that carries output j into the next iteration; `written` says which outputs are. `reused`:
+    the storage is written again two iterations later (alternating arrays), so an output is
+    written there only if no output of an iteration may share the value that arg brought in.
     """
 
     def __init__(self, gen, sub, level: int, taken: set, prefix: str, accumulated=(),
-                 targets: dict | None = None):
+                 targets: dict | None = None, reused: bool = False):
         from .codegen import Generator
         from .pipeline import plan, prepare
 
@@ -66,13 +69,17 @@ class _Body:
                          buf_prefix=prefix)
         body.kernels, body.loop_sources = gen.kernels, gen.loop_sources  # listed with the program
         self.written = set()
-        for j, target in (targets or {}).items():
-            node = fetches[j]
-            if (node not in fed and node not in invariant and fetches.count(node) == 1
-                    and memory is not None and can_write_into(node)
-                    and not any(d is None for d in node.shape)):
-                body.out_override[node] = target
-                self.written.add(j)
+        if memory is not None and targets:
+            kept: set = set()  # what an output may share: it outlives the iteration
+            for node in fetches:
+                kept |= memory.roots.get(node, {node})
+            for j, (target, arg) in targets.items():
+                node = fetches[j]
+                if (node not in fed and node not in invariant and fetches.count(node) == 1
+                        and can_write_into(node) and not any(d is None for d in node.shape)
+                        and (not reused or feeds[arg] not in kept)):
+                    body.out_override[node] = target
+                    self.written.add(j)
         self.gen = body
         self.args = [body.name(f) if f is not None else None for f in feeds]
         self.outs = [body.name(o) for o in fetches]
@@ -135,7 +142,7 @@ def _write_while(gen, node, name: str, level: int) -> str:
     taken: set = set()
     cond = _Body(gen, cond_graph, level, taken, f"_buf{name}_c_")
     body = _Body(gen, body_graph, level, taken, f"_buf{name}_b_",
-                 targets={j: slot.format(j) for j in known})
+                 targets={j: (slot.format(j), j) for j in known}, reused=not record)
     n_cond, n_body = len(cond_graph.captures), len(body_graph.captures)
     params = ([f"_init{j}" for j in range(n)] + [f"_cc{j}" for j in range(n_cond)]
               + [f"_bc{j}" for j in range(n_body)])
@@ -209,9 +216,10 @@ def _write_grad(gen, node, name: str, level: int) -> str:
     grad_graph = attrs["grad_graph"]
     n_caps = len(grad_graph.captures)
     parts = range(n_diff, n_diff + len(cap_index))
-    carried = {j: f"_P{j}[_k & 1]" for j in range(n_diff) if _known(grad_graph.args[n + j])}
+    carried = {j: (f"_P{j}[_k & 1]", n + j) for j in range(n_diff)
+               if _known(grad_graph.args[n + j])}
     body = _Body(gen, grad_graph, level, set(), f"_buf{name}_g_", accumulated=parts,
-                 targets=carried)
+                 targets=carried, reused=True)
     params = ([f"_s{j}" for j in range(n)] + [f"_g{j}" for j in range(n_diff)]
               + [f"_f{j}" for j in range(n)] + [f"_c{j}" for j in range(n_caps)])
     exits = n + n_diff  # grad_graph args: loop values, gradients, exits, captures
