@@ -13,7 +13,7 @@ import re
 
 import numpy as np
 
-from . import parallel
+from . import loops, parallel
 from .ir import numel
 from .kernels import FORMULA_NAMES, compile_kernel, formula_lines
 from .memory import MemoryPlan, kernel_output
@@ -39,6 +39,15 @@ class Namespace:
             i += 1
         self.values[name] = value
         self._ids[key] = name
+        return name
+
+    def reserve(self, base: str) -> str:
+        """A global name not taken yet, for a function the generated source defines."""
+        name, i = base, 1
+        while name in self.values:
+            name = f"{base}{i}"
+            i += 1
+        self.values[name] = None
         return name
 
 
@@ -86,6 +95,32 @@ def _reshape_source(x, attrs):
     return f"{x}.reshape({_literal(attrs['shape'])})"
 
 
+def _getitem_source(node, args) -> str | None:
+    """`x[...]` written out for a basic key (ints, slices, None, ..., and 0-d integer index
+    tensors, which index like ints): what the op's forward computes, without building the key
+    at run time. None for other keys (arrays, masks): the op's forward runs."""
+    from ..ops.index import Slot
+
+    if any(i.shape != () or i.dtype.kind not in "iu" for i in node.inputs[1:]):
+        return None
+    key = node.attrs["key"]
+    parts = []
+    for item in key:
+        if type(item) is Slot:
+            parts.append(f"int({args[1 + item.i]})")
+        elif type(item) is tuple:  # ("slice", start, stop, step)
+            parts.append(":".join("" if v is None else str(int(v)) for v in item[1:]))
+        elif item is None or item is Ellipsis:
+            parts.append(repr(item))
+        elif type(item) is int:
+            parts.append(str(item))
+        else:
+            return None
+    if len(node.inputs) == 1 and Ellipsis not in key:
+        parts.append("...")  # as the forward: an all-int key gives a 0-d view, not a copy
+    return f"{args[0]}[{', '.join(parts)},]"
+
+
 _VIEW_LOWERING = {"permute": _permute_source, "reshape": _reshape_source}
 
 
@@ -117,13 +152,18 @@ def kernel_source(name: str, body, kinds: list) -> tuple[str, dict]:
 class Generator:
     """Writes the function for one graph, schedule, memory plan and feed/fetch lists."""
 
-    def __init__(self, graph, order, fetches, feeds, plan: MemoryPlan | None):
+    def __init__(self, graph, order, fetches, feeds, plan: MemoryPlan | None,
+                 ns: Namespace | None = None, taken: set | None = None, buf_prefix: str = "_buf"):
         self.graph, self.order, self.fetches, self.feeds = graph, order, fetches, feeds
         self.plan = plan or MemoryPlan()
-        self.ns = Namespace()
+        self.ns = ns if ns is not None else Namespace()
         self.var: dict = {}
-        self.taken: set = set()
+        self.taken: set = taken if taken is not None else set()
+        self.buf_prefix = buf_prefix  # a loop body's buffers get names of their own
         self.kernels: dict = {}
+        self.out_override: dict = {}  # node -> storage a generated loop gives it (loops.py)
+        self.loops: dict = {}  # control node -> the name of its generated loop function
+        self.loop_sources: dict = {}  # that function's name -> its source
         self.commits: list = []
         refs = [id(n.attrs["ref"]) for n in order if n.op.kind == "effect" and "ref" in n.attrs]
         self.assigned_once = {r for r in refs if refs.count(r) == 1}
@@ -144,22 +184,34 @@ class Generator:
         return ", ".join(parts)
 
     def out_target(self, node) -> str | None:
-        """Where `node` writes: a planned buffer, a Variable's array (in place), or nowhere."""
+        """Where `node` writes: a planned buffer, a Variable's array (in place), storage a
+        generated loop gives it, or nowhere."""
+        target = self.out_override.get(node)
+        if target is not None:
+            return target
         assign = self.plan.in_place.get(node)
         if assign is not None:
             return self.ns.bind("_" + self.name(assign) + "_ref", assign.attrs["ref"]) + "._data"
         buf = self.plan.buffer_of.get(node)
-        return None if buf is None else f"_buf{buf}"
+        return None if buf is None else f"{self.buf_prefix}{buf}"
 
     def call(self, node) -> str:
         """The right-hand side computing `node`."""
         args = [self.name(i) for i in node.inputs]
         op = node.op
         out = self.out_target(node)
+        if op.name in loops.LOOP_OPS:
+            call = loops.loop_call(self, node, args)
+            if call is not None:
+                return call
         if op.kind == "fused":
             return self.kernel_call(node, args)
         if kernel_output(node):
             return f"{args[0]}[{node.attrs['index']}]"
+        if op.name == "getitem" and out is None:
+            text = _getitem_source(node, args)
+            if text is not None:
+                return text
         special = _VIEW_LOWERING.get(op.name)
         if special is not None and out is None:
             return special(args[0], node.attrs)
@@ -310,4 +362,4 @@ class Generator:
 
     def buffers(self) -> None:
         for i, (shape, dtype) in enumerate(self.plan.buffers):
-            self.ns.values[f"_buf{i}"] = np.empty(shape, dtype)
+            self.ns.values[f"{self.buf_prefix}{i}"] = np.empty(shape, dtype)

@@ -15,7 +15,8 @@ from ..profiler import hooks as _profiler  # `_profiler.on`: a profiler is recor
 from ..runtime.program import Program, commit_assignments
 
 _counter = itertools.count()
-_BUFFER = re.compile(r"_buf\d+")  # the planned buffers' global names (codegen.Generator.buffers)
+# the planned buffers' global names (codegen.Generator.buffers; a loop body's have a prefix)
+_BUFFER = re.compile(r"_buf(\w*_)?\d+")
 
 
 class _SourceError(GraphError):
@@ -71,6 +72,9 @@ class CompiledProgram(Program):
         for name, value in namespace.items():
             if _BUFFER.fullmatch(name) and isinstance(value, np.ndarray):
                 namespace[name] = np.empty_like(value)
+            elif isinstance(value, types.FunctionType) and value.__globals__ is self.namespace:
+                # a generated loop function: its twin reads this thread's buffers too
+                namespace[name] = types.FunctionType(value.__code__, namespace, value.__name__)
         run = types.FunctionType(self._run.__code__, namespace, self._run.__name__)
         self._local.run = run
         return run

@@ -54,8 +54,11 @@ def can_write_into(node) -> bool:
     return True
 
 
-def plan_memory(order: list, fetches: list, keep_to_end=()) -> MemoryPlan:
-    """Assign buffers to the nodes of `order` (a schedule) with liveness-based reuse."""
+def plan_memory(order: list, fetches: list, keep_to_end=(), unbuffered=()) -> MemoryPlan:
+    """Assign buffers to the nodes of `order` (a schedule) with liveness-based reuse.
+
+    `keep_to_end`: values read after the last step; `unbuffered`: values that never get a
+    buffer (a generated loop computes them once, before its first iteration)."""
     plan = MemoryPlan()
     end_of_run = len(order)
     last_use = {node: i for i, node in enumerate(order)}
@@ -68,6 +71,7 @@ def plan_memory(order: list, fetches: list, keep_to_end=()) -> MemoryPlan:
     for node in list(fetches) + list(keep_to_end):
         last_use[node] = end_of_run
     fetched = set(fetches)
+    no_buffer = fetched | set(unbuffered)
     roots: dict = {}
     for node in order:
         if node.op.kind == "source" or allocates_fresh(node):
@@ -99,7 +103,7 @@ def plan_memory(order: list, fetches: list, keep_to_end=()) -> MemoryPlan:
         # a kernel writes all its outputs at its own step: their buffers are taken here
         targets = outputs_of.get(node, ()) if node.op.kind == "fused" else (node,)
         for target in targets:
-            if (can_write_into(target) and target not in fetched
+            if (can_write_into(target) and target not in no_buffer
                     and target not in plan.in_place and target not in plan.buffer_of):
                 buf = _take(plan, free, target)
                 end = root_end.get(target, i)

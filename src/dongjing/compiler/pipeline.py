@@ -161,28 +161,46 @@ def optimize(graph, fetches: list, feeds: list = (), level: int = 2):
     return result.graph, result.fetches, stats
 
 
-def build_program(graph, fetch_nodes, feed_nodes, level: int = 2) -> CompiledProgram:
-    """Compile the fetches of `graph` into a Program (see runtime/program.py) at `level`."""
-    start = time.perf_counter()
+def prepare(graph, fetch_nodes, feed_nodes, level: int):
+    """Optimize `graph` for its fetches at `level` and compile its control-flow sub-graphs;
+    returns (optimized graph, schedule, fetches, feeds, stats)."""
     opt, fetches, stats = optimize(graph, fetch_nodes, feed_nodes, level)
     if level >= 1:  # cond / while bodies run compiled too
         from ..graph.subgraph import compile_subgraphs
 
         compile_subgraphs(opt, level)
     feeds = [opt._by_name.get(n.name) for n in feed_nodes]
-    order = list(opt.nodes)
-    plan = None
-    if level >= 2:
-        keep = [n.inputs[1] for n in order if n.op.kind == "effect" and "ref" in n.attrs]
-        keep += [n for n in order if n.op.kind == "effect"]
-        plan = plan_memory(order, fetches, keep)
-        stats.append({"pass": "plan_memory", "nodes_before": len(order),
-                      "nodes_after": len(order),
-                      "changes": [f"{len(plan.buffer_of)} values in {len(plan.buffers)} "
-                                  f"preallocated buffers ({plan.bytes_planned} bytes; "
-                                  f"{plan.bytes_reused} bytes of writes reuse a buffer)"]})
-    gen = Generator(opt, order, fetches, feeds, plan)
+    return opt, list(opt.nodes), fetches, feeds, stats
+
+
+def plan(order: list, fetches: list, level: int, stats: list, read_once=(), unbuffered=()):
+    """The memory plan of a schedule at `level` (None below 2). `read_once`: fetches that a
+    generated loop reads right after each run of the statements (summed into an accumulator),
+    so they may live in planned buffers; `unbuffered`: see `plan_memory`."""
+    if level < 2:
+        return None
+    keep = [n.inputs[1] for n in order if n.op.kind == "effect" and "ref" in n.attrs]
+    keep += [n for n in order if n.op.kind == "effect"]
+    read_once = set(read_once)
+    returned = [f for f in fetches if f not in read_once]
+    read_once -= set(returned)
+    memory = plan_memory(order, returned, keep + list(read_once), unbuffered)
+    stats.append({"pass": "plan_memory", "nodes_before": len(order), "nodes_after": len(order),
+                  "changes": [f"{len(memory.buffer_of)} values in {len(memory.buffers)} "
+                              f"preallocated buffers ({memory.bytes_planned} bytes; "
+                              f"{memory.bytes_reused} bytes of writes reuse a buffer)"]})
+    return memory
+
+
+def build_program(graph, fetch_nodes, feed_nodes, level: int = 2) -> CompiledProgram:
+    """Compile the fetches of `graph` into a Program (see runtime/program.py) at `level`."""
+    start = time.perf_counter()
+    opt, order, fetches, feeds, stats = prepare(graph, fetch_nodes, feed_nodes, level)
+    gen = Generator(opt, order, fetches, feeds, plan(order, fetches, level, stats))
     source = gen.generate()
+    if gen.loop_sources:  # the loops of while_loop nodes, generated (compiler/loops.py)
+        source += "\n\n# generated loops (condition and body inline)\n"
+        source += "\n\n".join(gen.loop_sources.values())
     if gen.kernels:  # shown after the function; the names stay bound to the compiled kernels
         source += "\n\n# fused kernels (numba-compiled loops; each step is the op's own ufunc)\n"
         source += "\n\n".join(gen.kernels.values())

@@ -6,6 +6,7 @@ accumulators are arrays of the loop values' backend (`xp`)."""
 
 from __future__ import annotations
 
+from ..backends import backend_of, default_backend
 from ..errors import GraphError
 from ..ops.registry import Kind, Spec, define
 
@@ -32,15 +33,45 @@ def _record_forward(xp, *arrays, cond_graph, body_graph, n_vars, maximum_iterati
             stack.append(value)
         values = step(values + body_caps)
         steps += 1
-    stacks = tuple(xp.stack(stack) if stack else _empty_stack(xp, v)
-                   for stack, v in zip(history, arrays[:n_vars]))
+    stacks = tuple(stack_history(stack, v) for stack, v in zip(history, arrays[:n_vars]))
     return stacks + tuple(values) if with_finals else stacks
 
 
-def _empty_stack(xp, value):
-    """The stack of a loop that ran no iteration: 0 entries shaped like `value`."""
-    value = xp.asarray(value)
-    return xp.zeros((0,) + tuple(value.shape), value.dtype)
+def stack_history(history: list, init):
+    """One loop value's stack: the entry values `history` saved, or, for a loop that ran no
+    iteration, 0 entries shaped like its initial value `init`."""
+    xp = backend_of(init, default_backend()).xp
+    if history:
+        return xp.stack(history)
+    init = xp.asarray(init)
+    return xp.zeros((0,) + tuple(init.shape), init.dtype)
+
+
+def new_stack(init, capacity: int, shape: tuple, dtype):
+    """An empty stack of `capacity` entries of (shape, dtype), entry 0 = `init`."""
+    stack = backend_of(init, default_backend()).xp.empty((capacity,) + shape, dtype)
+    stack[0] = init
+    return stack
+
+
+def grow_stack(stack, capacity: int):
+    """`stack`'s entries at the start of a new stack of `capacity` entries."""
+    xp = backend_of(stack, default_backend()).xp
+    new = xp.empty((capacity,) + stack.shape[1:], stack.dtype)
+    new[:len(stack)] = stack
+    return new
+
+
+def pair(shape: tuple, dtype):
+    """Two arrays of (shape, dtype) that a generated loop writes in turn (NumPy)."""
+    import numpy as np
+
+    return np.empty((2,) + shape, dtype)
+
+
+def accumulator(like):
+    """Zeros shaped like a captured value: the sum of its gradient parts starts here."""
+    return backend_of(like, default_backend()).xp.zeros_like(like)
 
 
 def _grad_forward(xp, *arrays, grad_graph, n_vars, n_diff, cap_index, out_specs):
