@@ -67,14 +67,14 @@ def _timed(totals: dict, key: str, fn):
     return run
 
 
-def w4_step(batch: int, comm: str, steps: int) -> dict:
+def w4_step(batch: int, comm: str, steps: int, interval: float | None = None) -> dict:
     """Median W4 step time (ms) of this process on `batch` rows; under mpiexec, DDP with the
     bucketing of `comm` ("none": no communication, each rank trains alone).
 
     Also the median time per phase on every rank: forward, backward (with the gradient
     hooks), copy_in (the hooks' copies of gradients into buckets, part of backward), wait
     (the end of backward: waiting for the reductions and setting `.grad`) and the optimizer
-    step."""
+    step. `interval`: the helper thread's polling interval in seconds (default: DDP's)."""
     import numpy as np
 
     import dongjing as dj
@@ -84,6 +84,10 @@ def w4_step(batch: int, comm: str, steps: int) -> dict:
     from bench.workloads import make_w4
 
     dist.init()
+    if interval is not None:
+        from dongjing.distributed import overlap
+
+        overlap.helper().interval = interval
     data = make_w4()
     dj.manual_seed(4)
     model = nn.Sequential(nn.Linear(784, 1024), nn.ReLU(), nn.Linear(1024, 1024), nn.ReLU(),
@@ -202,6 +206,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--batch", type=int, default=512)
     parser.add_argument("--comm", choices=("none", *COMM), default="overlap")
     parser.add_argument("--steps", type=int, default=20)
+    parser.add_argument("--interval", type=float, default=None,
+                        help="w4: the DDP helper thread's polling interval (s)")
     parser.add_argument("--repeat", type=int, default=3, help="report: runs of each, best")
     parser.add_argument("--no-bandwidth", action="store_true",
                         help="report: only the W4 steps")
@@ -211,7 +217,7 @@ def main(argv: list[str] | None = None) -> None:
         return
     apply_thread_env(1)
     result = bandwidth() if args.what == "bandwidth" else w4_step(args.batch, args.comm,
-                                                                  args.steps)
+                                                                  args.steps, args.interval)
     import dongjing.distributed as dist
 
     if dist.get_rank() == 0:

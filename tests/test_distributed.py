@@ -215,7 +215,7 @@ def test_helper_thread_moves_reductions_while_the_caller_computes():
     helper.submit(job)
     job.ready(0, np.array([0.0]))
     job.ready(1, np.array([1.0]))
-    helper.wake.set()
+    helper.wake()
     deadline = time.monotonic() + 10
     while not (len(job.requests) == 2 and not any(job.requests)):  # no MPI call from here
         assert time.monotonic() < deadline, "the helper thread made no progress"
@@ -233,7 +233,7 @@ def test_an_error_in_the_helper_thread_reaches_the_caller():
     job = Job(_FakeComm(fail=True), _FakeMPI, 1)
     helper.submit(job)
     job.ready(0, np.array([0.0]))
-    helper.wake.set()
+    helper.wake()
     deadline = time.monotonic() + 10
     while job.error is None:
         assert time.monotonic() < deadline

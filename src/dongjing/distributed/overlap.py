@@ -11,6 +11,7 @@ release the GIL, so the polling runs beside the compute.
 
 from __future__ import annotations
 
+import queue
 import threading
 
 import numpy as np
@@ -59,17 +60,23 @@ class Helper:
         self.interval = interval
         self.jobs: list[Job] = []
         self.lock = threading.Lock()  # held while the thread makes MPI calls
-        self.wake = threading.Event()
+        # a C-level queue, not an Event: waking and sleeping take the GIL only briefly, so
+        # the thread rarely holds it when the main thread returns from NumPy and needs it
+        self._signals: queue.SimpleQueue = queue.SimpleQueue()
         self.thread: threading.Thread | None = None
 
     def submit(self, job: Job) -> None:
-        """Let the thread serve `job` (call `wake.set()` whenever a bucket becomes ready)."""
+        """Let the thread serve `job` (call `wake()` whenever a bucket becomes ready)."""
         self.jobs.append(job)
         if self.thread is None:
             self.thread = threading.Thread(target=self._run, name="dongjing-ddp-progress",
                                            daemon=True)
             self.thread.start()
-        self.wake.set()
+        self.wake()
+
+    def wake(self) -> None:
+        """Have the thread look at its jobs now."""
+        self._signals.put(None)
 
     def retire(self, job: Job) -> None:
         """Take `job` back: on return the thread makes no more MPI calls for it."""
@@ -80,8 +87,10 @@ class Helper:
             raise job.error
 
     def _run(self) -> None:
+        signals = self._signals
         while True:
-            self.wake.clear()  # cleared before looking, so a later set() is never missed
+            while not signals.empty():  # taken before looking, so a later wake() is never lost
+                signals.get_nowait()
             busy = False
             with self.lock:
                 for job in list(self.jobs):
@@ -90,7 +99,10 @@ class Helper:
                             busy |= job.advance()
                         except BaseException as exc:  # noqa: BLE001  (re-raised by retire)
                             job.error = exc
-            self.wake.wait(self.interval if busy else None)
+            try:
+                signals.get(timeout=self.interval) if busy else signals.get()
+            except queue.Empty:
+                pass
 
 
 _helper: Helper | None = None

@@ -101,7 +101,7 @@ class Reducer:
         if self.state.missing[b] == 0:
             self.job.ready(b, buffer)
             if self.use_thread:
-                overlap.helper().wake.set()
+                overlap.helper().wake()
             else:  # no helper thread: start in order here, and poll from every hook
                 self.job.launch_ready()
         if not self.use_thread:
