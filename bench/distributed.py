@@ -4,6 +4,7 @@ W4 training step at 1 and 2 processes, with and without overlapping communicatio
     python -m bench.distributed            # everything below, 3 times; the best as markdown
     mpiexec -n 2 python -m bench.distributed bandwidth
     mpiexec -n 2 python -m bench.distributed w4 --batch 512 --comm overlap
+    mpiexec -n 2 python -m bench.distributed progress     # does MPI move during compute?
 """
 
 from __future__ import annotations
@@ -54,6 +55,55 @@ def bandwidth() -> list[dict]:
         t = max(comm.allgather(_median(times[2:])))
         rows.append({"bytes": size, "seconds": t, "gbytes_per_s": size / t / 1e9})
     return rows
+
+
+def progress(mb: float = 4.0, reps: int = 25) -> dict:
+    """Does a started all-reduce move while this process computes? Start an `mb` MB
+    Iallreduce, run W4's first-layer weight-gradient product (no MPI calls), then wait: the
+    median product and wait times (ms, the slower rank's), with the reduction left alone
+    ("alone") and with DDP's helper thread polling it ("helper"), interleaved."""
+    import numpy as np
+
+    import dongjing.distributed as dist
+    from dongjing.distributed import overlap
+
+    dist.init()
+    if dist.get_world_size() < 2:
+        raise SystemExit("progress: run it under mpiexec -n 2")
+    from mpi4py import MPI
+
+    comm = dist.get_communicator().Dup()
+    rng = np.random.default_rng(0)
+    g = rng.standard_normal((512, 1024)).astype(np.float32)
+    x = rng.standard_normal((512, 784)).astype(np.float32)
+    buf = np.ones(int(mb * (1 << 20)) // 4, np.float32)
+    times: dict = {"alone": ([], []), "helper": ([], [])}
+    helper = overlap.helper()
+    for _ in range(reps + 2):
+        for mode, (compute, wait) in times.items():
+            comm.Barrier()
+            start = time.perf_counter()
+            if mode == "helper":
+                job = overlap.Job(comm, MPI, 1)
+                helper.submit(job)
+                job.ready(0, buf)
+                helper.wake()
+            else:
+                request = comm.Iallreduce(MPI.IN_PLACE, buf, op=MPI.SUM)
+            g.T @ x
+            computed = time.perf_counter()
+            if mode == "helper":
+                helper.retire(job)
+                job.launch_ready()
+                (request,) = job.requests
+            request.Wait()
+            compute.append(computed - start)
+            wait.append(time.perf_counter() - computed)
+    mine = [_median(v[2:]) * 1e3 for pair in times.values() for v in pair]
+    every = comm.allgather(mine)
+    worst = [max(rank[i] for rank in every) for i in range(4)]
+    return {"mb": mb, "alone": {"compute_ms": worst[0], "wait_ms": worst[1]},
+            "helper": {"compute_ms": worst[2], "wait_ms": worst[3]}}
 
 
 def _timed(totals: dict, key: str, fn):
@@ -160,11 +210,13 @@ def report(steps: int, repeat: int, bandwidth_too: bool = True) -> str:
     with the 1-minute load average read just before it."""
     best_seconds: dict = {}
     results: dict = {key: [] for key in RUNS}
+    moved: list = []
     for round_ in range(repeat):
         if bandwidth_too:
             for row in _run(["bandwidth"], 2):
                 key = row["bytes"]
                 best_seconds[key] = min(best_seconds.get(key, float("inf")), row["seconds"])
+        moved.append(_run(["progress"], 2))
         for ranks, batch, comm in RUNS:
             load = _load()
             args = ["w4", "--batch", str(batch), "--comm", comm, "--steps", str(steps)]
@@ -179,6 +231,12 @@ def report(steps: int, repeat: int, bandwidth_too: bool = True) -> str:
             label = f"{size >> 20} MB" if size >= 1 << 20 else f"{size >> 10} KB"
             lines.append(f"| {label} | {seconds * 1e6:,.0f} | {size / seconds / 1e9:.2f} |")
         lines.append("")
+    lines += ["A 4 MB Iallreduce started before a 17 ms product, waited for after it (ms, median "
+              "of the runs):", "", "| reduction | product | wait after it |", "|---|---:|---:|"]
+    for mode in ("alone", "helper"):
+        lines.append(f"| {mode} | {_median([m[mode]['compute_ms'] for m in moved]):.1f} | "
+                     f"{_median([m[mode]['wait_ms'] for m in moved]):.2f} |")
+    lines.append("")
     base = results[1, 512, "none"]
     base_best = min(r["ms"] for r in base)
     base_median = _median([r["ms"] for r in base])
@@ -202,7 +260,8 @@ def report(steps: int, repeat: int, bandwidth_too: bool = True) -> str:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("what", nargs="?", default="report", choices=("report", "bandwidth", "w4"))
+    parser.add_argument("what", nargs="?", default="report",
+                        choices=("report", "bandwidth", "w4", "progress"))
     parser.add_argument("--batch", type=int, default=512)
     parser.add_argument("--comm", choices=("none", *COMM), default="overlap")
     parser.add_argument("--steps", type=int, default=20)
@@ -216,8 +275,12 @@ def main(argv: list[str] | None = None) -> None:
         print(report(args.steps, args.repeat, not args.no_bandwidth))
         return
     apply_thread_env(1)
-    result = bandwidth() if args.what == "bandwidth" else w4_step(args.batch, args.comm,
-                                                                  args.steps, args.interval)
+    if args.what == "bandwidth":
+        result = bandwidth()
+    elif args.what == "progress":
+        result = progress()
+    else:
+        result = w4_step(args.batch, args.comm, args.steps, args.interval)
     import dongjing.distributed as dist
 
     if dist.get_rank() == 0:

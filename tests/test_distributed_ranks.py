@@ -143,24 +143,26 @@ def check_no_sync():
 
 
 class Divergent(nn.Module):
-    """Ranks run different graphs: rank 0 multiplies by `a.T` (a transposed gradient for `a`)
-    and uses `b`; the others multiply by `a` (a C-order gradient) and never touch `b`, so the
-    buckets fill in a different order on each rank."""
+    """Ranks run different graphs: rank 0 multiplies by a scaled `a.T` (a transposed gradient
+    for `a`) and uses `b`; the others multiply by `a` (a C-order gradient) and never touch
+    `b`, so the buckets fill in a different order on each rank. Every rank gets a transposed
+    gradient for `c`."""
 
     def __init__(self):
         super().__init__()
         self.first = nn.Linear(4, 6)
         self.a = nn.Parameter(dj.randn(6, 6))
         self.b = nn.Linear(6, 6)
+        self.c = nn.Parameter(dj.randn(6, 6))
         self.last = nn.Linear(6, 2)
 
     def forward(self, x):
         h = self.first(x).tanh()
         if dist.get_rank() == 0:
-            h = self.b(h @ self.a.T)
+            h = self.b(h @ (self.a.T * 1.5))
         else:
-            h = (self.a @ h.T).T
-        return self.last(h)
+            h = h @ self.a
+        return self.last(h @ (self.c.T * 0.5))
 
 
 def check_ddp_divergent_graphs():
@@ -183,8 +185,9 @@ def check_ddp_divergent_graphs():
             for p, g in zip(ddp.parameters(), local):
                 want = dist.all_reduce(g, "mean").numpy()
                 np.testing.assert_allclose(p.grad.numpy(), want, rtol=1e-6, atol=1e-7)
-        weight = ddp.module.last.weight.grad.numpy()
-        assert weight.flags.f_contiguous and not weight.flags.c_contiguous  # as in one process
+        transposed = ddp.module.c.grad.numpy()
+        assert transposed.flags.f_contiguous and not transposed.flags.c_contiguous
+        assert ddp.module.first.weight.grad.numpy().flags.c_contiguous
         if dist.get_world_size() > 1:  # voted transposed by rank 0 only: kept in C order
             assert ddp.module.a.grad.numpy().flags.c_contiguous
 
