@@ -39,9 +39,9 @@ class Reducer:
     """Reduces the gradients of `params` (in the order backward produces them) over `comm`.
 
     The layout of each parameter's slot is agreed by all ranks: C order until every rank that
-    produced the gradient voted it "transposed" (a `weight.T` in the forward gives a transposed
-    gradient), then with the axes reversed, so copying into the slot is a plain memory copy
-    and `.grad` keeps the layout that one process would give it.
+    produced the gradient voted it "transposed" (`w.T` in an elementwise op of the forward
+    gives `w` a transposed gradient), then with the axes reversed, so copying into the slot
+    is a plain memory copy and `.grad` keeps the layout that one process would give it.
     """
 
     def __init__(self, params: list, buckets: list[Bucket], comm, mpi, world_size: int,
