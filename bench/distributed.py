@@ -4,6 +4,7 @@ W4 training step at 1 and 2 processes, with and without overlapping communicatio
     python -m bench.distributed            # everything below, 3 times; the best as markdown
     mpiexec -n 2 python -m bench.distributed bandwidth
     mpiexec -n 2 python -m bench.distributed w4 --batch 512 --comm overlap
+    mpiexec -n 2 python -m bench.distributed progress     # does MPI move during compute?
 """
 
 from __future__ import annotations
@@ -19,10 +20,12 @@ from pathlib import Path
 from bench.threads import apply_thread_env, thread_env
 
 SIZES = [1 << k for k in range(10, 27, 2)]  # 1 KB, 4 KB, ..., 64 MB
-COMM = {  # --comm: how the 2-process step reduces its gradients
-    "overlap": 1.0,  # 1 MB buckets: reductions start while backward runs
+COMM = {  # --comm: how the 2-process step reduces its gradients (bucket cap in MB)
+    "overlap": 1.0,  # 1 MB buckets, moved along by DDP's helper thread while backward runs
+    "hooks": 1.0,  # 1 MB buckets, polled only from the gradient hooks (no helper thread)
     "single": 4096.0,  # one bucket, started when the last gradient is ready: no overlap
 }
+PHASES = ("forward", "backward", "copy_in", "wait", "step")
 
 
 def _median(values):
@@ -54,9 +57,74 @@ def bandwidth() -> list[dict]:
     return rows
 
 
-def w4_step(batch: int, comm: str, steps: int) -> dict:
+def progress(mb: float = 4.0, reps: int = 25) -> dict:
+    """Does a started all-reduce move while this process computes? Start an `mb` MB
+    Iallreduce, run W4's first-layer weight-gradient product (no MPI calls), then wait: the
+    median product and wait times (ms, the slower rank's), with the reduction left alone
+    ("alone") and with DDP's helper thread polling it ("helper"), interleaved."""
+    import numpy as np
+
+    import dongjing.distributed as dist
+    from dongjing.distributed import overlap
+
+    dist.init()
+    if dist.get_world_size() < 2:
+        raise SystemExit("progress: run it under mpiexec -n 2")
+    from mpi4py import MPI
+
+    comm = dist.get_communicator().Dup()
+    rng = np.random.default_rng(0)
+    g = rng.standard_normal((512, 1024)).astype(np.float32)
+    x = rng.standard_normal((512, 784)).astype(np.float32)
+    buf = np.ones(int(mb * (1 << 20)) // 4, np.float32)
+    times: dict = {"alone": ([], []), "helper": ([], [])}
+    helper = overlap.helper()
+    for _ in range(reps + 2):
+        for mode, (compute, wait) in times.items():
+            comm.Barrier()
+            start = time.perf_counter()
+            if mode == "helper":
+                job = overlap.Job(comm, MPI, 1)
+                helper.submit(job)
+                job.ready(0, buf)
+                helper.wake()
+            else:
+                request = comm.Iallreduce(MPI.IN_PLACE, buf, op=MPI.SUM)
+            g.T @ x
+            computed = time.perf_counter()
+            if mode == "helper":
+                helper.retire(job)
+                job.launch_ready()
+                (request,) = job.requests
+            request.Wait()
+            compute.append(computed - start)
+            wait.append(time.perf_counter() - computed)
+    mine = [_median(v[2:]) * 1e3 for pair in times.values() for v in pair]
+    every = comm.allgather(mine)
+    worst = [max(rank[i] for rank in every) for i in range(4)]
+    return {"mb": mb, "alone": {"compute_ms": worst[0], "wait_ms": worst[1]},
+            "helper": {"compute_ms": worst[2], "wait_ms": worst[3]}}
+
+
+def _timed(totals: dict, key: str, fn):
+    def run(*args, **kwargs):
+        start = time.perf_counter()
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            totals[key] = totals.get(key, 0.0) + time.perf_counter() - start
+
+    return run
+
+
+def w4_step(batch: int, comm: str, steps: int, interval: float | None = None) -> dict:
     """Median W4 step time (ms) of this process on `batch` rows; under mpiexec, DDP with the
-    bucketing of `comm` ("none": no communication, each rank trains alone)."""
+    bucketing of `comm` ("none": no communication, each rank trains alone).
+
+    Also the median time per phase on every rank: forward, backward (with the gradient
+    hooks), copy_in (the hooks' copies of gradients into buckets, part of backward), wait
+    (the end of backward: waiting for the reductions and setting `.grad`) and the optimizer
+    step. `interval`: the helper thread's polling interval in seconds (default: DDP's)."""
     import numpy as np
 
     import dongjing as dj
@@ -66,28 +134,47 @@ def w4_step(batch: int, comm: str, steps: int) -> dict:
     from bench.workloads import make_w4
 
     dist.init()
+    if interval is not None:
+        from dongjing.distributed import overlap
+
+        overlap.helper().interval = interval
     data = make_w4()
     dj.manual_seed(4)
     model = nn.Sequential(nn.Linear(784, 1024), nn.ReLU(), nn.Linear(1024, 1024), nn.ReLU(),
                           nn.Linear(1024, 10))
+    totals: dict = {}
     if comm != "none":
         model = nn.parallel.DistributedDataParallel(model, bucket_cap_mb=COMM[comm])
+        reducer = model._reducer
+        if reducer is not None:
+            reducer.use_thread = reducer.use_thread and comm != "hooks"
+            reducer.fill = _timed(totals, "copy_in", reducer.fill)
+            reducer.finish = _timed(totals, "wait", reducer.finish)
     opt = dj.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
     rank = dist.get_rank()
     x = dj.tensor(np.ascontiguousarray(data.x[rank * batch:(rank + 1) * batch]))
     y = dj.tensor(data.y[rank * batch:(rank + 1) * batch])
-    times = []
+    times, phases = [], []
     for _ in range(steps + 3):
         dist.barrier()
+        totals.clear()
         start = time.perf_counter()
         opt.zero_grad()
-        F.cross_entropy(model(x), y).backward()
+        loss = F.cross_entropy(model(x), y)
+        forward = time.perf_counter()
+        loss.backward()
+        backward = time.perf_counter()
         opt.step()
-        times.append(time.perf_counter() - start)
-    mine = _median(times[3:]) * 1e3
-    every = dist.all_gather(dj.tensor([mine])).numpy().ravel().tolist()
-    return {"batch": batch, "comm": comm, "ranks": dist.get_world_size(), "ms": max(every),
-            "ms_per_rank": every}
+        end = time.perf_counter()
+        times.append(end - start)
+        phases.append([forward - start, backward - forward, totals.get("copy_in", 0.0),
+                       totals.get("wait", 0.0), end - backward])
+    mine = [_median(times[3:])] + [_median([p[i] for p in phases[3:]])
+                                   for i in range(len(PHASES))]
+    every = dist.all_gather(dj.tensor(mine, dtype=dj.float64)).numpy() * 1e3
+    return {"batch": batch, "comm": comm, "ranks": dist.get_world_size(),
+            "ms": float(every[:, 0].max()), "ms_per_rank": every[:, 0].tolist(),
+            "phases_per_rank": [dict(zip(PHASES, row[1:].round(2).tolist())) for row in every]}
 
 
 def _run(args: list[str], ranks: int) -> dict | list:
@@ -102,48 +189,98 @@ def _run(args: list[str], ranks: int) -> dict | list:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def report(steps: int, repeat: int) -> str:
+def _load() -> str:
+    try:
+        return Path("/proc/loadavg").read_text().split()[0]
+    except OSError:
+        return "?"
+
+
+RUNS = [(1, 1024, "none"), (1, 512, "none"), (2, 512, "none"), (2, 512, "single"),
+        (2, 512, "hooks"), (2, 512, "overlap")]
+WHAT = {"none": "not reduced", "single": "one bucket after backward (no overlap)",
+        "hooks": "1 MB buckets, polled from the hooks only",
+        "overlap": "1 MB buckets, helper thread (overlap)"}
+
+
+def report(steps: int, repeat: int, bandwidth_too: bool = True) -> str:
     """Every measurement, as the markdown tables of docs/distributed.md. Each runs `repeat`
-    times, interleaved with the others, and the fastest run counts (other processes on the
-    machine only ever slow a run down)."""
-    runs = [(1, 1024, "none"), (1, 512, "none"), (2, 512, "none"), (2, 512, "single"),
-            (2, 512, "overlap")]
+    times, interleaved with the others; the tables give the fastest run (other processes on
+    the machine only ever slow a run down) and the median. Each run is logged to stderr
+    with the 1-minute load average read just before it."""
     best_seconds: dict = {}
-    best_ms: dict = {}
-    for _ in range(repeat):
-        for row in _run(["bandwidth"], 2):
-            key = row["bytes"]
-            best_seconds[key] = min(best_seconds.get(key, float("inf")), row["seconds"])
-        for ranks, batch, comm in runs:
+    results: dict = {key: [] for key in RUNS}
+    moved: list = []
+    for round_ in range(repeat):
+        if bandwidth_too:
+            for row in _run(["bandwidth"], 2):
+                key = row["bytes"]
+                best_seconds[key] = min(best_seconds.get(key, float("inf")), row["seconds"])
+        moved.append(_run(["progress"], 2))
+        for ranks, batch, comm in RUNS:
+            load = _load()
             args = ["w4", "--batch", str(batch), "--comm", comm, "--steps", str(steps)]
-            ms = _run(args, ranks)["ms"]
-            best_ms[ranks, batch, comm] = min(best_ms.get((ranks, batch, comm), ms), ms)
-    lines = ["| message | time (µs) | bandwidth (GB/s) |", "|---:|---:|---:|"]
-    for size, seconds in sorted(best_seconds.items()):
-        label = f"{size >> 20} MB" if size >= 1 << 20 else f"{size >> 10} KB"
-        lines.append(f"| {label} | {seconds * 1e6:,.0f} | {size / seconds / 1e9:.2f} |")
-    lines += ["", "| processes | rows per process | gradients | step (ms) |", "|---|---:|---|---:|"]
-    what = {"none": "not reduced", "single": "one bucket after backward (no overlap)",
-            "overlap": "1 MB buckets during backward (overlap)"}
-    for ranks, batch, comm in runs:
-        lines.append(f"| {ranks} | {batch} | {what[comm]} | {best_ms[ranks, batch, comm]:.1f} |")
+            result = _run(args, ranks)
+            results[ranks, batch, comm].append(result)
+            print(f"round {round_}: {ranks} x {batch} {comm:8s} {result['ms']:7.1f} ms "
+                  f"(load {load})", file=sys.stderr, flush=True)
+    lines = []
+    if bandwidth_too:
+        lines += ["| message | time (µs) | bandwidth (GB/s) |", "|---:|---:|---:|"]
+        for size, seconds in sorted(best_seconds.items()):
+            label = f"{size >> 20} MB" if size >= 1 << 20 else f"{size >> 10} KB"
+            lines.append(f"| {label} | {seconds * 1e6:,.0f} | {size / seconds / 1e9:.2f} |")
+        lines.append("")
+    lines += ["A 4 MB Iallreduce started before a 17 ms product, waited for after it (ms, median "
+              "of the runs):", "", "| reduction | product | wait after it |", "|---|---:|---:|"]
+    for mode in ("alone", "helper"):
+        lines.append(f"| {mode} | {_median([m[mode]['compute_ms'] for m in moved]):.1f} | "
+                     f"{_median([m[mode]['wait_ms'] for m in moved]):.2f} |")
+    lines.append("")
+    base = results[1, 512, "none"]
+    base_best = min(r["ms"] for r in base)
+    base_median = _median([r["ms"] for r in base])
+    lines += ["| processes | rows per process | gradients | best (ms) | median (ms) | "
+              "best / 1 x 512 |", "|---|---:|---|---:|---:|---:|"]
+    for key in RUNS:
+        ms = [r["ms"] for r in results[key]]
+        lines.append(f"| {key[0]} | {key[1]} | {WHAT[key[2]]} | {min(ms):.1f} | "
+                     f"{_median(ms):.1f} | {min(ms) / base_best:.2f} |")
+    lines.append(f"\nmedian 2 x 512 overlap / median 1 x 512: "
+                 f"{_median([r['ms'] for r in results[2, 512, 'overlap']]) / base_median:.2f}")
+    lines += ["", "Phases of each configuration's fastest run (ms, median step; rank 0 / rank 1):",
+              "", "| gradients | " + " | ".join(PHASES) + " |", "|---|" + "---:|" * len(PHASES)]
+    for key in RUNS[1:]:
+        fastest = min(results[key], key=lambda r: r["ms"])
+        cells = [" / ".join(f"{rank[p]:.1f}" for rank in fastest["phases_per_rank"])
+                 for p in PHASES]
+        lines.append(f"| {key[0]} x {key[1]}, {WHAT[key[2]]} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("what", nargs="?", default="report", choices=("report", "bandwidth", "w4"))
+    parser.add_argument("what", nargs="?", default="report",
+                        choices=("report", "bandwidth", "w4", "progress"))
     parser.add_argument("--batch", type=int, default=512)
     parser.add_argument("--comm", choices=("none", *COMM), default="overlap")
     parser.add_argument("--steps", type=int, default=20)
+    parser.add_argument("--interval", type=float, default=None,
+                        help="w4: the DDP helper thread's polling interval (s)")
     parser.add_argument("--repeat", type=int, default=3, help="report: runs of each, best")
+    parser.add_argument("--no-bandwidth", action="store_true",
+                        help="report: only the W4 steps")
     args = parser.parse_args(argv)
     if args.what == "report":
-        print(report(args.steps, args.repeat))
+        print(report(args.steps, args.repeat, not args.no_bandwidth))
         return
     apply_thread_env(1)
-    result = bandwidth() if args.what == "bandwidth" else w4_step(args.batch, args.comm,
-                                                                  args.steps)
+    if args.what == "bandwidth":
+        result = bandwidth()
+    elif args.what == "progress":
+        result = progress()
+    else:
+        result = w4_step(args.batch, args.comm, args.steps, args.interval)
     import dongjing.distributed as dist
 
     if dist.get_rank() == 0:

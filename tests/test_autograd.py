@@ -221,3 +221,23 @@ def test_max_with_dim_returns_values_and_indices():
     assert values.tolist() == [5.0, 7.0] and indices.tolist() == [1, 0]
     assert dj.max(x).item() == 7.0
     assert x.sum(dim=1, keepdim=True).shape == (2, 1)
+
+
+def test_linear_weight_gradient_has_the_weights_layout():
+    """x @ w.T (every Linear) gives w a C-order gradient, equal to the plain product's: a
+    transposed gradient of a C-order weight would make the optimizer step a strided pass."""
+    rng = np.random.default_rng(0)
+    x = dj.tensor(rng.standard_normal((5, 3)).astype(np.float32))
+    w = dj.tensor(rng.standard_normal((4, 3)).astype(np.float32), requires_grad=True)
+    (x @ w.T).sum().backward()
+    assert w.grad.numpy().flags.c_contiguous
+    np.testing.assert_allclose(w.grad.numpy(), np.ones((4, 5), np.float32) @ x.numpy(),
+                               rtol=1e-6)
+    v = dj.tensor(rng.standard_normal((3, 4)).astype(np.float32), requires_grad=True)
+    (x @ v).sum().backward()  # a plain operand keeps the usual rule
+    assert v.grad.numpy().flags.c_contiguous
+    with dj.Graph() as g:  # the same rule in graphs: the same values
+        xs = dj.placeholder((5, 3))
+        (gw,) = dj.grad((xs @ w.T).sum(), [w])
+    np.testing.assert_allclose(dj.Session(g).run(gw, {xs: x.numpy()}), w.grad.numpy(),
+                               rtol=1e-6)

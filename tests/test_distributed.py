@@ -152,3 +152,91 @@ def test_no_sync_warns_when_a_traced_step_would_still_reduce():
     with pytest.warns(UserWarning, match="trace the accumulating step"):
         with ddp.no_sync():
             step(dj.ones(2, 3))
+
+
+class _FakeRequest:
+    """Completes after `polls` tests, like a message that needs several progress calls."""
+
+    def __init__(self, polls: int):
+        self.left = polls
+
+    def __bool__(self):  # mpi4py: a completed request becomes MPI_REQUEST_NULL (false)
+        return self.left > 0
+
+
+class _FakeMPI:
+    IN_PLACE, SUM = object(), "sum"
+
+    class Request:
+        @staticmethod
+        def Testall(requests):
+            for r in requests:
+                r.left -= 1
+            return all(not r for r in requests)
+
+
+class _FakeComm:
+    def __init__(self, fail=False):
+        self.started: list = []
+        self.fail = fail
+
+    def Iallreduce(self, sendbuf, recvbuf, op):
+        if self.fail:
+            raise RuntimeError("MPI said no")
+        self.started.append(int(recvbuf[0]))
+        return _FakeRequest(polls=3)
+
+
+def test_buckets_start_in_bucket_order_only():
+    from dongjing.distributed.overlap import Job
+
+    comm = _FakeComm()
+    job = Job(comm, _FakeMPI, 3)
+    job.ready(1, np.array([1.0]))
+    job.launch_ready()
+    assert comm.started == []  # bucket 0 first on every rank, whatever fills first
+    job.ready(0, np.array([0.0]))
+    job.launch_ready()
+    assert comm.started == [0, 1]
+    assert job.advance()  # in flight
+    job.ready(2, np.array([2.0]))
+    while job.advance():
+        pass
+    assert comm.started == [0, 1, 2] and not any(job.requests)
+
+
+def test_helper_thread_moves_reductions_while_the_caller_computes():
+    import time
+
+    from dongjing.distributed.overlap import Helper, Job
+
+    helper, comm = Helper(interval=1e-4), _FakeComm()
+    job = Job(comm, _FakeMPI, 2)
+    helper.submit(job)
+    job.ready(0, np.array([0.0]))
+    job.ready(1, np.array([1.0]))
+    helper.wake()
+    deadline = time.monotonic() + 10
+    while not (len(job.requests) == 2 and not any(job.requests)):  # no MPI call from here
+        assert time.monotonic() < deadline, "the helper thread made no progress"
+        time.sleep(1e-3)
+    helper.retire(job)
+    assert comm.started == [0, 1] and helper.jobs == []
+
+
+def test_an_error_in_the_helper_thread_reaches_the_caller():
+    import time
+
+    from dongjing.distributed.overlap import Helper, Job
+
+    helper = Helper(interval=1e-4)
+    job = Job(_FakeComm(fail=True), _FakeMPI, 1)
+    helper.submit(job)
+    job.ready(0, np.array([0.0]))
+    helper.wake()
+    deadline = time.monotonic() + 10
+    while job.error is None:
+        assert time.monotonic() < deadline
+        time.sleep(1e-3)
+    with pytest.raises(RuntimeError, match="MPI said no"):
+        helper.retire(job)

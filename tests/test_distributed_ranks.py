@@ -142,6 +142,56 @@ def check_no_sync():
         np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy(), rtol=1e-6, atol=1e-7)
 
 
+class Divergent(nn.Module):
+    """Ranks run different graphs: rank 0 multiplies by a scaled `a.T` (a transposed gradient
+    for `a`) and uses `b`; the others multiply by `a` (a C-order gradient) and never touch
+    `b`, so the buckets fill in a different order on each rank. Every rank gets a transposed
+    gradient for `c`."""
+
+    def __init__(self):
+        super().__init__()
+        self.first = nn.Linear(4, 6)
+        self.a = nn.Parameter(dj.randn(6, 6))
+        self.b = nn.Linear(6, 6)
+        self.c = nn.Parameter(dj.randn(6, 6))
+        self.last = nn.Linear(6, 2)
+
+    def forward(self, x):
+        h = self.first(x).tanh()
+        if dist.get_rank() == 0:
+            h = self.b(h @ (self.a.T * 1.5))
+        else:
+            h = h @ self.a
+        return self.last(h @ (self.c.T * 0.5))
+
+
+def check_ddp_divergent_graphs():
+    """Each `.grad` is the average of the ranks' local gradients (zero where a rank has none)
+    when ranks differ in which parameters they use and in the layout of their gradients; with
+    and without the helper thread; `.grad` keeps the layout one process gives it."""
+    dj.manual_seed(2)
+    for use_thread in (True, False):
+        ddp = DistributedDataParallel(Divergent(), bucket_cap_mb=BUCKET_MB)
+        if ddp._reducer is not None:
+            ddp._reducer.use_thread = use_thread
+        x = np.random.default_rng(dist.get_rank()).standard_normal((5, 4)).astype(np.float32)
+        for _ in range(3):  # the layouts are agreed after the first backward
+            ddp.zero_grad()
+            (ddp.module(dj.tensor(x)) ** 2).sum().backward()  # the bare module: local grads
+            local = [dj.zeros(p.shape) if p.grad is None else p.grad.detach().clone()
+                     for p in ddp.parameters()]
+            ddp.zero_grad()
+            (ddp(dj.tensor(x)) ** 2).sum().backward()
+            for p, g in zip(ddp.parameters(), local):
+                want = dist.all_reduce(g, "mean").numpy()
+                np.testing.assert_allclose(p.grad.numpy(), want, rtol=1e-6, atol=1e-7)
+        transposed = ddp.module.c.grad.numpy()
+        assert transposed.flags.f_contiguous and not transposed.flags.c_contiguous
+        assert ddp.module.first.weight.grad.numpy().flags.c_contiguous
+        if dist.get_world_size() > 1:  # voted transposed by rank 0 only: kept in C order
+            assert ddp.module.a.grad.numpy().flags.c_contiguous
+
+
 def check_sync_batchnorm():
     """SyncBatchNorm under DDP: the outputs and gradients of BatchNorm on the whole batch."""
     dj.manual_seed(5)
@@ -265,7 +315,8 @@ def check_checkpoint():
 
 
 CHECKS = [check_collectives, check_ddp_eager, check_ddp_jit, check_static_graph, check_no_sync,
-          check_sync_batchnorm, check_sync_batchnorm_jit, check_sampler, check_checkpoint]
+          check_ddp_divergent_graphs, check_sync_batchnorm, check_sync_batchnorm_jit,
+          check_sampler, check_checkpoint]
 
 
 # pytest: every check in one process (world size 1)
@@ -287,6 +338,10 @@ def test_static_graph():
 
 def test_no_sync():
     check_no_sync()
+
+
+def test_ddp_divergent_graphs():
+    check_ddp_divergent_graphs()
 
 
 def test_sync_batchnorm():

@@ -45,8 +45,20 @@ def _matmul_grad_a(g, a, b):
     return squeeze(ga, -2) if a.ndim == 1 else ga  # the engine sums broadcast batch dims
 
 
+def _is_transpose(t) -> bool:
+    """Whether `t` was made by transposing a matrix (`w.T`), eagerly or in a graph."""
+    producer = t._node if t._node is not None else t.grad_fn
+    op = getattr(producer, "op", None)
+    return getattr(op, "name", None) == "permute" and tuple(producer.attrs["dims"]) == (1, 0)
+
+
 def _matmul_grad_b(g, a, b):
     if a.ndim == 2 and b.ndim == 2:
+        if _is_transpose(b):  # x @ w.T (every Linear): the same product as (g.T @ a).T,
+            # computed so that w's gradient comes out in C order, the layout of w itself (a
+            # transposed gradient makes the optimizer's update of w a strided pass)
+            return apply1(_permute, apply2(_matmul, apply1(_permute, g, dims=(1, 0)), a),
+                          dims=(1, 0))
         return apply2(_matmul, apply1(_permute, a, dims=(1, 0)), g)
     a2 = a if a.ndim > 1 else unsqueeze(a, 0)
     gb = matmul(_swap_last(a2), _lift(g, a, b))

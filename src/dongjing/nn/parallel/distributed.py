@@ -6,53 +6,15 @@ from __future__ import annotations
 import contextlib
 import warnings
 
-import numpy as np
-
 from ...autograd.api import queue_callback
 from ...autograd.grad_mode import is_grad_enabled, no_grad
 from ...distributed import collectives
 from ...distributed.buckets import plan_buckets
 from ...distributed.gradients import all_reduce_gradients
-from ...distributed.world import ensure_init, wait
-from ...tensor import Tensor, grad_scope
+from ...distributed.world import ensure_init
+from ...tensor import grad_scope
 from ..module import Module
-
-
-class _BucketState:
-    """One backward's view of a bucket: a fresh flat buffer of gradients then one "has a
-    gradient" flag per parameter (summed with the gradients, so ranks learn which were used)."""
-
-    def __init__(self, bucket, params):
-        self.bucket = bucket
-        self.params = [params[i] for i in bucket.indices]
-        self.buffer = np.empty(bucket.numel + len(self.params), dtype=bucket.dtype)
-        self.filled = [False] * len(self.params)
-        self.missing = len(self.params)
-        self.request = None
-        self.launched = False
-
-    def slot(self, k: int) -> np.ndarray:
-        start = self.bucket.offsets[k]
-        return self.buffer[start:start + self.bucket.sizes[k]]
-
-    def fill(self, k: int, grad: np.ndarray | None, old: Tensor | None) -> None:
-        """Put parameter k's gradient (this backward's `grad` plus what `.grad` held) in place."""
-        dst = self.slot(k)
-        if grad is None and old is None:
-            dst[...] = 0
-        elif old is None:
-            dst[...] = grad.reshape(-1)
-        elif grad is None:
-            dst[...] = old._data.reshape(-1)
-        else:
-            np.add(old._data.reshape(-1), grad.reshape(-1), out=dst)
-        self.buffer[self.bucket.numel + k] = 0 if grad is None and old is None else 1
-        self.filled[k] = True
-        self.missing -= 1
-
-    def launch(self) -> None:
-        self.request = collectives.start_all_reduce(self.buffer, "sum")
-        self.launched = True
+from .reducer import Reducer
 
 
 class DistributedDataParallel(Module):
@@ -86,16 +48,12 @@ class DistributedDataParallel(Module):
         object.__setattr__(self, "_ddp_params", params[::-1])
         specs = [(p.shape, p.dtype) for p in self._ddp_params]
         object.__setattr__(self, "_buckets", plan_buckets(specs, self.bucket_cap_mb))
-        where = {}
-        for b, bucket in enumerate(self._buckets):
-            for k, index in enumerate(bucket.indices):
-                where[index] = (b, k)
+        object.__setattr__(self, "_reducer", _reducer(self._ddp_params, self._buckets))
         self._sync = True
         self._traced_with_sync = False
         self._expecting = False  # a synchronizing forward ran; its backward reduces
-        self._states: list | None = None
         for index, p in enumerate(self._ddp_params):
-            p.register_hook(self._make_hook(*where[index]))
+            p.register_hook(self._make_hook(index))
 
     # --- forward ---------------------------------------------------------------------------
     def forward(self, *args, **kwargs):
@@ -126,48 +84,25 @@ class DistributedDataParallel(Module):
             self._sync = old
 
     # --- eager backward ----------------------------------------------------------------------
-    def _make_hook(self, b: int, k: int):
+    def _make_hook(self, index: int):
         def hook(grad):
-            if not self._expecting:
+            reducer = self._reducer
+            if not self._expecting or reducer is None:
                 return None
-            if self._states is None:
-                self._states = [_BucketState(bucket, self._ddp_params) for bucket in self._buckets]
+            if not reducer.active:
+                reducer.begin()
                 queue_callback(self._finish)
-            state = self._states[b]
-            p = state.params[k]
-            state.fill(k, grad._data, p._grad)
+            p = self._ddp_params[index]
+            reducer.fill(index, grad._data, None if p._grad is None else p._grad._data)
             p._grad = None  # the reduced value replaces it when backward finishes
-            if state.missing == 0:
-                state.launch()
-            self._progress()
             return None
 
         return hook
 
-    def _progress(self) -> None:
-        """Let MPI move launched messages along (it progresses only inside MPI calls)."""
-        requests = [s.request for s in self._states if s.request is not None]
-        if requests:
-            requests[0].Testall(requests)
-
     def _finish(self) -> None:
-        states, self._states, self._expecting = self._states, None, False
-        if states is None:
-            return
-        for state in states:  # parameters with no gradient this backward: their .grad, or 0
-            if not state.launched:
-                for k, p in enumerate(state.params):
-                    if not state.filled[k]:
-                        state.fill(k, None, p._grad)
-                state.launch()
-        for state in states:
-            if state.request is not None:
-                wait(state.request, "DistributedDataParallel backward")
-            numel = state.bucket.numel
-            np.divide(state.buffer[:numel], self.world_size, out=state.buffer[:numel])
-            for k, p in enumerate(state.params):
-                if state.buffer[numel + k] > 0:
-                    p._grad = Tensor._make(state.slot(k).reshape(p.shape))
+        self._expecting = False
+        if self._reducer.active:
+            self._reducer.finish()
 
     # --- traced backward (dj.jit) ------------------------------------------------------------
     def _reduce_traced(self, scope) -> None:
@@ -182,3 +117,19 @@ class DistributedDataParallel(Module):
 
     def extra_repr(self) -> str:
         return f"world_size={self.world_size}, bucket_cap_mb={self.bucket_cap_mb:g}"
+
+
+def _reducer(params: list, buckets: list) -> Reducer | None:
+    """The eager reducer on a communicator of its own (None with world size 1: nothing to do).
+
+    Its own communicator, because its helper thread starts collectives while the main thread
+    may start others (SyncBatchNorm's, in the same backward): on one communicator their order
+    could differ between ranks. The helper thread needs MPI_THREAD_MULTIPLE (mpi4py's
+    default); under a lower thread level the hooks start and poll the reductions themselves.
+    """
+    world = ensure_init()
+    if world.size == 1:
+        return None
+    mpi = world.mpi
+    use_thread = mpi.Query_thread() == mpi.THREAD_MULTIPLE
+    return Reducer(params, buckets, world.comm.Dup(), mpi, world.size, use_thread)
