@@ -15,6 +15,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import sys
+import threading
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -23,6 +24,7 @@ if TYPE_CHECKING:  # pathlib and hashlib load with the first kernel, not with th
     from pathlib import Path
 
 _cache: dict = {}
+_load_lock = threading.RLock()
 _numba = None
 _FORMAT = "1"  # bump when the generated module's layout changes
 
@@ -94,18 +96,19 @@ def _load_module(path: Path, source: str):
         tmp.write_text(source)
         os.replace(tmp, path)
     name = f"dongjing_kernel_{path.stem}"
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    # registered first: numba's cached code re-imports its module by name when it loads
-    sys.modules[name] = module
-    try:
-        spec.loader.exec_module(module)
-    except BaseException:
-        del sys.modules[name]
-        raise
-    return module
+    with _load_lock:  # two threads may ask for one kernel: neither sees it half-executed
+        if name in sys.modules:
+            return sys.modules[name]
+        spec = importlib.util.spec_from_file_location(name, path)
+        module = importlib.util.module_from_spec(spec)
+        # registered first: numba's cached code re-imports its module by name when it loads
+        sys.modules[name] = module
+        try:
+            spec.loader.exec_module(module)
+        except BaseException:
+            del sys.modules[name]
+            raise
+        return module
 
 
 def _from_disk(source: str, name: str, namespace: dict):
