@@ -196,11 +196,14 @@ def _run_backward(
 
 def _note_duplicates(results, shared: set) -> None:
     """Mark as shared any gradient object a node sends along more than one edge."""
-    first, *rest = results
-    if first is not None and any(g is first for g in rest):
-        shared.add(id(first))
-    if len(rest) > 1:
-        _note_duplicates(rest, shared)
+    seen = set()
+    for g in results:
+        if g is not None:
+            key = id(g)  # the results are alive here: ids are unique among them
+            if key in seen:
+                shared.add(key)
+            else:
+                seen.add(key)
 
 
 def _same_kind(a, b) -> bool:
