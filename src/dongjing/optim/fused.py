@@ -56,6 +56,13 @@ def _arrays(p: Tensor, g: Tensor):
     return pd, gd
 
 
+def _operands(p: Tensor, g: Tensor, hyper: tuple):
+    """`_arrays(p, g)` when every hyperparameter in `hyper` is a plain number; else None."""
+    if not all(_number(h) for h in hyper):
+        return None
+    return _arrays(p, g)
+
+
 def _state_arrays(state: dict, names, like: np.ndarray):
     """The arrays of the state Variables `names` (each of `like`'s shape and dtype), or None."""
     found = []
@@ -107,9 +114,7 @@ def sgd(p: Tensor, g: Tensor, state: dict, group: dict) -> bool:
     """`SGD.update` in place; False (nothing changed) when it does not apply."""
     lr, mu, damp, wd = group["lr"], group["momentum"], group["dampening"], \
         group["weight_decay"]
-    if not (_number(lr) and _number(mu) and _number(damp) and _number(wd)):
-        return False
-    arrays = _arrays(p, g)
+    arrays = _operands(p, g, (lr, mu, damp, wd))
     if arrays is None:
         return False
     pd, gd = arrays
@@ -151,9 +156,7 @@ def adam(p: Tensor, g: Tensor, state: dict, group: dict, decoupled: bool) -> boo
     if not (isinstance(betas, tuple) and len(betas) == 2):
         return False
     b1, b2 = betas
-    if not (_number(lr) and _number(b1) and _number(b2) and _number(wd) and _number(eps)):
-        return False
-    arrays = _arrays(p, g)
+    arrays = _operands(p, g, (lr, b1, b2, wd, eps))
     if arrays is None:
         return False
     pd, gd = arrays
