@@ -4,7 +4,8 @@ one kernel node that reads each input once and writes each output once.
 "Cheap" ops (declared `cost=Cost.CHEAP` in the op table) are arithmetic, comparisons and logic;
 transcendental ufuncs stay NumPy calls, whose SIMD loops beat a kernel library's scalar libm
 calls (measured, see docs/compiler.md), except those `Cost.TRANSCENDENTAL` ops whose record
-declares a vectorizable formulation for the node's dtype (`Op.kernel`, a `Kernel`). Groups
+declares a vectorizable formulation for the node's dtype (`Op.kernel`, a `Kernel`) and where
+that formulation beats the ufunc on this machine (`formula_cost`, measured once). Groups
 under `MIN_SIZE` elements are left alone: call overhead dominates.
 """
 
@@ -12,7 +13,7 @@ from __future__ import annotations
 
 from ...errors import GraphError
 from ...registry import OPS, Cost, Kind, Op
-from .. import kernels
+from .. import formula_cost, kernels
 from ..ir import PassResult, Rebuilder, numel
 
 MIN_SIZE = 1 << 17  # elements; smaller groups stay NumPy (see docs/compiler.md)
@@ -57,11 +58,12 @@ def fusible(node, size_min: int) -> bool:
     op = node.op
     if op.kind is not Kind.ELEMENTWISE or op.ufunc is None or op.ufunc.__name__ in NOT_IN_KERNELS:
         return False
-    if op.cost is not Cost.CHEAP and not (op.cost is Cost.TRANSCENDENTAL
-                                          and kernels.has_formula(op, node.dtype)):
-        return False
     n = numel(node.shape)
     if n is None or n < size_min or op.ufunc.nout != 1 or node.dtype.name not in KERNEL_DTYPES:
+        return False
+    if op.cost is not Cost.CHEAP and not (op.cost is Cost.TRANSCENDENTAL
+                                          and kernels.has_formula(op, node.dtype)
+                                          and formula_cost.pays(op, node.dtype)):
         return False
     return all(i.dtype is not None and i.dtype.name in KERNEL_DTYPES
                and (i.shape == node.shape or numel(i.shape) == 1) for i in node.inputs)
