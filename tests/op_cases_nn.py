@@ -35,7 +35,11 @@ NN_CASES: dict[str, list[Case]] = {
                  Case(_conv, (_r(2, 2, 4, 4), _r(3, 2, 3, 3, seed=1), _r(3, seed=2)), "conv2d"),
                  Case(_max_pool, (_apart(1, 2, 3, 4),), "max_pool2d")],
     "fold2d": [Case(lambda c: fold2d(c, (5, 4), (3, 2), (2, 1), 1), (_r(2, 2, 3, 2, 3, 5),))],
-    "one_hot": [Case(lambda y: one_hot(y, 4), (np.array([0, 3, 1, 1]),), grad=False)],
+    "one_hot": [Case(lambda y: one_hot(y, 4), (np.array([0, 3, 1, 1]),), grad=False),
+                Case(lambda y: one_hot(y, 4, ignore_index=-100), (np.array([0, -100, 3, 1]),),
+                     "an ignored label: a zero row", grad=False),
+                Case(lambda y: one_hot(y, 4, ignore_index=2), (np.array([2, 3, 1, 2]),),
+                     "ignoring a class inside the range", grad=False)],
     "dropout_mask": [Case(lambda x: x * dropout_mask(x, 0.3), (_r(4, 5),), grad=False)],
     "erf": [Case(erf, (_r(7) * 2.0,))],
 }

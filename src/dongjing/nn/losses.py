@@ -33,6 +33,10 @@ def _pick(log_probs: Tensor, target: Tensor, num_classes, weight, ignore_index: 
     """Per-example -log_probs[target] (class dim last), zero where target == ignore_index, and
     the divisor of the mean (the summed weights of the kept examples; None: the plain count)."""
     masked = target._node is not None or bool((target._data == ignore_index).any())
+    if masked and weight is None and not smoothing:
+        # ignored labels give zero rows: their loss is 0, and the rows' sum counts the kept ones
+        q = one_hot(target, num_classes, log_probs.dtype, ignore_index=ignore_index)
+        return ops.neg(ops.sum(q * log_probs, -1)), ops.sum(q)
     keep = ops.ne(target, ignore_index) if masked else None
     safe = ops.where(keep, target, ops.zeros_like(target)) if masked else target
     q = one_hot(safe, num_classes, log_probs.dtype)

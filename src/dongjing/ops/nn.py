@@ -131,29 +131,33 @@ def fold2d(cols, size, kernel, stride=1, padding=0):
 
 
 # --- one_hot (no gradient) -------------------------------------------------------------------
-def _one_hot_infer(y: Spec, num_classes, dtype):
+def _one_hot_infer(y: Spec, num_classes, dtype, ignore_index=None):
     if y.dtype.kind not in "iu":
         raise DTypeError(f"one_hot: expects integer class indices, got {y.dtype}")
     return tuple(y.shape) + (num_classes,), dtype
 
 
-def _check_classes(y, num_classes):
+def _check_classes(y, num_classes, ignore_index=None):
     if y.size and (y.min() < 0 or y.max() >= num_classes):
-        raise ShapeError(
-            f"one_hot: class indices must lie in [0, {num_classes}); got values from "
-            f"{y.min()} to {y.max()}"
-        )
+        kept = y if ignore_index is None else y[y != ignore_index]
+        if kept.size and (kept.min() < 0 or kept.max() >= num_classes):
+            raise ShapeError(
+                f"one_hot: class indices must lie in [0, {num_classes}); got values from "
+                f"{kept.min()} to {kept.max()}"
+            )
 
 
-def _one_hot_forward(xp, y, num_classes, dtype):
-    _check_classes(y, num_classes)
-    return xp.eye(num_classes, dtype=dtype)[y]
+def _one_hot_forward(xp, y, num_classes, dtype, ignore_index=None):
+    out = xp.empty(tuple(y.shape) + (num_classes,), dtype)
+    return _one_hot_out(xp, y, num_classes, dtype, out, ignore_index)
 
 
-def _one_hot_out(xp, y, num_classes, dtype, out):
-    _check_classes(y, num_classes)
-    out[...] = 0
-    xp.put_along_axis(out, y[..., None], 1, axis=-1)
+def _one_hot_out(xp, y, num_classes, dtype, out, ignore_index=None):
+    # label == class, compared into `out` (an ignored label outside [0, C) matches no class)
+    _check_classes(y, num_classes, ignore_index)
+    xp.equal(y[..., None], xp.arange(num_classes), out=out)
+    if ignore_index is not None and 0 <= ignore_index < num_classes:
+        out[..., ignore_index] = 0
     return out
 
 
@@ -162,9 +166,13 @@ _one_hot = define("one_hot", forward=_one_hot_forward, infer=_one_hot_infer,
 
 
 @binds(_one_hot)
-def one_hot(y, num_classes: int, dtype=None):
-    """Rows of the identity picked by integer labels `y`: shape `y.shape + (num_classes,)`."""
+def one_hot(y, num_classes: int, dtype=None, ignore_index: int | None = None):
+    """Rows of the identity picked by integer labels `y`: shape `y.shape + (num_classes,)`;
+    a label equal to `ignore_index` gives a row of zeros."""
     dtype = dtypes.as_dtype(dtype) if dtype is not None else dtypes.default_float
+    if ignore_index is not None:
+        return apply1(_one_hot, as_tensor(y), num_classes=int(num_classes), dtype=dtype,
+                      ignore_index=int(ignore_index))
     return apply1(_one_hot, as_tensor(y), num_classes=int(num_classes), dtype=dtype)
 
 

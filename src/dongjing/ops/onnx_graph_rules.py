@@ -147,7 +147,19 @@ def unfold2d(e, node, ins):
 
 
 def one_hot(e, node, ins):
-    """OneHot with depth `num_classes` and values (0, 1) of the output dtype."""
+    """OneHot with depth `num_classes` and values (0, 1) of the output dtype; with an
+    `ignore_index`, that label picks class 0 and its row is then multiplied by 0."""
     depth = e.int64(node.attrs["num_classes"], "depth")
     values = e.const([0, 1], node.dtype, name="off_on")
-    return e.node("OneHot", [ins[0], depth, values], axis=-1)
+    ignore = node.attrs.get("ignore_index")
+    if ignore is None:
+        return e.node("OneHot", [ins[0], depth, values], axis=-1)
+    label_dtype = node.inputs[0].dtype
+    keep = e.node("Not", [e.node("Equal", [ins[0], e.const(ignore, label_dtype, "ignore")],
+                                 name=node.name + "_ignored")], name=node.name + "_keep")
+    safe = e.node("Where", [keep, ins[0], e.const(0, label_dtype, "zero")],
+                  name=node.name + "_safe")
+    rows = e.node("OneHot", [safe, depth, values], axis=-1, name=node.name + "_rows")
+    kept = e.node("Unsqueeze", [e.cast(keep, dtypes.bool_, node.dtype), e.ints([-1], "axes")],
+                  name=node.name + "_kept")
+    return e.node("Mul", [rows, kept])

@@ -34,8 +34,9 @@ def _sum_dtype(dtype):
     return dtype if dtype.kind == "f" else dtypes.int64
 
 
+# add.reduce is what xp.sum calls, without NumPy's Python-level argument shuffling (~0.5 µs)
 def _sum_forward(xp, x, dim=None, keepdim=False):
-    return xp.sum(x, axis=dim, keepdims=keepdim, dtype=_sum_dtype(x.dtype))
+    return xp.add.reduce(x, dim, _sum_dtype(x.dtype), None, keepdim)
 
 
 def _restore(g, x, dim, keepdim):
@@ -47,7 +48,7 @@ def _restore(g, x, dim, keepdim):
 
 
 def _sum_forward_out(xp, x, out, dim=None, keepdim=False):
-    return xp.sum(x, axis=dim, keepdims=keepdim, dtype=_sum_dtype(x.dtype), out=out)
+    return xp.add.reduce(x, dim, _sum_dtype(x.dtype), out, keepdim)
 
 
 _sum = define("sum", forward=_sum_forward, infer=_reduce_infer("sum", _sum_dtype),
