@@ -90,12 +90,18 @@ def _step_array(state: dict):
 _local = threading.local()  # per thread: (shape, dtype) -> a scratch array for the update
 
 
-def _scratch(like: np.ndarray) -> np.ndarray:
-    """A reusable array of `like`'s shape and dtype for a temporary of the update (no fresh
-    allocation per parameter and step; each thread has its own)."""
+def _pool() -> dict:
     pool = getattr(_local, "pool", None)
     if pool is None:
         pool = _local.pool = {}
+    return pool
+
+
+def _scratch(like: np.ndarray, pool: dict | None = None) -> np.ndarray:
+    """A reusable array of `like`'s shape and dtype for a temporary of the update (no fresh
+    allocation per parameter and step; each thread has its own `_pool()`)."""
+    if pool is None:
+        pool = _pool()
     key = (like.shape, like.dtype)
     found = pool.get(key)
     if found is None:
@@ -186,3 +192,45 @@ def adam(p: Tensor, g: Tensor, state: dict, group: dict, decoupled: bool) -> boo
     np.subtract(pd, (m_hat * _scalar(lr, dt)) / denom, out=pd)
     _bump(p, *(state[name] for name in ("step",) + names))
     return True
+
+
+def sgd_group(opt, group: dict) -> list:
+    """`sgd` over the parameters of `group` that have a gradient, for plain momentum SGD (no
+    dampening, weight decay or Nesterov): the hyperparameters are checked and their 0-d arrays
+    made once per group, not per parameter. Returns the parameters it left (the per-parameter
+    path takes them: other settings, or arrays `sgd` would refuse)."""
+    lr, mu = group["lr"], group["momentum"]
+    params = group["params"]
+    if (group["dampening"] or group["weight_decay"] or group["nesterov"]
+            or not (_number(lr) and _number(mu))):
+        return params
+    left = []
+    scalars: dict = {}  # dtype -> (mu, lr) as that dtype's 0-d arrays
+    state_of = opt._state_of
+    pool = _pool()
+    for p in params:
+        g = p.grad
+        if g is None:
+            continue
+        arrays = _arrays(p, g)
+        bufs = None
+        if arrays is not None and mu:
+            state = state_of(p)
+            bufs = _state_arrays(state, ("momentum_buffer",), arrays[0])
+        if arrays is None or (mu and bufs is None):
+            left.append(p)
+            continue
+        pd, gd = arrays
+        dt = pd.dtype
+        found = scalars.get(dt)
+        if found is None:
+            found = scalars[dt] = (_scalar(mu, dt), _scalar(lr, dt))
+        mu_s, lr_s = found
+        if mu:
+            buf = bufs[0]
+            np.multiply(buf, mu_s, out=buf)
+            gd = np.add(buf, gd, out=buf)
+            state["momentum_buffer"]._version[0] += 1
+        np.subtract(pd, np.multiply(gd, lr_s, out=_scratch(pd, pool)), out=pd)
+        p._version[0] += 1
+    return left

@@ -216,9 +216,11 @@ class Optimizer:
                 loss = closure()
         effects = []
         fused = self._fused_rule()
+        fused_group = None if fused is None else self._fused_group
         with no_grad():
             for group in self.param_groups:
-                for p in group["params"]:
+                params = group["params"] if fused_group is None else fused_group(group)
+                for p in params:
                     g = p.grad
                     if g is not None and (fused is None
                                           or not fused(self, p, g, self._state_of(p), group)):
@@ -230,6 +232,7 @@ class Optimizer:
         return loss
 
     _fused_update = None  # the rule's in-place NumPy version (optim/fused.py), if it has one
+    _fused_group = None  # ... and one over a whole group, returning the parameters it left
     _fused_of = None  # ... valid while the class's `update` is this function
 
     def _fused_rule(self):

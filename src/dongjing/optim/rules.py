@@ -73,6 +73,9 @@ class SGD(Optimizer):
     def _fused_update(self, p, g, state, group):
         return fused.sgd(p, g, state, group)
 
+    def _fused_group(self, group):
+        return fused.sgd_group(self, group)
+
     _fused_of = update
 
 
