@@ -7,6 +7,7 @@ import numpy as np
 from op_cases import Case
 
 from dongjing.ops import dropout_mask, erf, fold2d, one_hot, unfold2d
+from dongjing.ops.pooling import max_pool2d, max_pool2d_backward
 
 
 def _r(*shape, seed=0):
@@ -33,7 +34,18 @@ def _max_pool(x):
 NN_CASES: dict[str, list[Case]] = {
     "unfold2d": [Case(lambda x: unfold2d(x, (3, 2), (2, 1), 1), (_r(2, 2, 5, 4),)),
                  Case(_conv, (_r(2, 2, 4, 4), _r(3, 2, 3, 3, seed=1), _r(3, seed=2)), "conv2d"),
-                 Case(_max_pool, (_apart(1, 2, 3, 4),), "max_pool2d")],
+                 ],
+    "max_pool2d": [Case(lambda x: max_pool2d(x, 2), (_apart(2, 3, 4, 6),), "tiling windows"),
+                   Case(_max_pool, (_apart(1, 2, 3, 4),), "padded"),
+                   Case(lambda x: max_pool2d(x, 3, 1, 1), (_apart(1, 2, 4, 5),),
+                        "overlapping windows"),
+                   Case(lambda x: max_pool2d(x, 2), (_apart(1, 1, 5, 7),),
+                        "a remainder row and column")],
+    "max_pool2d_backward": [
+        Case(lambda g, x: max_pool2d_backward(g, x, max_pool2d(x, 2), 2, 2, 0),
+             (_r(2, 3, 2, 3), _apart(2, 3, 4, 6)), "tiling windows"),
+        Case(lambda g, x: max_pool2d_backward(g, x, max_pool2d(x, 3, 1, 1), 3, 1, 1),
+             (_r(1, 2, 4, 5), _apart(1, 2, 4, 5)), "overlapping, padded")],
     "fold2d": [Case(lambda c: fold2d(c, (5, 4), (3, 2), (2, 1), 1), (_r(2, 2, 3, 2, 3, 5),))],
     "one_hot": [Case(lambda y: one_hot(y, 4), (np.array([0, 3, 1, 1]),), grad=False),
                 Case(lambda y: one_hot(y, 4, ignore_index=-100), (np.array([0, -100, 3, 1]),),

@@ -167,13 +167,7 @@ def max_pool2d(x: Tensor, kernel_size: Size, stride: Size | None = None,
     x = as_tensor(x)
     _check_4d("max_pool2d", x)
     stride = kernel_size if stride is None else stride
-    windows = ops.flatten(unfold2d(x, kernel_size, stride, padding, pad_value=-math.inf), 2, 3)
-    # the first largest value of each window takes all of its gradient, as in PyTorch (amax
-    # would share it among ties)
-    first = ops.argmax(windows, dim=2, keepdim=True)
-    position = constant_like(np.arange(windows.shape[2]).reshape(1, 1, -1, 1, 1), windows)
-    picked = ops.where(ops.eq(position, first), windows, ops.zeros_like(windows))
-    return ops.sum(picked, dim=2)
+    return ops.pooling.max_pool2d(x, kernel_size, stride, padding)
 
 
 def conv1d(x: Tensor, weight: Tensor, bias: Tensor | None = None, stride: int = 1,

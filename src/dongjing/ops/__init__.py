@@ -29,6 +29,7 @@ from . import (  # issue 12's surface
     linalg,
     math,
     nn,
+    pooling,
     reduce,
     scan,
     scatter,

@@ -146,6 +146,13 @@ def unfold2d(e, node, ins):
     return rows[0] if kh == 1 else e.node("Concat", rows, axis=2)
 
 
+def max_pool2d(e, node, ins):
+    """MaxPool with the node's kernel, strides and (symmetric) pads."""
+    (kh, kw), (sh, sw), (ph, pw) = (node.attrs[k] for k in ("kernel", "stride", "padding"))
+    return e.node("MaxPool", [ins[0]], kernel_shape=[kh, kw], strides=[sh, sw],
+                  pads=[ph, pw, ph, pw])
+
+
 def one_hot(e, node, ins):
     """OneHot with depth `num_classes` and values (0, 1) of the output dtype; with an
     `ignore_index`, that label picks class 0 and its row is then multiplied by 0."""
