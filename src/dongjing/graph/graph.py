@@ -7,8 +7,6 @@ import os
 import sys
 from collections import Counter
 
-import numpy as np
-
 from .. import dtypes
 from ..errors import GraphError
 
@@ -27,7 +25,7 @@ class Node:
         self.inputs = tuple(inputs)
         self.attrs = attrs
         self.shape = tuple(shape)
-        self.dtype = (dtype if isinstance(dtype, np.dtype) or dtype is None
+        self.dtype = (dtype if dtype is None or dtypes.is_dtype(dtype)
                       else dtypes.as_dtype(dtype))
         self.name = name
         self.graph = graph

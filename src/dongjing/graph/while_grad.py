@@ -63,10 +63,9 @@ def grow_stack(stack, capacity: int):
 
 
 def pair(shape: tuple, dtype):
-    """Two arrays of (shape, dtype) that a generated loop writes in turn (NumPy)."""
-    import numpy as np
-
-    return np.empty((2,) + shape, dtype)
+    """Two arrays of (shape, dtype) that a generated loop writes in turn (the host backend's:
+    compiled loops run on the host)."""
+    return default_backend().xp.empty((2,) + shape, dtype)
 
 
 def accumulator(like):
