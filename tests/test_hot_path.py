@@ -186,3 +186,28 @@ def test_unknown_rank_values_fail_over_to_the_graph_error():
         dj.sum(x)
     with pytest.raises(dj.GraphError, match="unknown rank"):
         dj.exp(x) * x
+
+
+def test_jit_training_flags_follow_every_change_of_the_module_tree():
+    import dongjing.nn as nn
+    from dongjing.runtime.signature import _walk_flags, training_flags
+
+    model = nn.Sequential(nn.Linear(2, 2), nn.Dropout(0.5), nn.Linear(2, 2))
+    changes = [
+        lambda: model.eval(),
+        lambda: model.train(),
+        lambda: setattr(model[1], "training", False),
+        lambda: model.add_module("extra", nn.ReLU()),
+        lambda: setattr(model.extra, "training", False),
+        lambda: setattr(model, "extra", nn.Tanh()),
+        lambda: delattr(model, "extra"),
+        lambda: model[0].register_module("inner", nn.Dropout(0.1)),
+        lambda: setattr(model[0], "inner", nn.Parameter(dj.zeros(1))),
+    ]
+    assert training_flags(model) == _walk_flags(model)
+    for change in changes:
+        before = training_flags(model)
+        change()
+        assert training_flags(model) == _walk_flags(model)
+        assert training_flags(model) is training_flags(model)  # cached until the next change
+        assert training_flags(model) != before  # each change above changes the flags

@@ -9,7 +9,7 @@ from __future__ import annotations
 from ..backends import backend_of, numpy_backend
 from ..errors import AutogradError, DongjingError
 from ..profiler import hooks as _profiler  # `_profiler.on`: a profiler is recording
-from ..tensor import Tensor
+from ..tensor import Tensor, _GradScope
 from ..tensor import ndarray as _ndarray
 from . import anomaly
 from .function import AccumulateGrad, BackwardNode
@@ -286,7 +286,15 @@ def _accumulate(acc: AccumulateGrad, grad, shared: bool, create_graph: bool) -> 
         grad = grad.detach()
     if grad._data.dtype != variable._data.dtype:
         grad = grad.to(variable.dtype)
-    if variable.grad is None:
+    if not _GradScope.open_anywhere:  # no trace routes .grad anywhere: the attribute itself
+        if variable._grad is None:
+            if shared and not create_graph:
+                grad = grad.clone()
+            if grad._data.shape == variable._data.shape:
+                variable._grad = grad
+                return
+        variable.grad = grad if variable._grad is None else variable._grad + grad
+    elif variable.grad is None:
         if shared and not create_graph:
             grad = grad.clone()
         variable.grad = grad

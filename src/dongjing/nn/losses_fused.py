@@ -59,10 +59,10 @@ def fused_cross_entropy(logits: Tensor, target: Tensor, reduction: str, ignore_i
             or graph_state.graph is not None):
         return None
     classes = z.shape[1]
-    if int(y.min()) < 0 or int(y.max()) >= classes or 0 <= ignore_index < classes:
+    if 0 <= ignore_index < classes or _unsigned(y).max() >= classes:
         return None  # an ignored or invalid class: the composed path masks or raises
     log_probs = _log_softmax_out(np, z, 1, np.empty_like(z))
-    rows = np.arange(y.shape[0])
+    rows = _rows(y.shape[0])
     per_example = np.negative(log_probs[rows, y])
     if reduction == "none":
         value = per_example
@@ -92,6 +92,37 @@ def fused_cross_entropy(logits: Tensor, target: Tensor, reduction: str, ignore_i
     return result
 
 
+def _unsigned(y: np.ndarray) -> np.ndarray:
+    """Integer labels as unsigned integers of their width (a view): a negative label becomes
+    larger than any class count, so one `max` checks both bounds."""
+    return y if y.dtype.kind == "u" else y.view(f"u{y.dtype.itemsize}")
+
+
+_ROWS: dict = {}  # n -> a read-only arange(n), the row index of every pick
+
+
+def _rows(n: int) -> np.ndarray:
+    found = _ROWS.get(n)
+    if found is None:
+        if len(_ROWS) > 64:  # many batch sizes: start over
+            _ROWS.clear()
+        found = np.arange(n)
+        found.flags.writeable = False
+        _ROWS[n] = found
+    return found
+
+
+_ZEROS: dict = {}  # dtype -> a read-only 0-d zero
+
+
+def _zero(dtype) -> np.ndarray:
+    found = _ZEROS.get(dtype)
+    if found is None:
+        found = _ZEROS[dtype] = np.zeros((), dtype)
+        found.flags.writeable = False
+    return found
+
+
 def _backward(grad: Tensor, logits: Tensor, attrs: dict) -> Tensor:
     """softmax(z) * c - one_hot(y) * c, c the gradient of each example's loss, as the composed
     path computes it: 0 - e * (-c) off the target (so + 0.0, which turns a -0.0 into +0.0) and
@@ -106,9 +137,8 @@ def _backward(grad: Tensor, logits: Tensor, attrs: dict) -> Tensor:
         c = np.asarray(np.true_divide(c, np.asarray(y.shape[0], dtype)), dtype)
     out = np.exp(log_probs)
     np.multiply(out, c[:, None] if reduction == "none" else c, out=out)
-    np.add(out, np.zeros((), dtype), out=out)
-    rows = np.arange(y.shape[0])
-    out[rows, y] -= c
+    np.add(out, _zero(dtype), out=out)
+    out[_rows(y.shape[0]), y] -= c
     return Tensor._make(out)
 
 

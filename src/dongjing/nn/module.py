@@ -22,6 +22,15 @@ class IncompatibleKeys(NamedTuple):
     unexpected_keys: list
 
 
+_tree_epoch = [0]  # bumped by every change of a module's children or training flag
+
+
+def tree_epoch() -> int:
+    """A number that changes whenever any module gains, loses or swaps a child, or has its
+    `training` flag set (`dj.jit` caches a module tree's training flags against it)."""
+    return _tree_epoch[0]
+
+
 class Module:
     """Base class of layers and models. Assign Parameters, buffers (non-trainable Variables via
     `register_buffer`) and Modules as attributes; define `forward`; call the module.
@@ -54,6 +63,7 @@ class Module:
         elif isinstance(value, Module):
             self._forget(name)
             self._modules[name] = value
+            _tree_epoch[0] += 1
         elif name in self._parameters:
             if value is not None:
                 raise TypeError(
@@ -68,13 +78,18 @@ class Module:
                 value = Variable(value._data, trainable=False)
             self._buffers[name] = value
         else:
+            if name in self._modules or name == "training":
+                _tree_epoch[0] += 1
             if name in self._modules:
                 del self._modules[name]
             object.__setattr__(self, name, value)
 
     def _forget(self, name: str) -> None:
-        for table in (self._parameters, self._buffers, self._modules):
-            table.pop(name, None)
+        self._parameters.pop(name, None)
+        self._buffers.pop(name, None)
+        if name in self._modules:
+            del self._modules[name]
+            _tree_epoch[0] += 1
         self.__dict__.pop(name, None)
 
     def __getattr__(self, name: str) -> Any:
@@ -88,6 +103,7 @@ class Module:
         for table in (self._parameters, self._buffers, self._modules):
             if name in table:
                 del table[name]
+                _tree_epoch[0] += table is self._modules
                 return
         object.__delattr__(self, name)
 
@@ -112,6 +128,7 @@ class Module:
     def add_module(self, name: str, module: Module | None) -> None:
         self._forget(name)
         self._modules[name] = module
+        _tree_epoch[0] += 1
 
     register_module = add_module
 
@@ -238,6 +255,7 @@ class Module:
         """Training mode (dropout active, batch norm uses and updates batch statistics)."""
         for m in self.modules():
             object.__setattr__(m, "training", bool(mode))
+        _tree_epoch[0] += 1
         return self
 
     def eval(self) -> Module:

@@ -77,6 +77,16 @@ def _state_arrays(state: dict, names, like: np.ndarray):
     return found
 
 
+def _buffer(t, like: np.ndarray):
+    """`_state_arrays` for one state tensor `t`: its array, or None."""
+    data = t._data if type(t) is Tensor or isinstance(t, Tensor) else None
+    if (type(data) is not _ndarray or t._node is not None or data.dtype != like.dtype
+            or data.shape != like.shape or not data.flags.writeable
+            or np.may_share_memory(data, like)):
+        return None
+    return data
+
+
 def _step_array(state: dict):
     """The float32 0-d array of a rule's step counter, or None."""
     t = state.get("step")
@@ -206,31 +216,33 @@ def sgd_group(opt, group: dict) -> list:
         return params
     left = []
     scalars: dict = {}  # dtype -> (mu, lr) as that dtype's 0-d arrays
-    state_of = opt._state_of
+    states = opt.state
     pool = _pool()
     for p in params:
-        g = p.grad
+        g = p._grad if p.grad_fn is None else p.grad  # a leaf's, without the property's checks
         if g is None:
             continue
         arrays = _arrays(p, g)
-        bufs = None
-        if arrays is not None and mu:
-            state = state_of(p)
-            bufs = _state_arrays(state, ("momentum_buffer",), arrays[0])
-        if arrays is None or (mu and bufs is None):
+        if arrays is None:
             left.append(p)
             continue
         pd, gd = arrays
+        if mu:
+            state = states.get(p) or opt._state_of(p)
+            buf_t = state.get("momentum_buffer")
+            buf = _buffer(buf_t, pd)
+            if buf is None:
+                left.append(p)
+                continue
         dt = pd.dtype
         found = scalars.get(dt)
         if found is None:
             found = scalars[dt] = (_scalar(mu, dt), _scalar(lr, dt))
         mu_s, lr_s = found
         if mu:
-            buf = bufs[0]
             np.multiply(buf, mu_s, out=buf)
             gd = np.add(buf, gd, out=buf)
-            state["momentum_buffer"]._version[0] += 1
+            buf_t._version[0] += 1
         np.subtract(pd, np.multiply(gd, lr_s, out=_scratch(pd, pool)), out=pd)
         p._version[0] += 1
     return left

@@ -18,6 +18,7 @@ from ..autograd.grad_mode import state as grad_state
 from ..backends import default_backend, is_array
 from ..errors import DongjingError, JitError
 from ..tensor import Tensor
+from ..tensor import ndarray as _ndarray
 from .program import storage
 
 
@@ -204,7 +205,7 @@ def _tape_node(cls, op: _NodeOp, inputs: list, attrs: dict) -> BackwardNode:
     node.inputs = tuple(inputs)
     node.versions = tuple(t._version[0] for t in inputs)
     node.next_functions = tuple(
-        (t.grad_fn if t.grad_fn is not None else accumulator_of(t), 0) for t in inputs)
+        (t.grad_fn or getattr(t, "_accumulator", None) or accumulator_of(t), 0) for t in inputs)
     node.needs = (True,) * len(inputs)
     node.out_data = None
     node.pre_hooks = None
@@ -263,7 +264,9 @@ def _jit_vjp(grad, inputs, out, needs, attrs):
         if not has:
             results.append(None)
             continue
-        value = default_backend().asarray(next(values))
+        value = next(values)
+        if type(value) is not _ndarray:
+            value = default_backend().asarray(value)
         if not value.flags.c_contiguous:  # a transposed weight gradient: the optimizer's
             value = value.copy()  # elementwise updates run faster in C order
         elif fed_ids and id(storage(value)) in fed_ids:  # never hand out the caller's

@@ -6,7 +6,7 @@ from __future__ import annotations
 from ..backends import is_array
 from ..dtypes import as_dtype
 from ..graph.variable import Variable
-from ..nn.module import Module
+from ..nn.module import Module, tree_epoch
 from ..optim.optimizer import Optimizer
 from ..tensor import Tensor
 
@@ -84,7 +84,18 @@ def _leaf(path: str, value, entries: list, arrays: list) -> None:
 
 def training_flags(module) -> tuple:
     """`tuple(m.training for m in module.modules())`, without the generators' per-module
-    qualified names (read on every call of a jitted module)."""
+    qualified names (read on every call of a jitted module); kept on the module until any
+    module tree changes (`nn.module.tree_epoch`)."""
+    epoch = tree_epoch()
+    cached = module.__dict__.get("_training_flags")
+    if cached is not None and cached[0] == epoch:
+        return cached[1]
+    flags = _walk_flags(module)
+    object.__setattr__(module, "_training_flags", (epoch, flags))
+    return flags
+
+
+def _walk_flags(module) -> tuple:
     flags = []
     seen = set()
     stack = [module]
