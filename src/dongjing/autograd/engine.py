@@ -286,18 +286,15 @@ def _accumulate(acc: AccumulateGrad, grad, shared: bool, create_graph: bool) -> 
         grad = grad.detach()
     if grad._data.dtype != variable._data.dtype:
         grad = grad.to(variable.dtype)
-    if not _GradScope.open_anywhere:  # no trace routes .grad anywhere: the attribute itself
-        if variable._grad is None:
-            if shared and not create_graph:
-                grad = grad.clone()
-            if grad._data.shape == variable._data.shape:
-                variable._grad = grad
-                return
-        variable.grad = grad if variable._grad is None else variable._grad + grad
-    elif variable.grad is None:
+    direct = not _GradScope.open_anywhere  # no trace routes .grad: read and set the slot
+    current = variable._grad if direct else variable.grad
+    if current is None:
         if shared and not create_graph:
             grad = grad.clone()
-        variable.grad = grad
+        if direct and grad._data.shape == variable._data.shape:
+            variable._grad = grad  # the property's checks, already known to hold
+        else:
+            variable.grad = grad
     else:
-        variable.grad = variable.grad + grad
+        variable.grad = current + grad
 

@@ -55,9 +55,11 @@ def _machine_key(op, dtype) -> str:
     import hashlib
     import platform
 
-    from numpy._core import _multiarray_umath as umath
-
-    features = sorted(k for k, on in getattr(umath, "__cpu_features__", {}).items() if on)
+    try:  # NumPy's runtime CPU dispatch (a private module: absent, the key is less specific)
+        from numpy._core._multiarray_umath import __cpu_features__ as found
+    except ImportError:
+        found = {}
+    features = sorted(k for k, on in found.items() if on)
     try:
         from importlib.metadata import version
 

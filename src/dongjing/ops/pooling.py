@@ -51,9 +51,8 @@ def _offsets(kernel, stride, oh, ow):
 
 
 def _max_pool_forward(xp, x, kernel, stride, padding):
-    n, c = x.shape[:2]
-    oh = (x.shape[2] + 2 * padding[0] - kernel[0]) // stride[0] + 1
-    ow = (x.shape[3] + 2 * padding[1] - kernel[1]) // stride[1] + 1
+    oh = out_size(x.shape[2], kernel[0], stride[0], padding[0], "max_pool2d")
+    ow = out_size(x.shape[3], kernel[1], stride[1], padding[1], "max_pool2d")
     xpad = _padded(xp, x, padding)
     out = None
     for rows, cols in _offsets(kernel, stride, oh, ow):

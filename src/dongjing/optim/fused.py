@@ -67,19 +67,16 @@ def _state_arrays(state: dict, names, like: np.ndarray):
     """The arrays of the state Variables `names` (each of `like`'s shape and dtype), or None."""
     found = []
     for name in names:
-        t = state.get(name)
-        data = getattr(t, "_data", None) if isinstance(t, Tensor) else None
-        if (type(data) is not _ndarray or t._node is not None or data.dtype != like.dtype
-                or data.shape != like.shape or not data.flags.writeable
-                or np.may_share_memory(data, like)):
+        data = _buffer(state.get(name), like)
+        if data is None:
             return None
         found.append(data)
     return found
 
 
 def _buffer(t, like: np.ndarray):
-    """`_state_arrays` for one state tensor `t`: its array, or None."""
-    data = t._data if type(t) is Tensor or isinstance(t, Tensor) else None
+    """The array of state tensor `t` when it can be updated in place beside `like`, or None."""
+    data = t._data if isinstance(t, Tensor) else None
     if (type(data) is not _ndarray or t._node is not None or data.dtype != like.dtype
             or data.shape != like.shape or not data.flags.writeable
             or np.may_share_memory(data, like)):
