@@ -1,6 +1,6 @@
 """The pass manager: runs the passes of an optimization level to a fixed point, then generates
 code. Level 1 = cleanup (dead code, constants, algebra, common subexpressions); level 2 = cleanup
-+ elementwise fusion + memory planning."""
++ a recurrence's per-step GEMMs batched + elementwise fusion + memory planning."""
 
 from __future__ import annotations
 
@@ -148,8 +148,13 @@ def optimize(graph, fetches: list, feeds: list = (), level: int = 2):
                 break
     if level >= 2:
         from .passes import fuse_elementwise as fusion
+        from .passes.batch_time_matmuls import batch_time_matmuls
         from .passes.expand_compounds import expand_compounds
 
+        result, batched = _run_pass(stats, idle, batch_time_matmuls, result)
+        if batched:  # the per-step products it replaced are dead now
+            for fn in passes:
+                result, _ = _run_pass(stats, idle, fn, result)
         if kernels.available():
             size_min = fusion.MIN_SIZE
             result = _record(stats, expand_compounds, result.graph,

@@ -1,0 +1,135 @@
+"""The pass that turns an unrolled recurrence's per-step GEMMs into one: compiled values and
+gradients equal the uncompiled ones, and it applies only to complete, known groups."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import dongjing as dj
+from dongjing.compiler import build_program
+
+RNG = np.random.default_rng(0)
+
+
+def _rnn(steps, batch=3, n_in=4, hidden=6, used=None, x_shape=None):
+    """The W5 recurrence over `used` steps (default all) of x (steps, batch, n_in)."""
+    g = dj.Graph()
+    with g.as_default():
+        x = dj.placeholder(x_shape or (steps, batch, n_in), dj.float32, name="x")
+        w = dj.Variable(RNG.standard_normal((n_in, hidden)).astype(np.float32), name="w")
+        u = dj.Variable(RNG.standard_normal((hidden, hidden)).astype(np.float32) * 0.3,
+                        name="u")
+        b = dj.Variable(RNG.standard_normal(hidden).astype(np.float32), name="b")
+        h = dj.zeros((batch, hidden))
+        for t in used if used is not None else range(steps):
+            h = dj.tanh(x[t] @ w + h @ u + b)
+        loss = dj.sum(h)
+        grads = dj.gradients(loss, [w, u, b])
+    return g, x, [loss, *grads]
+
+
+def _compare(g, x, fetches, xv):
+    nodes = [f.node for f in fetches]
+    fast = build_program(g, nodes, [x.node], 2)
+    plain = build_program(g, nodes, [x.node], 0)
+    for a, b in zip(fast([xv]), plain([xv])):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5)
+    return [s["changes"] for s in fast.stats if s["pass"] == "batch_time_matmuls"], fast
+
+
+@pytest.mark.parametrize("steps", [2, 5, 17])
+def test_the_steps_products_and_the_weight_gradient_become_one_gemm_each(steps):
+    g, x, fetches = _rnn(steps)
+    xv = RNG.standard_normal((steps, 3, 4)).astype(np.float32)
+    changes, fast = _compare(g, x, fetches, xv)
+    assert changes == [[f"{steps} products %x[t] @ %w -> one (%steps_matmul)",
+                        f"%{fast_root(g, fetches)}: a sum of {steps} products %x[t].T @ G_t "
+                        "-> one"]]
+    matmuls = [n for n in fast.graph.nodes if n.op.name == "matmul"]
+    # one forward GEMM for x, one for its weight gradient; the h @ u chain keeps its own
+    assert len(matmuls) == 2 + 3 * steps - 1
+
+
+def fast_root(g, fetches) -> str:
+    """The name of the node that sums w's gradient (the first gradient fetched)."""
+    return fetches[1].node.name
+
+
+@pytest.mark.parametrize("used, rewrites", [([0, 1, 2], 0), ([1, 2, 3, 0], 2),
+                                            ([0, 2, 2, 1, 3], 1)],
+                         ids=["a step missing", "steps out of order", "a step twice"])
+def test_only_groups_covering_every_step_once_are_rewritten(used, rewrites):
+    # a step used twice: its two forward products are one node after common-subexpression
+    # elimination (so the forward group is complete), but its gradient has two terms
+    g, x, fetches = _rnn(4, used=used)
+    xv = RNG.standard_normal((4, 3, 4)).astype(np.float32)
+    changes, _ = _compare(g, x, fetches, xv)
+    assert len([c for step in changes for c in step]) == rewrites
+
+
+def test_an_unknown_batch_dim_is_left_alone():
+    g, x, fetches = _rnn(3, x_shape=(3, None, 4))
+    nodes = [f.node for f in fetches]
+    program = build_program(g, nodes, [x.node], 2)
+    assert all(not s["changes"] for s in program.stats if s["pass"] == "batch_time_matmuls")
+    xv = RNG.standard_normal((3, 3, 4)).astype(np.float32)
+    for a, b in zip(program([xv]), build_program(g, nodes, [x.node], 0)([xv])):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5)
+
+
+def test_a_fetched_partial_product_keeps_the_sum_as_it_is():
+    g = dj.Graph()
+    with g.as_default():
+        x = dj.placeholder((3, 2, 4), dj.float32, name="x")
+        w = dj.Variable(RNG.standard_normal((4, 5)).astype(np.float32), name="w")
+        gs = [dj.placeholder((2, 5), dj.float32, name=f"g{t}") for t in range(3)]
+        parts = [dj.transpose(x[t], 0, 1) @ gs[t] for t in range(3)]
+        total = parts[0] + parts[1] + parts[2]
+        y = dj.sum(x[0] @ w)
+    feeds = [x.node] + [p.node for p in gs]
+    values = [RNG.standard_normal((3, 2, 4)).astype(np.float32)] + [
+        RNG.standard_normal((2, 5)).astype(np.float32) for _ in range(3)]
+    for fetches in ([total, parts[1]], [total, y]):
+        nodes = [f.node for f in fetches]
+        fast = build_program(g, nodes, feeds, 2)
+        changes = [c for s in fast.stats if s["pass"] == "batch_time_matmuls" for c in s["changes"]]
+        assert not any("a sum of" in c for c in changes) or fetches[1] is y
+        for a, b in zip(fast(values), build_program(g, nodes, feeds, 0)(values)):
+            np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5)
+
+
+def test_a_jitted_training_step_over_an_unrolled_rnn_matches_eager():
+    import dongjing.nn as nn
+
+    w0 = RNG.standard_normal((4, 6)).astype(np.float32)
+    u0 = RNG.standard_normal((6, 6)).astype(np.float32) * 0.3
+
+    class Rnn(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = nn.Parameter(dj.tensor(w0.copy()))
+            self.u = nn.Parameter(dj.tensor(u0.copy()))
+
+        def forward(self, x):
+            h = dj.zeros((x.shape[1], 6))
+            for t in range(x.shape[0]):
+                h = dj.tanh(x[t] @ self.w + h @ self.u)
+            return dj.sum(h)
+
+    xv = dj.tensor(RNG.standard_normal((6, 3, 4)).astype(np.float32))
+    losses = []
+    for jitted in (False, True):
+        model = Rnn()
+        opt = dj.optim.SGD(model.parameters(), lr=0.01)
+
+        def step(x, model=model, opt=opt):
+            opt.zero_grad()
+            loss = model(x)
+            loss.backward()
+            opt.step()
+            return loss
+
+        run = dj.jit(step) if jitted else step
+        losses.append([float(run(xv)) for _ in range(5)])
+    np.testing.assert_allclose(losses[0], losses[1], rtol=1e-5)
