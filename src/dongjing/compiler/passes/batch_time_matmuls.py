@@ -1,23 +1,29 @@
 """Batching a loop's per-step GEMMs: an unrolled recurrence multiplies every time step of an
-input `X` (T, B, D) by one weight, `X[t] @ W` for t = 0 .. T-1, and its gradient sums
-`X[t].T @ G_t` over the steps. Each is T small GEMMs (and T - 1 additions); as one GEMM over
-all the steps' rows it is one library call on a T times larger matrix, as hand-written
-recurrent code does it (W5: 50 steps of a (32, 32) @ (32, 64) product).
+input `X` (T, B, D) by one weight, `X[t] @ W` for t = 0 .. T-1, and its gradients sum T
+per-step terms (`X[t].T @ G_t`, `H_t.T @ G_t`, `sum(G_t, dim=0)`). Each is T small library
+calls and T - 1 additions; as one call on all the steps' rows it is what hand-written
+recurrent code does (W5: 50 steps of a (32, 32) @ (32, 64) product).
 
 - forward: the T products `matmul(getitem(X, t), W)` become `reshape(X, (T*B, D)) @ W`,
   reshaped to (T, B, H), and each product is its row block `Y[t]` (a view);
-- weight gradient: a tree of `add` nodes (used only inside the tree) whose leaves are the T
-  products `matmul(permute(getitem(X, t)), G_t)` becomes
-  `permute(reshape(X, (T*B, D))) @ concat(G_0 .. G_{T-1})`.
+- a sum (a tree of same-shape adds, each used only inside the tree) of at least `MIN_TERMS`
+  products `A_k.T @ G_k` becomes `concat(A_k).T @ concat(G_k)` (for `A_k = X[t]` over every
+  step of one X: `reshape(X).T @ concat(G_t)`, no copy of X);
+- such a sum of column sums `sum(G_k, dim=(0,))` (a bias gradient) becomes one column sum of
+  `concat(G_k)`.
 
-Both change only the order in which float sums are taken (within float rounding). A group
-applies only when every step 0 .. T-1 appears exactly once and the shapes are known.
+The terms are concatenated in step order (the reverse of the order a backward pass computes
+their G_k), so all three sums share one concatenation (common-subexpression elimination).
+Only the order of float additions changes (within float rounding). Groups apply only where
+every shape is known.
 """
 
 from __future__ import annotations
 
 from ...registry import OPS
 from ..ir import PassResult, Rebuilder
+
+MIN_TERMS = 4  # a sum of fewer products is left as it is (the copies would not pay)
 
 
 def _step(node):
@@ -76,33 +82,60 @@ def _summed(node, consumers: dict, fetched: set) -> bool:
             and all(i.shape == user.shape for i in user.inputs))
 
 
-def _weight_gradient(root, consumers: dict, fetched: set):
-    """(X, {t: G_t}) when `root` is a tree of same-shape adds, each inner one used only by
-    the tree, whose leaves are `permute(X[t], (1, 0)) @ G_t` for every step t of one X."""
+def _sum_leaves(root, consumers: dict, fetched: set) -> list:
+    """The terms of the tree of same-shape adds rooted at `root` whose inner adds are used
+    only inside the tree (a plain sum of its leaves), or [] when some add broadcasts."""
     leaves, stack = [], [root]
     while stack:
         node = stack.pop()
         if node.op.name == "add" and (node is root or _summed(node, consumers, fetched)):
             if any(i.shape != node.shape for i in node.inputs):
-                return None
+                return []
             stack.extend(node.inputs)
         else:
             leaves.append(node)
-    x, grads = None, {}
+    return leaves
+
+
+def _products(leaves, consumers: dict, fetched: set):
+    """[(P_k, G_k)] when every leaf is `P_k.T @ G_k` (2-d, used only by the sum); else None."""
+    pairs = []
     for leaf in leaves:
         if leaf.op.name != "matmul" or _only_use(leaf, consumers, fetched) is None:
             return None
-        p, g = leaf.inputs
-        if p.op.name != "permute" or p.attrs.get("dims") != (1, 0):
+        a, g = leaf.inputs
+        if len(a.shape) != 2 or len(g.shape) != 2 or None in a.shape or None in g.shape:
             return None
-        found = _step(p.inputs[0])
+        transposed = a.op.name == "permute" and a.attrs.get("dims") == (1, 0)
+        pairs.append((a.inputs[0] if transposed else a, transposed, g))
+    columns = {p.shape[1] if transposed else p.shape[0] for p, transposed, _ in pairs}
+    return pairs if len(columns) == 1 and len({g.shape[1] for *_, g in pairs}) == 1 else None
+
+
+def _column_sums(leaves, consumers: dict, fetched: set):
+    """[G_k] when every leaf is `sum(G_k, dim=(0,))` of a 2-d G_k used only by the sum."""
+    grads = []
+    for leaf in leaves:
+        if (leaf.op.name != "sum" or _only_use(leaf, consumers, fetched) is None
+                or leaf.attrs.get("dim") != (0,) or leaf.attrs.get("keepdim")):
+            return None
+        g = leaf.inputs[0]
+        if len(g.shape) != 2 or None in g.shape:
+            return None
+        grads.append(g)
+    return grads
+
+
+def _over_steps(pairs):
+    """(X, {t: G_t}) when the products are `X[t].T @ G_t` for every step t of one X."""
+    x, grads = None, {}
+    for p, transposed, g in pairs:
+        found = _step(p) if transposed else None
         if found is None or (x is not None and found[0] is not x) or found[1] in grads:
             return None
         x = found[0]
         grads[found[1]] = g
-    if x is None or len(grads) != x.shape[0] or x.shape[0] < 2:
-        return None
-    return x, grads
+    return (x, grads) if x is not None and len(grads) == x.shape[0] else None
 
 
 def batch_time_matmuls(graph, fetches: list) -> PassResult:
@@ -111,12 +144,28 @@ def batch_time_matmuls(graph, fetches: list) -> PassResult:
     first = {min(steps.values(), key=graph.nodes.index): key for key, steps in forward.items()}
     member = {node: (key, t) for key, steps in forward.items() for t, node in steps.items()}
     consumers, fetched = _consumers(graph), set(fetches)
+    order = {node: i for i, node in enumerate(graph.nodes)}
+    # the root add of a sum -> ("steps", X, {t: G_t}), ("products", pairs) or ("sums", [G_k]);
+    # terms in the reverse of the order their G_k are computed: a backward pass computes the
+    # last step's first, so this is step order, that of reshape(X)'s rows, and every sum over
+    # the same G_k concatenates them alike (one node after common-subexpression elimination)
     roots = {}
     for node in graph.nodes:
-        if node.op.name == "add" and not _summed(node, consumers, fetched):
-            found = _weight_gradient(node, consumers, fetched)
-            if found is not None:
-                roots[node] = found
+        if node.op.name != "add" or _summed(node, consumers, fetched):
+            continue
+        leaves = _sum_leaves(node, consumers, fetched)
+        if len(leaves) < MIN_TERMS:
+            continue
+        pairs = _products(leaves, consumers, fetched)
+        steps = _over_steps(pairs) if pairs else None
+        if steps is not None:
+            roots[node] = ("steps", *steps)
+        elif pairs is not None:
+            roots[node] = ("products", sorted(pairs, key=lambda pair: -order[pair[2]]))
+        else:
+            grads = _column_sums(leaves, consumers, fetched)
+            if grads is not None:
+                roots[node] = ("sums", sorted(grads, key=lambda g: -order[g]))
     if not forward and not roots:
         return PassResult(graph, list(fetches), [])
     rb = Rebuilder(graph)
@@ -131,6 +180,40 @@ def batch_time_matmuls(graph, fetches: list) -> PassResult:
                               shape=(t * b, d), dtype=x.dtype, name="steps_flat",
                               source=like.source)
         return rows[x]
+
+    def joined(parts, like, name):
+        """`concat(parts, dim=0)` of new-graph nodes (2-d, equal columns)."""
+        return rb.emit(parts, op=OPS["concat"], attrs={"dim": 0},
+                       shape=(sum(p.shape[0] for p in parts), parts[0].shape[1]),
+                       dtype=parts[0].dtype, name=name, source=like.source)
+
+    def transposed(x, like, name):
+        return rb.emit((x,), op=OPS["permute"], attrs={"dims": (1, 0)}, shape=x.shape[::-1],
+                       dtype=x.dtype, name=name, source=like.source)
+
+    def matmul(a, b, like):
+        return rb.emit((a, b), op=OPS["matmul"], attrs={}, shape=like.shape, dtype=like.dtype,
+                       name=like.name, source=like.source)
+
+    def over_steps(node, x, grads):
+        changes.append(f"%{node.name}: a sum of {x.shape[0]} products %{x.name}[t].T @ G_t "
+                       "-> one")
+        g = joined([rb.map[grads[t]] for t in range(x.shape[0])], node, "steps_grads")
+        return matmul(transposed(flat(x, node), node, "steps_flat_t"), g, node)
+
+    def products(node, pairs):
+        changes.append(f"%{node.name}: a sum of {len(pairs)} products A_k.T @ G_k -> one")
+        rows_a = [rb.map[p] if is_transposed else transposed(rb.map[p], node, "terms_t")
+                  for p, is_transposed, _ in pairs]  # A_k.T: a permute's input, or A_k.T
+        a = joined(rows_a, node, "terms_a")
+        g = joined([rb.map[g] for *_, g in pairs], node, "terms_g")
+        return matmul(transposed(a, node, "terms_a_t"), g, node)
+
+    def sums(node, grads):
+        changes.append(f"%{node.name}: a sum of {len(grads)} column sums -> one")
+        g = joined([rb.map[g] for g in grads], node, "terms_g")
+        return rb.emit((g,), op=OPS["sum"], attrs={"dim": (0,), "keepdim": False},
+                       shape=node.shape, dtype=node.dtype, name=node.name, source=node.source)
 
     for node in graph.nodes:
         if node in first:
@@ -150,20 +233,9 @@ def batch_time_matmuls(graph, fetches: list) -> PassResult:
                                    shape=node.shape, dtype=node.dtype, name=node.name,
                                    source=node.source)
         elif node in roots:
-            x, grads = roots[node]
-            parts = [rb.map[grads[t]] for t in range(x.shape[0])]
-            rows_g = sum(p.shape[0] for p in parts)
-            joined = rb.emit(parts, op=OPS["concat"], attrs={"dim": 0},
-                             shape=(rows_g, parts[0].shape[1]), dtype=parts[0].dtype,
-                             name="steps_grads", source=node.source)
-            flat_x = flat(x, node)
-            xt = rb.emit((flat_x,), op=OPS["permute"], attrs={"dims": (1, 0)},
-                         shape=flat_x.shape[::-1], dtype=x.dtype, name="steps_flat_t",
-                         source=node.source)
-            rb.map[node] = rb.emit((xt, joined), op=OPS["matmul"], attrs={}, shape=node.shape,
-                                   dtype=node.dtype, name=node.name, source=node.source)
-            changes.append(f"%{node.name}: a sum of {x.shape[0]} products %{x.name}[t].T @ G_t "
-                           "-> one")
+            kind, *found = roots[node]
+            rb.map[node] = {"steps": over_steps, "products": products,
+                            "sums": sums}[kind](node, *found)
         else:
             rb.map[node] = rb.copy(node)
     return PassResult(*rb.finish(fetches), changes)
