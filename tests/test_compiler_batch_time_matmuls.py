@@ -44,7 +44,8 @@ def test_the_steps_products_and_the_gradient_sums_become_one_gemm_each(steps):
     g, x, fetches = _rnn(steps)
     xv = RNG.standard_normal((steps, 3, 4)).astype(np.float32)
     changes, fast = _compare(g, x, fetches, xv)
-    expected = [f"{steps} products %x[t] @ %w -> one (%steps_matmul)"]
+    expected = [f"{steps} products %x[t] @ %w -> one (%steps_matmul)",
+                f"%b added once to the {steps} products"]
     if steps >= MIN_TERMS:  # shorter sums stay as they are
         w_sum, u_sum, b_sum = (f.node.name for f in fetches[1:])
         expected += [f"%{w_sum}: a sum of {steps} products %x[t].T @ G_t -> one",
@@ -58,14 +59,15 @@ def test_the_steps_products_and_the_gradient_sums_become_one_gemm_each(steps):
     assert len(matmuls) == 1 + steps + (steps - 1) + gradient_gemms
 
 
-@pytest.mark.parametrize("used, rewrites", [([0, 1, 2], 0), ([1, 2, 3, 0], 4),
+@pytest.mark.parametrize("used, rewrites", [([0, 1, 2], 0), ([1, 2, 3, 0], 5),
                                             ([0, 2, 2, 1, 3], 4)],
                          ids=["a step missing", "steps out of order", "a step twice"])
 def test_only_groups_covering_every_step_once_are_rewritten(used, rewrites):
     # a step missing: no forward group, and sums of 3 terms are too short to rewrite; a step
     # used twice: its two forward products are one node after common-subexpression
-    # elimination (the forward group is complete), and its gradient's five terms are summed
-    # as general products rather than over the steps of x
+    # elimination (the forward group is complete, but that product has two readers, so the
+    # bias stays per step), and its gradient's five terms are summed as general products
+    # rather than over the steps of x
     g, x, fetches = _rnn(4, used=used)
     xv = RNG.standard_normal((4, 3, 4)).astype(np.float32)
     changes, _ = _compare(g, x, fetches, xv)
@@ -136,3 +138,23 @@ def test_a_jitted_training_step_over_an_unrolled_rnn_matches_eager():
         run = dj.jit(step) if jitted else step
         losses.append([float(run(xv)) for _ in range(5)])
     np.testing.assert_allclose(losses[0], losses[1], rtol=1e-5)
+
+
+def test_a_bias_every_step_adds_is_added_once_and_a_per_step_bias_is_not():
+    g = dj.Graph()
+    with g.as_default():
+        x = dj.placeholder((4, 3, 2), dj.float32, name="x")
+        w = dj.Variable(RNG.standard_normal((2, 5)).astype(np.float32), name="w")
+        b = dj.Variable(RNG.standard_normal(5).astype(np.float32), name="b")
+        c = [dj.constant(RNG.standard_normal(5).astype(np.float32)) for _ in range(4)]
+        h_shared, h_own = dj.zeros((3, 5)), dj.zeros((3, 5))
+        for t in range(4):
+            h_shared = dj.tanh(x[t] @ w + h_shared + b)
+            h_own = dj.tanh(x[t] @ w + h_own + c[t])
+        shared_grads = dj.gradients(dj.sum(h_shared), [w, b])
+        own_grads = dj.gradients(dj.sum(h_own), [w])
+    xv = RNG.standard_normal((4, 3, 2)).astype(np.float32)
+    for fetches, folded in (([dj.sum(h_shared), *shared_grads], True),
+                            ([dj.sum(h_own), *own_grads], False)):
+        changes, _ = _compare(g, x, fetches, xv)
+        assert any("added once" in c for step in changes for c in step) is folded

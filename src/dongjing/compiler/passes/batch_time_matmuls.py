@@ -5,7 +5,8 @@ calls and T - 1 additions; as one call on all the steps' rows it is what hand-wr
 recurrent code does (W5: 50 steps of a (32, 32) @ (32, 64) product).
 
 - forward: the T products `matmul(getitem(X, t), W)` become `reshape(X, (T*B, D)) @ W`,
-  reshaped to (T, B, H), and each product is its row block `Y[t]` (a view);
+  reshaped to (T, B, H), and each product is its row block `Y[t]` (a view); where each step
+  goes on to add one bias, `(Y[t] + o_t) + b`, b is added to Y once;
 - a sum (a tree of same-shape adds, each used only inside the tree) of at least `MIN_TERMS`
   products `A_k.T @ G_k` becomes `concat(A_k).T @ concat(G_k)` (for `A_k = X[t]` over every
   step of one X: `reshape(X).T @ concat(G_t)`, no copy of X);
@@ -54,6 +55,42 @@ def _forward_groups(graph) -> dict:
         else:
             steps[found[1]] = node
     return {key: steps for key, steps in groups.items() if _complete(key[0], steps)}
+
+
+def _bias_of(steps: dict, consumers: dict, fetched: set):
+    """(b, {t: the add that yields m_t + b}) when every step's product m_t goes on to add one
+    source node b that broadcasts over it, either at once (`m_t + b`) or after one other term
+    (`(m_t + o_t) + b`, each add read only by the next): b is then added once to all the
+    steps' products. Else None."""
+    options = []  # per step: {b: the add of b}, from both forms
+    for m in steps.values():
+        a = _only_use(m, consumers, fetched)
+        if a is None or a.op.name != "add" or a.shape != m.shape:
+            return None
+        found = {}
+        other = a.inputs[1] if a.inputs[0] is m else a.inputs[0]
+        if not other.inputs and other is not m:
+            found[other] = a  # m_t + b
+        outer = _only_use(a, consumers, fetched)
+        if outer is not None and outer.op.name == "add" and outer.shape == a.shape:
+            b = outer.inputs[1] if outer.inputs[0] is a else outer.inputs[0]
+            if not b.inputs and b is not a:
+                found.setdefault(b, outer)  # (m_t + o_t) + b
+        options.append(found)
+    common = set(options[0]).intersection(*options[1:])
+    if len(common) != 1:
+        return None
+    bias = common.pop()
+    outers = {t: found[bias] for t, found in zip(steps, options)}
+    if bias.dtype != m.dtype or not _broadcasts(bias.shape, m.shape):
+        return None
+    return bias, outers
+
+
+def _broadcasts(shape, over) -> bool:
+    """Whether a bias of `shape` adds to every (B, H) step alike: (H,), (1, H) or (B, H)."""
+    return (len(shape) == 1 and shape == over[1:]
+            or len(shape) == 2 and shape[1] == over[1] and shape[0] in (1, over[0]))
 
 
 def _complete(x, steps: dict) -> bool:
@@ -145,6 +182,15 @@ def batch_time_matmuls(graph, fetches: list) -> PassResult:
     member = {node: (key, t) for key, steps in forward.items() for t, node in steps.items()}
     consumers, fetched = _consumers(graph), set(fetches)
     order = {node: i for i, node in enumerate(graph.nodes)}
+    biases = {}  # (X, W) -> the bias added once to its batched product
+    folded = {}  # the add of b at a step -> the node that now stands for it
+    for key, steps in forward.items():
+        found = _bias_of(steps, consumers, fetched)
+        if found is not None:
+            biases[key] = found[0]
+            for t, outer in found[1].items():
+                # `m_t + b` is the biased product itself; `(m_t + o_t) + b` is the inner add
+                folded[outer] = steps[t] if steps[t] in outer.inputs else consumers[steps[t]][0]
     # the root add of a sum -> ("steps", X, {t: G_t}), ("products", pairs) or ("sums", [G_k]);
     # terms in the reverse of the order their G_k are computed: a backward pass computes the
     # last step's first, so this is step order, that of reshape(X)'s rows, and every sum over
@@ -216,6 +262,11 @@ def batch_time_matmuls(graph, fetches: list) -> PassResult:
                        shape=node.shape, dtype=node.dtype, name=node.name, source=node.source)
 
     for node in graph.nodes:
+        if node in rb.map:  # a bias copied ahead of its place
+            continue
+        if node in folded:  # `a_t + b`: b is in a_t already
+            rb.map[node] = rb.map[folded[node]]
+            continue
         if node in first:
             x, w = first[node]
             t, b, _ = x.shape
@@ -223,10 +274,19 @@ def batch_time_matmuls(graph, fetches: list) -> PassResult:
             product = rb.emit((flat(x, node), rb.map[w]), op=OPS["matmul"], attrs={},
                               shape=(t * b, h), dtype=node.dtype, name="steps_matmul",
                               source=node.source)
-            batched[x, w] = rb.emit((product,), op=OPS["reshape"], attrs={"shape": (t, b, h)},
-                                    shape=(t, b, h), dtype=node.dtype, name="steps_product",
-                                    source=node.source)
+            steps3 = rb.emit((product,), op=OPS["reshape"], attrs={"shape": (t, b, h)},
+                             shape=(t, b, h), dtype=node.dtype, name="steps_product",
+                             source=node.source)
             changes.append(f"{t} products %{x.name}[t] @ %{w.name} -> one (%{product.name})")
+            bias = biases.get((x, w))
+            if bias is not None:  # a source node: copied here, ahead of its place
+                if bias not in rb.map:
+                    rb.map[bias] = rb.copy(bias)
+                steps3 = rb.emit((steps3, rb.map[bias]), op=OPS["add"], attrs={},
+                                 shape=(t, b, h), dtype=node.dtype, name="steps_biased",
+                                 source=node.source)
+                changes.append(f"%{bias.name} added once to the {t} products")
+            batched[x, w] = steps3
         if node in member:
             key, t = member[node]
             rb.map[node] = rb.emit((batched[key],), op=OPS["getitem"], attrs={"key": (t,)},
