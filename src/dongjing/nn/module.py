@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from typing import Any, NamedTuple
@@ -22,7 +23,14 @@ class IncompatibleKeys(NamedTuple):
     unexpected_keys: list
 
 
-_tree_epoch = [0]  # bumped by every change of a module's children or training flag
+_epochs = itertools.count(1)
+_tree_epoch = [0]  # a fresh number after every change of a module's children or training flag
+
+
+def _changed() -> None:
+    """Called after a module tree changed (`next` on a count is atomic: two threads never get
+    one number)."""
+    _tree_epoch[0] = next(_epochs)
 
 
 def tree_epoch() -> int:
@@ -63,7 +71,7 @@ class Module:
         elif isinstance(value, Module):
             self._forget(name)
             self._modules[name] = value
-            _tree_epoch[0] += 1
+            _changed()
         elif name in self._parameters:
             if value is not None:
                 raise TypeError(
@@ -78,18 +86,19 @@ class Module:
                 value = Variable(value._data, trainable=False)
             self._buffers[name] = value
         else:
-            if name in self._modules or name == "training":
-                _tree_epoch[0] += 1
+            tree_changes = name in self._modules or name == "training"
             if name in self._modules:
                 del self._modules[name]
             object.__setattr__(self, name, value)
+            if tree_changes:
+                _changed()
 
     def _forget(self, name: str) -> None:
         self._parameters.pop(name, None)
         self._buffers.pop(name, None)
         if name in self._modules:
             del self._modules[name]
-            _tree_epoch[0] += 1
+            _changed()
         self.__dict__.pop(name, None)
 
     def __getattr__(self, name: str) -> Any:
@@ -103,7 +112,8 @@ class Module:
         for table in (self._parameters, self._buffers, self._modules):
             if name in table:
                 del table[name]
-                _tree_epoch[0] += table is self._modules
+                if table is self._modules:
+                    _changed()
                 return
         object.__delattr__(self, name)
 
@@ -128,7 +138,7 @@ class Module:
     def add_module(self, name: str, module: Module | None) -> None:
         self._forget(name)
         self._modules[name] = module
-        _tree_epoch[0] += 1
+        _changed()
 
     register_module = add_module
 
@@ -255,7 +265,7 @@ class Module:
         """Training mode (dropout active, batch norm uses and updates batch statistics)."""
         for m in self.modules():
             object.__setattr__(m, "training", bool(mode))
-        _tree_epoch[0] += 1
+        _changed()
         return self
 
     def eval(self) -> Module:
