@@ -158,3 +158,19 @@ def test_a_bias_every_step_adds_is_added_once_and_a_per_step_bias_is_not():
                             ([dj.sum(h_own), *own_grads], False)):
         changes, _ = _compare(g, x, fetches, xv)
         assert any("added once" in c for step in changes for c in step) is folded
+
+
+def test_a_sum_of_plain_products_becomes_one_gemm_with_equal_values():
+    g = dj.Graph()
+    with g.as_default():
+        a = [dj.placeholder((3, 2 + k), dj.float32, name=f"a{k}") for k in range(4)]
+        w = [dj.Variable(RNG.standard_normal((2 + k, 5)).astype(np.float32)) for k in range(4)]
+        total = a[0] @ w[0] + a[1] @ w[1] + a[2] @ w[2] + a[3] @ w[3]
+    values = [RNG.standard_normal((3, 2 + k)).astype(np.float32) for k in range(4)]
+    feeds = [p.node for p in a]
+    fast = build_program(g, [total.node], feeds, 2)
+    changes = [c for s in fast.stats if s["pass"] == "batch_time_matmuls" for c in s["changes"]]
+    assert changes == [f"%{total.node.name}: a sum of 4 products A_k.T @ G_k -> one"]
+    assert [n.op.name for n in fast.graph.nodes].count("matmul") == 1
+    np.testing.assert_allclose(fast(values)[0], build_program(g, [total.node], feeds, 0)(values)[0],
+                               rtol=1e-5, atol=1e-5)

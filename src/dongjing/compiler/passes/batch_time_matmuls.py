@@ -177,11 +177,11 @@ def _over_steps(pairs):
 
 def batch_time_matmuls(graph, fetches: list) -> PassResult:
     """Turn per-time-step GEMMs over one input and weight into one GEMM (see the module)."""
+    order = {node: i for i, node in enumerate(graph.nodes)}
     forward = _forward_groups(graph)
-    first = {min(steps.values(), key=graph.nodes.index): key for key, steps in forward.items()}
+    first = {min(steps.values(), key=order.__getitem__): key for key, steps in forward.items()}
     member = {node: (key, t) for key, steps in forward.items() for t, node in steps.items()}
     consumers, fetched = _consumers(graph), set(fetches)
-    order = {node: i for i, node in enumerate(graph.nodes)}
     biases = {}  # (X, W) -> the bias added once to its batched product
     folded = {}  # the add of b at a step -> the node that now stands for it
     for key, steps in forward.items():
