@@ -81,20 +81,20 @@ def _backward_infer(g: Spec, x: Spec, pooled: Spec, kernel, stride, padding):
     return tuple(x.shape), g.dtype
 
 
-def _max_pool_backward_forward(xp, g, x, out, kernel, stride, padding):
+def _max_pool_backward_forward(xp, g, x, pooled, kernel, stride, padding):
     (ph, pw) = padding
     h, w = x.shape[2], x.shape[3]
     xpad = _padded(xp, x, padding)
     grad = xp.zeros(xpad.shape, dtype=g.dtype)
     overlapping = stride[0] < kernel[0] or stride[1] < kernel[1]
-    with_nan = bool((out != out).any())  # then a window's NaN is its maximum
+    with_nan = bool((pooled != pooled).any())  # then a window's NaN is its maximum
     # g * hit is branch-free (a masked copy with a data-dependent mask runs at a tenth of the
     # speed), and exact while g is finite: inf * 0 would leave NaN where 0 belongs
     finite = bool(xp.isfinite(g).all())
     taken = None  # windows whose largest value was met already
-    for rows, cols in _offsets(kernel, stride, out.shape[2], out.shape[3]):
+    for rows, cols in _offsets(kernel, stride, pooled.shape[2], pooled.shape[3]):
         view = xpad[:, :, rows, cols]
-        hit = xp.equal(view, out)
+        hit = xp.equal(view, pooled)
         if with_nan:
             hit |= view != view
         if taken is None:
