@@ -88,3 +88,12 @@ def test_small_groups_never_trigger_a_measurement(fresh, monkeypatch):
         y = dj.tanh(x * 2.0) + 1.0
     build_program(g, [y.node], [x.node], 2)
     assert not fresh.exists()
+
+
+def test_a_measurement_that_fails_keeps_the_ufunc_and_remembers_nothing(fresh, monkeypatch):
+    def broken(op, dtype):
+        raise RuntimeError("no compiler here")
+
+    monkeypatch.setattr(formula_cost, "measure", broken)
+    assert formula_cost.pays(OPS["tanh"], F32) is False
+    assert not fresh.exists()
