@@ -14,9 +14,19 @@ from .shape import squeeze
 
 
 def _log_softmax_out(xp, x, dim, out):
-    # reliab: initial=-inf lets an empty dim give an empty result (as PyTorch)
-    xp.subtract(x, xp.max(x, axis=dim, keepdims=True, initial=float("-inf")), out=out)
-    out -= xp.log(xp.sum(xp.exp(out), axis=dim, keepdims=True))
+    # reliab: initial=-inf lets an empty dim give an empty result (as PyTorch); the ufuncs'
+    # reduce methods are what xp.max / xp.sum call, without NumPy's Python-level wrappers
+    try:
+        top = xp.maximum.reduce(x, axis=dim, keepdims=True, initial=float("-inf"))
+    except (AttributeError, TypeError):  # ufuncs as plain functions, or a narrower reduce
+        top = xp.max(x, axis=dim, keepdims=True, initial=float("-inf"))
+    xp.subtract(x, top, out=out)
+    e = xp.exp(out)
+    try:
+        total = xp.add.reduce(e, axis=dim, keepdims=True)
+    except (AttributeError, TypeError):
+        total = xp.sum(e, axis=dim, keepdims=True)
+    out -= xp.log(total)
     return out
 
 

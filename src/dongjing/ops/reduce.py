@@ -51,7 +51,7 @@ def _sum_forward_out(xp, x, out, dim=None, keepdim=False):
     dtype = _sum_dtype(x.dtype)
     try:
         return xp.add.reduce(x, dim, dtype, out, keepdim)
-    except AttributeError:  # a backend namespace whose ufuncs are plain functions
+    except (AttributeError, TypeError):  # ufuncs as plain functions, or a narrower reduce
         return xp.sum(x, axis=dim, keepdims=keepdim, dtype=dtype, out=out)
 
 
