@@ -13,7 +13,8 @@ from ..tensor import Tensor, _GradScope
 from ..tensor import ndarray as _ndarray
 from . import anomaly
 from .function import AccumulateGrad, BackwardNode
-from .grad_mode import scoped
+from .grad_mode import recording
+from .grad_mode import write as write_grad_mode
 from .provenance import caller, describe, modification
 
 _numpy_add_into = numpy_backend.add_into
@@ -142,7 +143,9 @@ def _run_backward(
     shared = {id(g) for g in grads}
     owned: set = set()  # sums made here and still buffered: safe to add into in place
     freed_at = True if retain_graph else (caller() or True)  # named if backward comes again
-    with scoped(create_graph):
+    previous = recording()  # the engine's switch: recording only for create_graph
+    write_grad_mode(create_graph)
+    try:
         while ready:
             node = ready.pop()
             grad = buffers.pop(node, None)
@@ -192,6 +195,8 @@ def _run_backward(
                 deps[fn] = left
                 if not left:
                     ready.append(fn)
+    finally:
+        write_grad_mode(previous)
 
 
 def _note_duplicates(results, shared: set) -> None:
