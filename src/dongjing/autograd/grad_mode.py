@@ -103,10 +103,3 @@ class enable_grad(set_grad_enabled):
 
     def __init__(self):
         super().__init__(True)
-
-
-class scoped(set_grad_enabled):  # noqa: N801 - a context manager, like the classes above
-    """`with scoped(mode):` sets the mode for the block only (the engine's switch; unlike
-    `set_grad_enabled`, constructing it does nothing)."""
-
-    _applies_at_once = False
