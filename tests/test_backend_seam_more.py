@@ -50,7 +50,7 @@ def _subgraphs_on_the_test_backend(monkeypatch):
     from dongjing.graph import while_grad
     from dongjing.ops import control
 
-    def program(sub):
+    def program(sub, arrays=()):
         return lambda arrays: _run_on(wrapped_xp, sub, list(sub.outputs),
                                       dict(zip(sub.args, arrays)))
 

@@ -93,4 +93,4 @@ def test_compiled_graphs_generate_their_loops(setup):
     graph = interpreted.optimized_graph(*args)
     interpreted(*args)
     subs = [v for node in graph.nodes for v in node.attrs.values() if isinstance(v, dj.Graph)]
-    assert subs and all(isinstance(s._program[1], Interpreter) for s in subs)
+    assert subs and all(isinstance(s._program[1][None], Interpreter) for s in subs)

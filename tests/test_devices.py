@@ -245,30 +245,6 @@ def test_dlpack_keeps_the_device(cuda):
     assert host(t)[0] == 7.0
 
 
-def test_static_graphs_refuse_device_state(cuda):
-    v = dj.Variable(np.ones((2, 2), np.float32))
-    g = dj.Graph()
-    with g.as_default():
-        x = dj.placeholder(dj.float32, shape=(2, 2))
-        y = dj.matmul(x, v)
-    with dj.Session(g) as sess:
-        assert sess.run(y, {x: np.ones((2, 2), np.float32)}).shape == (2, 2)
-        with pytest.raises(DeviceError, match="compiled GPU graphs are not built"):
-            sess.run(y, {x: dj.ones(2, 2, device="cuda")})
-        v._data = cuda.asarray(v._data)  # moved after the program was built
-        with pytest.raises(DeviceError, match="compiled GPU graphs are not built"):
-            sess.run(y, {x: np.ones((2, 2), np.float32)})
-    for level in (0, 1, 2):
-        with dj.Session(g, optimize=level) as sess, \
-                pytest.raises(DeviceError, match="variable .* lives on cuda:0"):
-            sess.run(y, {x: np.ones((2, 2), np.float32)})
-    f = dj.jit(lambda a: (a * 2.0).sum())
-    with pytest.raises(DeviceError, match="compiled GPU graphs are not built"):
-        f(dj.ones(3, device="cuda"))
-    with pytest.raises(DeviceError, match="symbolic"), g.as_default():
-        dj.placeholder(dj.float32, shape=(2,)).to("cuda")
-
-
 def test_a_device_array_never_leaks_into_numpy(cuda):
     t = dj.ones(3, device="cuda")
     with pytest.raises((LeakError, TypeError)):

@@ -8,6 +8,7 @@ with the user's source line that created the node. Ops lower to their NumPy ufun
 from __future__ import annotations
 
 import builtins
+import functools
 import keyword
 import re
 
@@ -20,10 +21,11 @@ from .memory import MemoryPlan, kernel_output
 
 
 class Namespace:
-    """The globals of the generated function: helpers, constants, Variables, buffers."""
+    """The globals of the generated function: helpers, constants, Variables, buffers.
+    `_np` is the array namespace the program runs on (NumPy, or a device backend's)."""
 
-    def __init__(self):
-        self.values: dict = {"_np": np}
+    def __init__(self, xp=np):
+        self.values: dict = {"_np": xp}
         self._ids: dict = {}
 
     def bind(self, base: str, value) -> str:
@@ -82,9 +84,23 @@ def _literal(value):
     return None
 
 
-def _ufunc_source(ufunc) -> str | None:
+def _ufunc_source(ufunc, xp=np) -> str | None:
     name = ufunc.__name__
-    return f"_np.{name}" if getattr(np, name, None) is ufunc else None
+    if getattr(np, name, None) is not ufunc:
+        return None
+    return f"_np.{name}" if xp is np or hasattr(xp, name) else None
+
+
+def forward_out_for(op, xp):
+    """`op.forward_out` bound to the array namespace `xp`, or None when it cannot be."""
+    fn = op.forward_out
+    if fn is None or xp is np:
+        return fn
+    if isinstance(fn, np.ufunc):
+        return getattr(xp, fn.__name__, None)
+    if isinstance(fn, functools.partial) and fn.args[:1] == (np,):
+        return functools.partial(fn.func, xp, *fn.args[1:], **fn.keywords)
+    return None
 
 
 def _permute_source(x, attrs):
@@ -153,10 +169,15 @@ class Generator:
     """Writes the function for one graph, schedule, memory plan and feed/fetch lists."""
 
     def __init__(self, graph, order, fetches, feeds, plan: MemoryPlan | None,
-                 ns: Namespace | None = None, taken: set | None = None, buf_prefix: str = "_buf"):
+                 ns: Namespace | None = None, taken: set | None = None, buf_prefix: str = "_buf",
+                 backend=None):
         self.graph, self.order, self.fetches, self.feeds = graph, order, fetches, feeds
         self.plan = plan or MemoryPlan()
-        self.ns = ns if ns is not None else Namespace()
+        # a device backend (CuPy): ops bound to its namespace, constants moved there, fused
+        # groups as CUDA kernels; None for NumPy
+        self.backend = backend
+        self.xp = np if backend is None else backend.xp
+        self.ns = ns if ns is not None else Namespace(self.xp)
         self.var: dict = {}
         self.taken: set = taken if taken is not None else set()
         self.buf_prefix = buf_prefix  # a loop body's buffers get names of their own
@@ -215,24 +236,35 @@ class Generator:
         special = _VIEW_LOWERING.get(op.name)
         if special is not None and out is None:
             return special(args[0], node.attrs)
+        ufunc = None if op.ufunc is None else _ufunc_source(op.ufunc, self.xp)
         if op.name == "sum" and out is not None and node.dtype == node.inputs[0].dtype:
             dim, keep = node.attrs.get("dim"), node.attrs.get("keepdim", False)
+            if self.backend is not None:
+                return f"_np.sum({args[0]}, axis={_literal(dim)}, out={out}, keepdims={keep})"
             return f"_np.add.reduce({args[0]}, {_literal(dim)}, None, {out}, {keep})"
         if out is not None and self.splits(node):
             fn = self.ns.bind("_split_ufunc", parallel.split_ufunc)
-            return f"{fn}({_ufunc_source(op.ufunc)}, {out}, {', '.join(args)})"
+            return f"{fn}({ufunc}, {out}, {', '.join(args)})"
+        extra = self.attrs_source(node)
         if out is not None:
-            if op.ufunc is not None and not node.attrs and _ufunc_source(op.ufunc):
-                return f"{_ufunc_source(op.ufunc)}({', '.join(args)}, out={out})"
-            fn = self.ns.bind(f"_{op.name}_out", op.forward_out)
-            extra = self.attrs_source(node)
+            if ufunc and not node.attrs:
+                return f"{ufunc}({', '.join(args)}, out={out})"
+            write = forward_out_for(op, self.xp)
+            if write is None:  # no out= form on this backend: compute, then copy in
+                fn = self.ns.bind(f"_{op.name}", self.forward(op))
+                call = f"{fn}({', '.join(args + ([extra] if extra else []))})"
+                return f"{out}; _np.copyto({out}, {call}, casting='unsafe')"
+            fn = self.ns.bind(f"_{op.name}_out", write)
             call = f"{fn}({', '.join(args + [f'out={out}'] + ([extra] if extra else []))})"
             return f"{out}; {call}"  # forward_out fills `out` (its return value is not used)
-        if op.ufunc is not None and not node.attrs and _ufunc_source(op.ufunc):
-            return f"{_ufunc_source(op.ufunc)}({', '.join(args)})"
-        fn = self.ns.bind(f"_{op.name}", op.forward)
-        extra = self.attrs_source(node)
+        if ufunc and not node.attrs:
+            return f"{ufunc}({', '.join(args)})"
+        fn = self.ns.bind(f"_{op.name}", self.forward(op))
         return f"{fn}({', '.join(args + ([extra] if extra else []))})"
+
+    def forward(self, op):
+        """`op`'s forward on this program's backend."""
+        return op.forward if self.backend is None else op.forward_for(self.xp)
 
     def generate(self, function_name: str = "program", timed: bool = False) -> str:
         """The function's source. `timed` (for the profiler) also appends `_clk()` to a list
@@ -282,7 +314,10 @@ class Generator:
         op = node.op
         var = self.name(node)
         if op.name == "constant":
-            text = f"{var} = {self.ns.bind('_' + var, node.attrs['value'])}"
+            value = node.attrs["value"]
+            if self.backend is not None:  # moved to the device once, when the program is built
+                value = self.backend.move(value)
+            text = f"{var} = {self.ns.bind('_' + var, value)}"
         elif op.name == "variable":
             text = f"{var} = {self.ns.bind('_' + var + '_ref', node.attrs['ref'])}._data"
         elif op.kind == "source":
@@ -300,6 +335,8 @@ class Generator:
         n = numel(node.shape)
         if op.kind != "elementwise" or op.ufunc is None or node.attrs or n is None:
             return False
+        if self.backend is not None:
+            return False
         if not _ufunc_source(op.ufunc):
             return False
         if n < parallel.MIN_SIZE or parallel.threads() < 2 or op.ufunc.nout != 1:
@@ -311,6 +348,8 @@ class Generator:
         body = node.attrs["body"]
         outs = sorted((u for u in self.order if kernel_output(u) and u.inputs[0] is node),
                       key=lambda u: u.attrs["index"])
+        if self.backend is not None:
+            return self.cuda_kernel_call(node, args, body, outs)
         flat_in, kinds = [], []
         for inp, arg in zip(node.inputs, args):
             if numel(inp.shape) == 1 and (numel(inp.shape) != body.size or not inp.shape):
@@ -344,6 +383,30 @@ class Generator:
             call = (f"{fn}({kernel_name}, {body.size}, ({all_args},), {_literal(flags)})")
         return f"{tuple_text}; {call}"
 
+    def cuda_kernel_call(self, node, args, body, outs) -> str:
+        """A fused group as one CUDA kernel (CuPy `ElementwiseKernel`) writing flat views of
+        its outputs; inputs of one element broadcast."""
+        from . import cuda_kernels
+
+        storage, flat = [], []
+        for inp, arg in zip(node.inputs, args):
+            whole = numel(inp.shape) == body.size and inp.shape
+            flat.append(f"{arg}.reshape(-1)" if whole else f"{arg}.reshape(1)")
+        var = self.name(node)
+        for k, u in enumerate(outs):
+            target = self.out_target(u)
+            if target is None:
+                target = f"_np.empty({_literal(tuple(u.shape))}, {_literal(u.dtype)})"
+            storage.append(target)
+            flat.append(f"{var}[{k}].reshape(-1)")
+        kernel, source = cuda_kernels.build(
+            self.xp, body, [i.dtype.name for i in node.inputs], [u.dtype.name for u in outs])
+        kernel_name = f"_kernel_{var}"
+        self.ns.values[kernel_name] = kernel
+        self.kernels[kernel_name] = source
+        tuple_text = "(" + ", ".join(storage) + ("," if len(storage) == 1 else "") + ")"
+        return f"{tuple_text}; {kernel_name}({', '.join(flat)})"
+
     def assignment(self, node) -> str:
         """An `assign`: in place already, committed at the end, or left to commit_assignments."""
         var = self.name(node)
@@ -361,5 +424,6 @@ class Generator:
         return f"{var} = {rhs}; pending.append(({ref}, {var}))"
 
     def buffers(self) -> None:
+        empty = np.empty if self.backend is None else self.backend.empty
         for i, (shape, dtype) in enumerate(self.plan.buffers):
-            self.ns.values[f"{self.buf_prefix}{i}"] = np.empty(shape, dtype)
+            self.ns.values[f"{self.buf_prefix}{i}"] = empty(shape, dtype)

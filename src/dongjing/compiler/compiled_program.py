@@ -10,6 +10,7 @@ import types
 
 import numpy as np
 
+from ..backends import is_array
 from ..errors import GraphError
 from ..profiler import hooks as _profiler  # `_profiler.on`: a profiler is recording
 from ..runtime.program import Program, commit_assignments
@@ -30,8 +31,9 @@ class CompiledProgram(Program):
     fresh_outputs = True  # codegen: a fetch that is not this run's own storage is copied
 
     def __init__(self, graph, source: str, namespace: dict, stats: list, fetch_nodes,
-                 feed_nodes, kernels: dict | None = None):
+                 feed_nodes, kernels: dict | None = None, backend=None):
         self.graph = graph
+        self.backend = backend  # None: NumPy; else the device backend its arrays live on
         self.source = source
         self.stats = stats
         self.fetch_nodes = list(fetch_nodes)
@@ -52,12 +54,20 @@ class CompiledProgram(Program):
         self._home = threading.get_ident()
         self._local = threading.local()
         self._lock = threading.Lock()
+        # on a CUDA device, steady-state runs replay a captured CUDA graph (cuda_graphs.py)
+        self.graphs = None
+        if backend is not None and backend.device_type == "cuda":
+            from .cuda_graphs import Replayer
+
+            self.graphs = Replayer.for_program(self)
 
     def __call__(self, feed_arrays: list) -> list:
         if _profiler.on:  # profiler hook: run the variant timing each node
             with self._lock:
                 return _profiler.run_compiled(self, feed_arrays)
         if threading.get_ident() == self._home:
+            if self.graphs is not None:
+                return self.graphs(feed_arrays)
             run = self._run
         else:
             run = getattr(self._local, "run", None) or self._thread_run()
@@ -69,9 +79,10 @@ class CompiledProgram(Program):
         """This thread's twin of the generated function: same code and constants, fresh
         buffers (allocated on the thread's first call, freed with the thread)."""
         namespace = dict(self.namespace)
+        empty = np.empty if self.backend is None else self.backend.empty
         for name, value in namespace.items():
-            if _BUFFER.fullmatch(name) and isinstance(value, np.ndarray):
-                namespace[name] = np.empty_like(value)
+            if _BUFFER.fullmatch(name) and is_array(value):
+                namespace[name] = empty(value.shape, value.dtype)
             elif isinstance(value, types.FunctionType) and value.__globals__ is self.namespace:
                 # a generated loop function: its twin reads this thread's buffers too
                 namespace[name] = types.FunctionType(value.__code__, namespace, value.__name__)

@@ -57,7 +57,8 @@ class _Body:
         from .codegen import Generator
         from .pipeline import plan, prepare
 
-        opt, order, fetches, feeds, stats = prepare(sub, sub.outputs, sub.args, level)
+        opt, order, fetches, feeds, stats = prepare(sub, sub.outputs, sub.args, level,
+                                                     gen.backend)
         fed = set(feeds)
         invariant = {f for f in feeds[sub.n_explicit:] if f is not None}  # the captures
         for node in order:
@@ -66,6 +67,7 @@ class _Body:
         memory = plan(order, fetches, level, stats, [fetches[i] for i in accumulated],
                       invariant)
         body = Generator(opt, order, fetches, feeds, memory, ns=gen.ns, taken=taken,
+                         backend=gen.backend,
                          buf_prefix=prefix)
         body.kernels, body.loop_sources = gen.kernels, gen.loop_sources  # listed with the program
         self.written = set()

@@ -126,10 +126,20 @@ def _run_pass(stats: list, idle: dict, fn, result: PassResult) -> tuple[PassResu
     return result, True
 
 
-def optimize(graph, fetches: list, feeds: list = (), level: int = 2):
+def kernel_target(backend) -> str | None:
+    """Where fused kernels of a program on `backend` run: "cpu" (numba, for NumPy; None is
+    NumPy), "cuda" (a backend whose namespace compiles CUDA elementwise kernels: CuPy), or
+    None (no kernel library for this backend: elementwise ops stay calls of its namespace)."""
+    if backend is None or backend.device_type == "cpu" and backend.name == "numpy":
+        return "cpu"
+    return "cuda" if hasattr(backend.xp, "ElementwiseKernel") else None
+
+
+def optimize(graph, fetches: list, feeds: list = (), level: int = 2, target: str | None = "cpu"):
     """Run the passes of `level` on `graph` for `fetches`; returns (graph, fetches, stats).
 
-    The user's graph is never changed: every pass builds a new one.
+    `target`: where fused kernels run (see `kernel_target`). The user's graph is never
+    changed: every pass builds a new one.
     """
     stats: list = []
     fetches = list(fetches)
@@ -155,21 +165,25 @@ def optimize(graph, fetches: list, feeds: list = (), level: int = 2):
         if batched:  # the per-step products it replaced are dead now
             for fn in passes:
                 result, _ = _run_pass(stats, idle, fn, result)
-        if kernels.available():
+        if target == "cpu" and kernels.available():
             size_min = fusion.MIN_SIZE
             result = _record(stats, expand_compounds, result.graph,
                              expand_compounds(result.graph, result.fetches, size_min))
             for fn in passes:  # the parts of a compound may fold, simplify or merge
                 result, _ = _run_pass(stats, idle, fn, result)
-        result = _record(stats, fusion.fuse_elementwise, result.graph,
-                         fusion.fuse_elementwise(result.graph, result.fetches))
+        if target is not None:
+            result = _record(stats, fusion.fuse_elementwise, result.graph,
+                             fusion.fuse_elementwise(result.graph, result.fetches,
+                                                     target=target))
     return result.graph, result.fetches, stats
 
 
-def prepare(graph, fetch_nodes, feed_nodes, level: int):
-    """Optimize `graph` for its fetches at `level` and compile its control-flow sub-graphs;
-    returns (optimized graph, schedule, fetches, feeds, stats)."""
-    opt, fetches, stats = optimize(graph, fetch_nodes, feed_nodes, level)
+def prepare(graph, fetch_nodes, feed_nodes, level: int, backend=None):
+    """Optimize `graph` for its fetches at `level` for a program on `backend` (None: NumPy) and
+    compile its control-flow sub-graphs; returns (optimized graph, schedule, fetches, feeds,
+    stats)."""
+    opt, fetches, stats = optimize(graph, fetch_nodes, feed_nodes, level,
+                                   kernel_target(backend))
     if level >= 1:  # cond / while bodies run compiled too
         from ..graph.subgraph import compile_subgraphs
 
@@ -197,21 +211,29 @@ def plan(order: list, fetches: list, level: int, stats: list, read_once=(), unbu
     return memory
 
 
-def build_program(graph, fetch_nodes, feed_nodes, level: int = 2) -> CompiledProgram:
-    """Compile the fetches of `graph` into a Program (see runtime/program.py) at `level`."""
+def build_program(graph, fetch_nodes, feed_nodes, level: int = 2,
+                  backend=None) -> CompiledProgram:
+    """Compile the fetches of `graph` into a Program (see runtime/program.py) at `level`, to
+    run on `backend`'s arrays (None: NumPy; a device backend such as CuPy: see
+    docs/devices.md)."""
     start = time.perf_counter()
-    opt, order, fetches, feeds, stats = prepare(graph, fetch_nodes, feed_nodes, level)
-    gen = Generator(opt, order, fetches, feeds, plan(order, fetches, level, stats))
+    if backend is not None and backend.name == "numpy":
+        backend = None
+    opt, order, fetches, feeds, stats = prepare(graph, fetch_nodes, feed_nodes, level, backend)
+    gen = Generator(opt, order, fetches, feeds, plan(order, fetches, level, stats),
+                    backend=backend)
     source = gen.generate()
     if gen.loop_sources:  # the loops of while_loop nodes, generated (compiler/loops.py)
         source += "\n\n# generated loops (condition and body inline)\n"
         source += "\n\n".join(gen.loop_sources.values())
     if gen.kernels:  # shown after the function; the names stay bound to the compiled kernels
-        source += "\n\n# fused kernels (numba-compiled loops; each step is the op's own ufunc)\n"
+        source += ("\n\n# fused kernels (numba-compiled loops; each step is the op's own ufunc)\n"
+                   if backend is None else "\n\n# fused kernels (CUDA, through CuPy)\n")
         source += "\n\n".join(gen.kernels.values())
     gen.buffers()
     compiled = {name: gen.ns.values[name] for name in gen.kernels}
-    program = CompiledProgram(opt, source, gen.ns.values, stats, fetches, feeds, compiled)
+    program = CompiledProgram(opt, source, gen.ns.values, stats, fetches, feeds, compiled,
+                              backend=backend)
     program.generator = gen  # the profiler generates a timed variant from it
     stats.append({"pass": "codegen", "nodes_before": len(order), "nodes_after": len(order),
                   "changes": [f"{len(source.splitlines())} lines of Python in "

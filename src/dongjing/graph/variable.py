@@ -11,13 +11,14 @@ class Variable(Tensor):
 
     Eagerly it is a leaf tensor with `requires_grad=trainable`. Used inside a graph it is
     captured by reference: the graph reads its current value at run time, and `dj.assign`
-    (or `optimizer.minimize`) updates it in place.
+    (or `optimizer.minimize`) updates it in place. `device="cuda"` keeps its value on the GPU:
+    a graph reading it runs there.
     """
 
     __slots__ = ("var_name", "trainable")
 
     def __init__(self, initial_value, name: str | None = None, trainable: bool = True,
-                 dtype=None):
+                 dtype=None, device=None):
         if isinstance(initial_value, Tensor) and initial_value._node is not None:
             from ..errors import GraphError
 
@@ -26,6 +27,11 @@ class Variable(Tensor):
                 f"{initial_value.name!r}"
             )
         array = to_array(initial_value, dtype)
+        if device is not None:  # a GPU Variable: graphs reading it run on that GPU
+            from ..device import device as as_device
+            from ..transfer import move_array
+
+            array = move_array(array, as_device(device))
         super().__init__(array)
         self.var_name = name
         self.trainable = bool(trainable)

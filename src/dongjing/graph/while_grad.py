@@ -11,10 +11,10 @@ from ..errors import GraphError
 from ..ops.registry import Kind, Spec, define
 
 
-def _program(sub):
+def _program(sub, arrays=()):
     from ..runtime.interpreter import subgraph_program
 
-    return subgraph_program(sub)
+    return subgraph_program(sub, arrays)
 
 
 def _record_forward(xp, *arrays, cond_graph, body_graph, n_vars, maximum_iterations, out_specs,
@@ -23,7 +23,7 @@ def _record_forward(xp, *arrays, cond_graph, body_graph, n_vars, maximum_iterati
     n_cond = len(cond_graph.captures)
     cond_caps = list(arrays[n_vars:n_vars + n_cond])
     body_caps = list(arrays[n_vars + n_cond:])
-    test, step = _program(cond_graph), _program(body_graph)
+    test, step = _program(cond_graph, arrays), _program(body_graph, arrays)
     history: list = [[] for _ in range(n_vars)]
     steps = 0
     while maximum_iterations is None or steps < maximum_iterations:
@@ -78,7 +78,7 @@ def _grad_forward(xp, *arrays, grad_graph, n_vars, n_diff, cap_index, out_specs)
     grads = list(arrays[n_vars:n_vars + n_diff])
     finals = list(arrays[n_vars + n_diff:2 * n_vars + n_diff])
     captures = list(arrays[2 * n_vars + n_diff:])
-    run = _program(grad_graph)
+    run = _program(grad_graph, arrays)
     acc: list = [None] * len(cap_index)
     n_steps = stacks[0].shape[0]
     for k in range(n_steps - 1, -1, -1):

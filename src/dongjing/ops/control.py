@@ -12,17 +12,17 @@ C = "control"
 
 
 # --- the ops ---------------------------------------------------------------------------------
-def _program(sub):
+def _program(sub, arrays=()):
     from ..runtime.interpreter import subgraph_program
 
-    return subgraph_program(sub)
+    return subgraph_program(sub, arrays)
 
 
 def _cond_forward(pred, *captures, true_graph, false_graph, out_specs):
     n_true = len(true_graph.captures)
     if bool(pred):
-        return tuple(_program(true_graph)(list(captures[:n_true])))
-    return tuple(_program(false_graph)(list(captures[n_true:])))
+        return tuple(_program(true_graph, captures)(list(captures[:n_true])))
+    return tuple(_program(false_graph, captures)(list(captures[n_true:])))
 
 
 def _cond_infer(pred: Spec, *captures: Spec, true_graph, false_graph, out_specs):
@@ -37,7 +37,7 @@ def _while_forward(*arrays, cond_graph, body_graph, n_vars, maximum_iterations, 
     n_cond = len(cond_graph.captures)
     cond_caps = list(arrays[n_vars:n_vars + n_cond])
     body_caps = list(arrays[n_vars + n_cond:])
-    test, step = _program(cond_graph), _program(body_graph)
+    test, step = _program(cond_graph, arrays), _program(body_graph, arrays)
     steps = 0
     while maximum_iterations is None or steps < maximum_iterations:
         if not test(values + cond_caps)[0]:

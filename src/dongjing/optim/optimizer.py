@@ -38,6 +38,9 @@ class ParamGroup(dict):
             value = self[key] if position is None else self[key][position]
             var = Variable(np.float32(value), name=key, trainable=False)
             self._variables[(key, position)] = var
+        params = self.get("params") or ()
+        if params and not same_device(var._data, params[0]._data):  # the parameters' device
+            var._data = move_array(var._data, params[0].device)
         return var
 
     def lr_variable(self) -> Variable:

@@ -7,7 +7,7 @@ from ..backends import default_backend, is_array
 from ..errors import FeedError
 from ..infer import fmt
 from ..validation import fits_integer
-from .device_guard import refuse_device_arrays
+from . import placement
 
 # which kinds of given values a placeholder of each kind accepts (bool < int < float)
 _ACCEPTS = {"f": "fiu", "i": "iu", "u": "iu", "b": "b"}
@@ -40,15 +40,20 @@ def _describe(node) -> str:
     return f"{what} {node.name!r}"
 
 
-def convert(node, value):
-    """`value` as an array of `node`'s dtype on the default backend (the one programs run
-    on), or a FeedError saying what does not fit."""
+def convert(node, value, where: placement.Placement = placement.CPU):
+    """`value` as an array of `node`'s dtype on the device `where` the program runs on (host
+    data is copied there), or a FeedError saying what does not fit. A device array for a
+    program placed elsewhere raises `placement.DeviceFeedError`."""
     if not is_array(value):
         value = _plain_value(node, value)
-    refuse_device_arrays((value,), f"feed for {_describe(node)}")
+    on = placement.of_array(value)
+    if on is not None and on != where:
+        raise placement.DeviceFeedError(
+            f"feed for {_describe(node)} lives on {on}, but this program runs on {where} "
+            "(where the Variables it reads live); move the feed or the Variables", on)
     want = node.dtype
     try:
-        given = default_backend().asarray(value)
+        given = value if on is not None else default_backend().asarray(value)
     except (ValueError, TypeError) as exc:
         raise FeedError(f"feed for {_describe(node)}: expected {_expected(node)}, got a value "
                         f"that cannot be turned into an array ({exc})") from None
@@ -66,6 +71,8 @@ def convert(node, value):
             raise FeedError(f"feed for {_describe(node)}: values from {given.min()} to "
                             f"{given.max()} do not fit {want}")
         given = given.astype(want)
+    if where.backend is not None and on is None:
+        given = where.backend.move(given, where.index)
     return given
 
 

@@ -6,11 +6,12 @@
 
 from __future__ import annotations
 
-from ..backends import default_backend, is_array
+from ..backends import backend_of, default_backend, is_array, numpy_backend
 from ..errors import GraphError
 from ..profiler import hooks as _profiler  # `_profiler.on`: a profiler is recording
 from .program import Program, commit_assignments, storage
 
+_HOST = numpy_backend.array_types[0]
 
 def needed_nodes(fetch_nodes, fed) -> list:
     """The nodes `fetch_nodes` depend on, not looking past `fed` ones, in graph order."""
@@ -31,8 +32,9 @@ class Interpreter(Program):
 
     source = None
 
-    def __init__(self, graph, fetch_nodes, feed_nodes):
+    def __init__(self, graph, fetch_nodes, feed_nodes, backend=None):
         self.graph = graph
+        self.backend = None if backend is None or backend.name == "numpy" else backend
         self.stats: list = []
         self.fetch_nodes = list(fetch_nodes)
         self.feed_nodes = list(feed_nodes)
@@ -49,8 +51,11 @@ class Interpreter(Program):
                 continue
             op = node.op
             if op.name == "constant":
-                self.steps.append((slot[node], "const", node.attrs["value"], (), None))
-                self.sources.append(node.attrs["value"])
+                value = node.attrs["value"]
+                if self.backend is not None:  # moved to the device once, here
+                    value = self.backend.move(value)
+                self.steps.append((slot[node], "const", value, (), None))
+                self.sources.append(value)
             elif op.name == "variable":
                 self.steps.append((slot[node], "var", node.attrs["ref"], (), None))
             elif op.kind == "source":
@@ -59,7 +64,8 @@ class Interpreter(Program):
             else:
                 inputs = tuple(slot[i] for i in node.inputs)
                 kind = "assign" if op.kind == "effect" and "ref" in node.attrs else "call"
-                self.steps.append((slot[node], kind, op.forward, inputs, node.attrs))
+                forward = op.forward if self.backend is None else op.forward_for(self.backend.xp)
+                self.steps.append((slot[node], kind, forward, inputs, node.attrs))
         self.variables = [s[2] for s in self.steps if s[1] == "var"]
         self.source_ids = {id(storage(a)) for a in self.sources}
         self.fetch_slots = [slot[n] for n in self.fetch_nodes]
@@ -89,34 +95,45 @@ class Interpreter(Program):
             if is_array(value) and id(storage(value)) in shared:
                 value = value.copy()
             elif value is not None and not isinstance(value, tuple) and not is_array(value):
-                value = default_backend().asarray(value)
+                value = (self.backend or default_backend()).asarray(value)
             results.append(value)
         commit_assignments(pending)
         return results
 
 
-def build_interpreter(graph, fetch_nodes, feed_nodes) -> Interpreter:
-    """A Program running the nodes `fetch_nodes` need, in topological order, via op.forward."""
-    return Interpreter(graph, fetch_nodes, feed_nodes)
+def build_interpreter(graph, fetch_nodes, feed_nodes, backend=None) -> Interpreter:
+    """A Program running the nodes `fetch_nodes` need, in topological order, via op.forward
+    (on `backend`'s arrays; None: NumPy)."""
+    return Interpreter(graph, fetch_nodes, feed_nodes, backend)
 
 
-def subgraph_program(sub):
-    """The (cached) program running a control-flow sub-graph: args in, outputs out. Compiled
-    (optimized, code-generated) when the enclosing graph was compiled, else interpreted."""
-    program = getattr(sub, "_program", None)
-    if program is None or program[0] != sub.version:
+def subgraph_program(sub, arrays=()):
+    """The (cached) program running a control-flow sub-graph: args in, outputs out, on the
+    backend of `arrays` (its argument values). Compiled (optimized, code-generated) when the
+    enclosing graph was compiled, else interpreted."""
+    backend = None
+    for a in arrays:
+        if is_array(a) and type(a) is not _HOST:
+            backend = backend_of(a)
+            break
+    name = None if backend is None else backend.name
+    programs = getattr(sub, "_program", None)
+    if programs is None or programs[0] != sub.version:
+        programs = (sub.version, {})
+        sub._program = programs
+    built = programs[1].get(name)
+    if built is None:
         level = getattr(sub, "compile_level", 0)
         if level:
             from ..compiler.pipeline import build_program as compile_program
 
-            built = compile_program(sub, sub.outputs, sub.args, level)
+            built = compile_program(sub, sub.outputs, sub.args, level, backend)
         else:
-            built = Interpreter(sub, sub.outputs, sub.args)
-        program = (sub.version, built)
-        sub._program = program
-    return program[1]
+            built = Interpreter(sub, sub.outputs, sub.args, backend)
+        programs[1][name] = built
+    return built
 
 
 def run_subgraph(sub, arrays: list) -> list:
     """Run a control-flow sub-graph on its argument values; returns its output values."""
-    return subgraph_program(sub)(arrays)
+    return subgraph_program(sub, arrays)(arrays)

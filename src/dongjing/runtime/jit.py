@@ -15,7 +15,7 @@ from ..errors import JitError
 from ..graph import builder
 from ..tensor import Tensor, grad_scope
 from ..validation import check_choice
-from .device_guard import _HOST, refuse_device_arrays, refuse_device_state
+from .placement import _HOST
 from .signature import (
     describe_changes,
     map_tensors,
@@ -81,7 +81,6 @@ class JitFunction:
                 return self._run(last[1], [a._data for a in args], args)
         arrays: list = []
         trace = self._trace_for(args, kwargs, arrays)
-        refuse_device_arrays(arrays, f"dj.jit({self.name})")
         if self.check_numerics or anomaly_state.on:
             _check_numerics(trace, arrays)
         elif key is not None:
@@ -95,7 +94,7 @@ class JitFunction:
                 tensors = list(args) if kwargs is None else _tensor_args(args, kwargs)
             return trace.run(arrays, tensors)
         except (TypeError, ValueError, AttributeError):  # parameters moved to a GPU since?
-            refuse_device_state(trace.graph.nodes, f"dj.jit({self.name})")
+            trace.check_placement(arrays, f"dj.jit({self.name})")
             raise
 
     def _repeat_key(self, args: tuple) -> list | None:

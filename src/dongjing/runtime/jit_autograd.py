@@ -60,6 +60,7 @@ class GradPlan:
 
         graph = trace.graph
         self.wrt = wrt
+        self.backend = trace.where.backend or default_backend()  # where its programs run
         out_nodes = trace.fetches[:trace.n_out]
         effects = trace.fetches[trace.n_out:]
         x_nodes = [trace.grad_candidates[i][1] for i in wrt]
@@ -218,9 +219,10 @@ def _attach_outputs(core: BackwardNode, plan: GradPlan, outs: list, specs: list)
     offsets = [0, *itertools.accumulate(math.prod(shape) for shape, _ in specs)]
     dtype = default_backend().xp.result_type(*[d for _, d in specs])
     core.attrs["packed"] = (offsets, dtype)
+    attrs_backend = plan.backend
     for slot, i in enumerate(plan.diff_outs):
         attrs = {"span": (int(offsets[slot]), int(offsets[slot + 1])),
-                 "total": int(offsets[-1]), "dtype": dtype}
+                 "total": int(offsets[-1]), "dtype": dtype, "backend": attrs_backend}
         node = _tape_node(JitOutputBackward0, _OUTPUT_OP, [], attrs)
         node.next_functions = ((core, 0),)
         node.needs = (True,)
@@ -230,9 +232,9 @@ def _attach_outputs(core: BackwardNode, plan: GradPlan, outs: list, specs: list)
 
 def _pack_vjp(grad, inputs, out, needs, attrs):
     start, stop = attrs["span"]
-    host = default_backend()
-    packed = host.zeros(attrs["total"], attrs["dtype"])
-    packed[start:stop] = host.asarray(grad._data).ravel()
+    backend = attrs["backend"]  # the device the jitted function runs on
+    packed = backend.zeros(attrs["total"], attrs["dtype"])
+    packed[start:stop] = backend.asarray(grad._data).ravel()
     return (Tensor._make(packed),)
 
 
@@ -266,7 +268,7 @@ def _jit_vjp(grad, inputs, out, needs, attrs):
             continue
         value = next(values)
         if type(value) is not _ndarray:
-            value = default_backend().asarray(value)
+            value = plan.backend.asarray(value)
         if not value.flags.c_contiguous:  # a transposed weight gradient: the optimizer's
             value = value.copy()  # elementwise updates run faster in C order
         elif fed_ids and id(storage(value)) in fed_ids:  # never hand out the caller's
@@ -276,23 +278,23 @@ def _jit_vjp(grad, inputs, out, needs, attrs):
 
 
 def _seeds(grad, plan: GradPlan, attrs: dict) -> list:
-    data = default_backend().asarray(grad._data)
+    data = plan.backend.asarray(grad._data)
     if "packed" not in attrs:
         shape, dtype = attrs["specs"][0]
-        return [_fit(data, shape, dtype, attrs["name"])]
+        return [_fit(plan.backend, data, shape, dtype, attrs["name"])]
     offsets, _ = attrs["packed"]
     seeds = []
     for slot, (shape, dtype) in enumerate(attrs["specs"]):
         part = data[offsets[slot]:offsets[slot + 1]].reshape(shape)
-        seeds.append(_fit(part, shape, dtype, attrs["name"]))
+        seeds.append(_fit(plan.backend, part, shape, dtype, attrs["name"]))
     return seeds
 
 
-def _fit(data, shape, dtype, name: str):
+def _fit(backend, data, shape, dtype, name: str):
     if data.shape != tuple(shape):
         raise JitError(f"the gradient flowing into an output of the jitted function "
                            f"{name}() has shape {data.shape}, expected {tuple(shape)}")
-    data = default_backend().asarray(data, dtype)
+    data = backend.asarray(data, dtype)
     return data if data.flags.c_contiguous else data.copy()  # (ascontiguousarray makes 0-d 1-d)
 
 

@@ -12,14 +12,15 @@ from collections.abc import Callable
 from typing import Any
 
 from ..backends import default_backend
-from . import feeds
+from . import feeds, placement
 
 _ndarray = default_backend().array_types[0]  # programs run on the default backend
 
 
-def _fits(value, node) -> bool:
-    """Whether `value` is an exact ndarray of `node`'s dtype and (partly known) shape."""
-    if value.__class__ is not _ndarray or value.dtype is not node.dtype:
+def _fits(value, node, array_type=_ndarray) -> bool:
+    """Whether `value` is an exact array of the program's type, `node`'s dtype and (partly
+    known) shape."""
+    if value.__class__ is not array_type or value.dtype is not node.dtype:
         return False
     shape = value.shape
     return len(shape) == len(node.shape) and all(
@@ -34,12 +35,20 @@ class Runner:
     session's cache key uses, so those ids stay theirs.
     """
 
-    __slots__ = ("version", "program", "feeds", "unused", "rebuild", "keep")
+    __slots__ = ("version", "program", "feeds", "unused", "rebuild", "keep", "where",
+                 "array_type", "floating")
 
     def __init__(self, version: int, program, feed_nodes: list, unused: list,
-                 positions: dict, rebuild: Callable[[list], Any], keep: list):
+                 positions: dict, rebuild: Callable[[list], Any], keep: list,
+                 where: placement.Placement = placement.CPU):
         self.version = version
         self.program = program
+        self.where = where  # the device the program runs on
+        self.floating = False  # no Variables decide `where`: the feeds do (Session sets it)
+        backend = where.backend
+        # feeds of this exact type pass unconverted (on one device of a single-device backend)
+        self.array_type = (_ndarray if backend is None else
+                           None if backend.multi_device else backend.array_types[0])
         # (position in feed_dict, node, dtype, shape or None where some dims are free)
         self.feeds = tuple(_feed(positions[n], n) for n in feed_nodes)
         self.unused = tuple(_feed(positions[n], n) for n in unused)
@@ -48,22 +57,26 @@ class Runner:
 
     def __call__(self, feed_dict) -> Any:
         values = list(feed_dict.values()) if feed_dict else ()
-        arrays = _checked(values, self.feeds)
+        arrays = _checked(values, self.feeds, self.where, self.array_type)
         if self.unused:  # feeds the fetches do not need are still checked
-            _checked(values, self.unused)
+            _checked(values, self.unused, self.where, self.array_type)
+        if self.where.backend is not None and self.where.backend.multi_device:
+            with self.where.backend.using(self.where.index):
+                return self.rebuild(self.program(arrays))
         return self.rebuild(self.program(arrays))
 
 
-def _checked(values: list, specs: tuple) -> list:
+def _checked(values: list, specs: tuple, where=placement.CPU, array_type=_ndarray) -> list:
     """The value for each (position, node, dtype, shape) spec: as given when it is an exact
-    ndarray that fits, else `feeds.convert`ed (which raises a FeedError if it cannot fit)."""
+    array of the program's device that fits, else `feeds.convert`ed (which raises a FeedError
+    if it cannot fit, and copies host data to the program's device)."""
     arrays = []
     for position, node, dtype, shape in specs:
         value = values[position]
-        if value.__class__ is not _ndarray or value.dtype is not dtype or (
-            value.shape != shape and not _fits(value, node)
+        if value.__class__ is not array_type or value.dtype is not dtype or (
+            value.shape != shape and not _fits(value, node, array_type)
         ):
-            value = feeds.convert(node, value)
+            value = feeds.convert(node, value, where)
         arrays.append(value)
     return arrays
 

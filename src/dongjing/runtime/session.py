@@ -6,8 +6,7 @@ import importlib
 
 from ..errors import DongjingError, FeedError, GraphError, IndexOutOfRangeError
 from ..validation import check_choice
-from . import feeds, interpreter
-from .device_guard import refuse_device_state
+from . import feeds, interpreter, placement
 from .fetch_structure import flatten, identified, rebuilder, run_key
 from .runner import Runner
 
@@ -45,9 +44,15 @@ class Session:
 
     One Session may be run from many threads at once: each run owns its intermediate buffers
     (docs/debugging.md, "Threads").
+
+    Programs run where the graph's Variables live (a GPU when they were created with
+    ``device="cuda"``), else where the feeds live; fetched values come back as arrays of that
+    device. `device=` fixes the device instead (host feeds are copied to it). See
+    docs/devices.md.
     """
 
-    def __init__(self, graph=None, optimize: int = 2, check_numerics: bool = False):
+    def __init__(self, graph=None, optimize: int = 2, check_numerics: bool = False,
+                 device=None):
         from ..graph import builder
 
         graph = graph if graph is not None else builder.get_default_graph()
@@ -60,6 +65,7 @@ class Session:
         self._programs: dict = {}
         self._runs: dict = {}  # run_key(fetches, feed_dict) -> Runner
         self._closed = False
+        self.device = None if device is None else _placement_of(device)
 
     # --- context manager ---------------------------------------------------------------------
     def __enter__(self) -> Session:
@@ -88,15 +94,32 @@ class Session:
         runner = self._runs.get(key)
         if runner is None or runner.version != self.graph.version:
             runner = self._prepare(fetches, feed_dict, key)
+        elif runner.floating and runner.where.backend is not None and (
+                (_feeds_placement(feed_dict) or placement.CPU) != runner.where):
+            runner = self._prepare(fetches, feed_dict, key)  # host feeds now: back to the CPU
         try:
             return runner(feed_dict)
         except IndexError as exc:
             if isinstance(exc, DongjingError):
                 raise
             raise _index_error(exc, runner).with_traceback(exc.__traceback__) from None
-        except (TypeError, ValueError, AttributeError):  # state moved to a GPU since the build?
-            refuse_device_state(runner.program.graph.nodes, "Session.run")
-            raise
+        except placement.DeviceFeedError:  # a device feed: run there if no Variable objects
+            if self.device is not None or self._state_of(runner) is not None:
+                raise
+        except (TypeError, ValueError, AttributeError):  # state moved to a device since?
+            if self._where(runner, feed_dict) == runner.where:
+                raise
+        return self._prepare(fetches, feed_dict, key)(feed_dict)
+
+    def _state_of(self, runner):
+        return placement.of_state(runner.program.graph.nodes, "Session.run")
+
+    def _where(self, runner, feed_dict) -> placement.Placement:
+        """Where a run of `runner`'s fetches would be placed now."""
+        state = self._state_of(runner)
+        if self.device is not None:
+            return self.device
+        return placement.decide(state, _feeds_placement(feed_dict), "Session.run")
 
     def _prepare(self, fetches, feed_dict, key) -> Runner:
         """Resolve fetches and feed keys, plan and compile (or find) the program; cache a Runner.
@@ -113,11 +136,19 @@ class Session:
         if missing:
             raise FeedError(feeds.missing_message(missing))
         unused = [n for n in positions if n not in feed_nodes]
-        program = self._program(fetch_nodes, feed_nodes)
+        needed = interpreter.needed_nodes(fetch_nodes, set(feed_nodes))
+        state = placement.of_state(needed, "Session.run")
+        if self.device is not None:
+            where = placement.decide(state, self.device, "Session.run")
+        else:
+            where = placement.decide(state, _feeds_placement(feed_dict), "Session.run")
+        program = self._program(fetch_nodes, feed_nodes, where)
         if len(self._runs) >= _CACHE_LIMIT:  # fetch structures that keep changing
             self._runs.clear()
         keep = identified(fetches, list(feed_dict or ()))
-        runner = Runner(self.graph.version, program, feed_nodes, unused, positions, rebuild, keep)
+        runner = Runner(self.graph.version, program, feed_nodes, unused, positions, rebuild, keep,
+                        where)
+        runner.floating = state is None and self.device is None
         self._runs[key] = runner
         return runner
 
@@ -147,22 +178,29 @@ class Session:
         missing = [n for n in needed if n.op.name == "placeholder" and n not in fed]
         return feed_nodes, missing
 
-    def _program(self, fetch_nodes, feed_nodes):
+    def _program(self, fetch_nodes, feed_nodes, where: placement.Placement | None = None):
+        """The (cached) program computing `fetch_nodes` from `feed_nodes` on device `where`
+        (the session's device, else the CPU, when None)."""
+        where = where or self.device or placement.CPU
         key = (self.graph.version, tuple(n.id for n in fetch_nodes),
-               tuple(n.id for n in feed_nodes))
+               tuple(n.id for n in feed_nodes), where)
         program = self._programs.get(key)
         if program is None:
-            refuse_device_state(interpreter.needed_nodes(fetch_nodes, set(feed_nodes)),
-                                "Session.run")
             builder = _compiler_builder() if self.optimize >= 1 else None
+            backend = where.backend
             if self.check_numerics:
+                if backend is not None:
+                    raise DongjingError(f"check_numerics runs graphs on the CPU; this one is "
+                                        f"placed on {where}")
                 from ..autograd.anomaly import checked_program
 
                 program = checked_program(self.graph, fetch_nodes, feed_nodes)
             elif builder is None:
-                program = interpreter.build_interpreter(self.graph, fetch_nodes, feed_nodes)
+                program = interpreter.build_interpreter(self.graph, fetch_nodes, feed_nodes,
+                                                        backend)
             else:
-                program = builder(self.graph, fetch_nodes, feed_nodes, self.optimize)
+                program = builder(self.graph, fetch_nodes, feed_nodes, self.optimize,
+                                  backend=backend)
             if len(self._programs) >= _CACHE_LIMIT:  # a graph that keeps growing between runs
                 self._programs.clear()
             self._programs[key] = program
@@ -194,3 +232,32 @@ class Session:
     def stats(self, fetches) -> list:
         """What each compiler pass changed for `fetches` (a list of dicts; [] if none ran)."""
         return self._program_for(fetches).stats
+
+
+def _feeds_placement(feed_dict) -> placement.Placement | None:
+    """The device the feed values live on (None: the host)."""
+    if not feed_dict:
+        return None
+    from ..tensor import Tensor
+
+    values = [v._data if isinstance(v, Tensor) and v._node is None else v
+              for v in feed_dict.values()]
+    return placement.of_arrays(values, "Session.run")
+
+
+def _placement_of(device) -> placement.Placement:
+    """A `Session(device=...)` argument ("cpu", "cuda", "cuda:1", a dj.device) as a
+    Placement."""
+    from ..backends import for_device_type
+    from ..device import device as as_device
+
+    if isinstance(device, placement.Placement):
+        return device
+    d = as_device(device)
+    if d.type == "cpu":
+        return placement.CPU
+    backend = for_device_type(d.type)
+    if backend is None:
+        raise DongjingError(f"Session(device={str(d)!r}): no backend for {d.type!r}")
+    index = d.index if d.index is not None else backend.current_index()
+    return placement.Placement(backend, index)

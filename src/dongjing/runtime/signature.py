@@ -9,6 +9,7 @@ from ..graph.variable import Variable
 from ..nn.module import Module, tree_epoch
 from ..optim.optimizer import Optimizer
 from ..tensor import Tensor
+from . import placement
 
 
 def signature(args: tuple, kwargs: dict, watched: tuple = (), arrays: list | None = None
@@ -49,16 +50,25 @@ def _map(path: str, value, fn):
     return value
 
 
+def _array_detail(array) -> tuple:
+    """Shape and dtype of an argument array, and its device when it is not the CPU (a trace
+    runs on one device)."""
+    where = placement.of_array(array)
+    if where is None:
+        return array.shape, array.dtype.str
+    return array.shape, array.dtype.str, str(where)
+
+
 def _leaf(path: str, value, entries: list, arrays: list) -> None:
     if _is_variable(value):  # state: passed through, captured by reference
         entries.append((path, "variable", (id(value), value._data.shape, value._data.dtype.str)))
     elif isinstance(value, Tensor):
         if value._node is not None:
             raise TypeError(f"{path}: a symbolic tensor cannot be passed to a jitted function")
-        entries.append((path, "tensor", (value._data.shape, value._data.dtype.str)))
+        entries.append((path, "tensor", _array_detail(value._data)))
         arrays.append(value._data)
     elif is_array(value):
-        entries.append((path, "tensor", (value.shape, value.dtype.str)))
+        entries.append((path, "tensor", _array_detail(value)))
         arrays.append(value)
     elif isinstance(value, (tuple, list)):
         entries.append((path, "sequence", (type(value), len(value))))
@@ -179,11 +189,13 @@ def describe_changes(old: tuple, new: tuple) -> list[str]:
         if old_kind != kind:
             reasons.append(f"{path}: {_show(old_kind, old_detail)} -> {_show(kind, detail)}")
         elif kind == "tensor":
-            (s0, d0), (s1, d1) = old_detail, detail
+            (s0, d0, *w0), (s1, d1, *w1) = old_detail, detail
             if s0 != s1:
                 reasons.append(f"{path}: shape {s0} -> {s1}")
             if d0 != d1:
                 reasons.append(f"{path}: dtype {as_dtype(d0)} -> {as_dtype(d1)}")
+            if w0 != w1:
+                reasons.append(f"{path}: device {(w0 or ['cpu'])[0]} -> {(w1 or ['cpu'])[0]}")
         elif old_detail[0] != detail[0] and kind in ("module", "optimizer", "variable"):
             reasons.append(f"{path}: another {kind} object")
         elif kind == "module":

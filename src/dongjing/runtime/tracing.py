@@ -8,8 +8,9 @@ import re
 import time
 import warnings
 
-from ..errors import DongjingError, GraphError, SideEffectError
+from ..errors import DeviceError, DongjingError, GraphError, SideEffectError
 from ..tensor import Tensor
+from . import placement
 from .fetch_structure import flatten
 from .jit_autograd import differentiable_call
 from .side_effects import SideEffectRecorder
@@ -34,6 +35,7 @@ class Trace:
         self.graph = Graph(name=f"jit_{name}")
         names = _parameter_names(fn)
         self.placeholders: list = []
+        self._arrays: list = []  # the argument arrays (for the placement)
         with self.graph.as_default():
             sym_args, sym_kwargs = map_tensors(args, kwargs, self._placeholder_maker(names))
             with TraceGrads(self.graph) as grads, SideEffectRecorder() as effects:
@@ -63,7 +65,12 @@ class Trace:
         _warn_reads_after_assign(self.graph, name)
         self.n_out = len(out_nodes)
         self.fetches = out_nodes + [n for _, n in symbolic] + effects
-        self.session = Session(self.graph, optimize=optimize)
+        what = f"dj.jit({name})"
+        # the device it runs on: where its captured parameters live, else its inputs
+        self.where = placement.decide(placement.of_state(self.graph.nodes, what),
+                                      placement.of_arrays(self._arrays, what), what)
+        self._arrays = None
+        self.session = Session(self.graph, optimize=optimize, device=self.where)
         # compiled now (so compile time is measured) and called directly: the signature already
         # guarantees each fed array's shape and dtype, so Session.run's feed checks are skipped
         self.program = self.session.program(self.fetches)
@@ -89,6 +96,7 @@ class Trace:
 
         def make(path: str, value):
             data = value._data if isinstance(value, Tensor) else value
+            self._arrays.append(data)
             t = placeholder(data.shape, data.dtype, name=_placeholder_name(path, names))
             self.placeholders.append(t._node)
             return t
@@ -140,6 +148,16 @@ class Trace:
         for p, value in zip(self.grads_fetched, values[n:n + len(self.grads_fetched)]):
             p._grad = Tensor._make(value)
         return values
+
+    def check_placement(self, arrays: list, what: str) -> None:
+        """Raise DeviceError when the traced state or `arrays` moved off the trace's device
+        (a program failed: parameters moved to a GPU after tracing, say)."""
+        where = placement.decide(placement.of_state(self.graph.nodes, what),
+                                 placement.of_arrays(arrays, what), what)
+        if where != self.where:
+            raise DeviceError(f"{what}: traced to run on {self.where}, but its parameters and "
+                              f"inputs now live on {where}; call it with inputs on the "
+                              "device the model lives on")
 
     def source(self) -> str | None:
         """The generated Python source of the traced graph."""

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from ...errors import GraphError
 from ...registry import OPS, Cost, Kind, Op
-from .. import formula_cost, kernels
+from .. import cuda_kernels, formula_cost, kernels
 from ..ir import PassResult, Rebuilder, numel
 
 MIN_SIZE = 1 << 17  # elements; smaller groups stay NumPy (see docs/compiler.md)
@@ -30,9 +30,11 @@ class FusedBody:
     in order; `members` = (node name, op name, user source line) of each step's node (for the
     profiler)."""
 
-    def __init__(self, steps: tuple, outputs: tuple, size: int, members: tuple = ()):
+    def __init__(self, steps: tuple, outputs: tuple, size: int, members: tuple = (),
+                 dtypes: tuple = ()):
         self.steps, self.outputs, self.size = steps, outputs, size
         self.members = members
+        self.dtypes = dtypes  # each step's result dtype name (the CUDA kernels declare them)
 
     def __repr__(self) -> str:
         def ref(arg):
@@ -52,10 +54,18 @@ FUSED = Op("fused_elementwise", forward=_no_forward, infer=lambda *s, **a: ((), 
            kind="fused")
 
 
-def fusible(node, size_min: int) -> bool:
+def fusible(node, size_min: int, target: str = "cpu") -> bool:
     """One elementwise cheap ufunc (or a transcendental one with an in-kernel formulation) on a
-    known shape whose inputs are that shape or size 1."""
+    known shape whose inputs are that shape or size 1. For `target="cuda"` every elementwise
+    ufunc with a CUDA form fuses (`cuda_kernels`): a GPU pays per launch, not per libm call."""
     op = node.op
+    if target == "cuda":
+        n = numel(node.shape)
+        if op.kind is not Kind.ELEMENTWISE or n is None or n < size_min or node.dtype is None:
+            return False
+        return (all(i.dtype is not None for i in node.inputs)
+                and cuda_kernels.fusible(op, node.dtype, [i.dtype for i in node.inputs])
+                and all(i.shape == node.shape or numel(i.shape) == 1 for i in node.inputs))
     if op.kind is not Kind.ELEMENTWISE or op.ufunc is None or op.ufunc.__name__ in NOT_IN_KERNELS:
         return False
     n = numel(node.shape)
@@ -86,7 +96,7 @@ class _Groups:
         return g
 
 
-def _form_groups(graph, size_min: int) -> dict:
+def _form_groups(graph, size_min: int, target: str = "cpu") -> dict:
     """node -> group id, for fusible nodes; a group never depends on itself through an outsider."""
     groups = _Groups()
     group_of: dict = {}
@@ -112,7 +122,7 @@ def _form_groups(graph, size_min: int) -> dict:
         below = set()
         for i in node.inputs:
             below |= reach.get(i, set())
-        if not fusible(node, size_min):
+        if not fusible(node, size_min, target):
             reach[node] = below
             continue
         candidates = []
@@ -147,15 +157,20 @@ def _form_groups(graph, size_min: int) -> dict:
     return {n: groups.find(g) for n, g in group_of.items()}
 
 
-def fuse_elementwise(graph, fetches: list, size_min: int | None = None) -> PassResult:
-    """Replace each group of two or more fusible nodes by a kernel node and its outputs."""
-    size_min = MIN_SIZE if size_min is None else size_min
-    if not kernels.available():
+def fuse_elementwise(graph, fetches: list, size_min: int | None = None,
+                     target: str = "cpu") -> PassResult:
+    """Replace each group of two or more fusible nodes by a kernel node and its outputs.
+
+    `target` is where the kernels run: "cpu" (numba loops) or "cuda" (CUDA kernels through
+    CuPy, any size: see `compiler/cuda_kernels.py`)."""
+    if size_min is None:
+        size_min = MIN_SIZE if target == "cpu" else 1
+    if target == "cpu" and not kernels.available():
         rb = Rebuilder(graph)
         for node in graph.nodes:
             rb.map[node] = rb.copy(node)
         return PassResult(*rb.finish(fetches), ["no kernel library: elementwise ops stay NumPy"])
-    group_of = _form_groups(graph, size_min)
+    group_of = _form_groups(graph, size_min, target)
     members: dict = {}
     for node in graph.nodes:
         if node in group_of:
@@ -310,7 +325,8 @@ def _emit_group(rb, nodes, own, stored, changes) -> None:
         steps.append((node.op, tuple(args)))
     size = numel(next(iter(own)).shape)  # recomputed values may be smaller (broadcast)
     members = tuple((n.name, n.op.name, n.source) for n in nodes)
-    body = FusedBody(tuple(steps), tuple(index[n] for n in escaping), size, members)
+    dtypes = tuple(n.dtype.name for n in nodes)
+    body = FusedBody(tuple(steps), tuple(index[n] for n in escaping), size, members, dtypes)
     kernel = rb.emit(tuple(rb.map[i] for i in inputs), op=FUSED, attrs={"body": body},
                      shape=(), dtype=None, name=rb.fresh_name("fused"), source=nodes[-1].source)
     get = OPS["tuple_get"]
