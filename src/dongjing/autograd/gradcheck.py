@@ -66,7 +66,7 @@ def gradcheck(fn, inputs, eps: float = 1e-6, atol: float = 1e-5, rtol: float = 1
         numeric = xp.zeros(x.shape)
         flat = x._data.reshape(-1)
         for j in range(flat.size):
-            orig = flat[j]
+            orig = flat[j].copy()  # a GPU array's flat[j] is a view of the element
             flat[j] = orig + eps
             plus = float(_scalar_fn(fn, inputs, weights)._data)
             flat[j] = orig - eps

@@ -28,7 +28,9 @@ from ..runtime.program import commit_assignments
 
 WARMUP = 2  # plain runs before the first capture
 MAX_GRAPHS = 4  # captured feed-shape signatures per program
-_CAPTURED_KINDS = {Kind.SOURCE, Kind.ELEMENTWISE, Kind.REDUCE, Kind.EFFECT, Kind.FUSED}
+# kinds by value: the compiler's own fused-kernel op gives its kind as a string
+_CAPTURED_KINDS = {str(k) for k in (Kind.SOURCE, Kind.ELEMENTWISE, Kind.REDUCE, Kind.EFFECT,
+                                    Kind.FUSED)}
 CAPTURABLE = frozenset({
     "reshape", "reshape_like", "permute", "expand", "broadcast_to_like", "unsqueeze", "squeeze",
     "concat", "einsum", "getitem", "slice_assign", "getitem_grad", "matmul", "roll", "flip",
@@ -48,9 +50,9 @@ def uncapturable(graph) -> str | None:
         op = node.op
         if op.random:
             return f"{op.name} is random (a replay would repeat its draws)"
-        if op.name == "tuple_get" and node.inputs[0].op.kind is not Kind.FUSED:
+        if op.name == "tuple_get" and str(node.inputs[0].op.kind) != str(Kind.FUSED):
             return f"{node.inputs[0].op.name} runs sub-graphs (control flow reads the host)"
-        if op.kind not in _CAPTURED_KINDS and op.name not in CAPTURABLE:
+        if str(op.kind) not in _CAPTURED_KINDS and op.name not in CAPTURABLE:
             return f"{op.name} is not known to be capturable"
     return None
 

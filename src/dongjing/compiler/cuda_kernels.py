@@ -124,7 +124,8 @@ def build(xp, body, in_dtypes: list[str], out_dtypes: list[str]):
             digest = hashlib.sha1(repr(key).encode()).hexdigest()[:12]
             name = f"dj_fused_{digest}"
             kernel = xp.ElementwiseKernel(in_params, out_params, operation, name)
-            shown = (f"// {name}: ElementwiseKernel({in_params!r}, {out_params!r})\n"
-                     + operation + "\n")
+            lines = [f"{name}: ElementwiseKernel({in_params!r}, {out_params!r})",
+                     *operation.splitlines()]
+            shown = "".join(f"# {line}\n" for line in lines)  # shown in Python source
             found = _cache[key] = (kernel, shown)
     return found

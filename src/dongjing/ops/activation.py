@@ -19,7 +19,10 @@ def _log_softmax_out(xp, x, dim, out):
     try:
         top = xp.maximum.reduce(x, axis=dim, keepdims=True, initial=float("-inf"))
     except (AttributeError, TypeError):  # ufuncs as plain functions, or a narrower reduce
-        top = xp.max(x, axis=dim, keepdims=True, initial=float("-inf"))
+        try:
+            top = xp.max(x, axis=dim, keepdims=True, initial=float("-inf"))
+        except TypeError:  # no initial= (CuPy): an empty dim raises there
+            top = xp.max(x, axis=dim, keepdims=True)
     xp.subtract(x, top, out=out)
     e = xp.exp(out)
     try:

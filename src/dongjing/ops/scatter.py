@@ -39,7 +39,9 @@ def _positions(xp, name, index, size, dim):
     if index.size and (index.min() < 0 or index.max() >= size):  # PyTorch refuses -1 too
         raise ShapeError(f"{name}: index out of range for dim {dim} of size {size} "
                          f"(indices span {int(index.min())}..{int(index.max())})")
-    grids = list(xp.indices(index.shape, sparse=True))
+    ndim = len(index.shape)
+    grids = [xp.arange(n).reshape((1,) * d + (n,) + (1,) * (ndim - d - 1))  # an open mesh
+             for d, n in enumerate(index.shape)]
     grids[dim] = index
     return tuple(grids)
 
