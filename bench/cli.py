@@ -9,6 +9,8 @@ from pathlib import Path
 ALL_WORKLOADS = ["W1", "W2", "W3", "W4", "W5", "W6", "W7"]
 DEFAULT_THREADS = 2
 SINGLE_THREAD_EXTRA = ["W1"]  # also measured with 1 thread by default
+# --device: the GPU benchmark (bench/gpu.py); "cpu-as-gpu" runs its harness on CPU stand-ins
+DEVICES = ("cuda", "cpu-as-gpu")
 
 
 def _csv(text: str) -> list[str]:
@@ -21,6 +23,12 @@ def _workloads(text: str) -> list[str]:
     if bad:
         raise argparse.ArgumentTypeError(f"unknown workload(s) {bad}; choose from {ALL_WORKLOADS}")
     return keys
+
+
+def _device(text: str) -> str:
+    if text not in DEVICES:
+        raise argparse.ArgumentTypeError("--device wants cuda")
+    return text
 
 
 def _threads(text: str) -> list[int]:
@@ -38,12 +46,17 @@ def parser() -> argparse.ArgumentParser:
         prog="python -m bench",
         description="Time workloads W1-W7 in every available system (shared/workloads.md).",
     )
-    p.add_argument("--workloads", type=_workloads, default=ALL_WORKLOADS,
-                   help="comma-separated subset, e.g. W1,W3 (default: all)")
+    p.add_argument("--workloads", type=_workloads, default=None,
+                   help="comma-separated subset, e.g. W1,W3 (default: all; with --device "
+                   "--quick: W1-W5)")
     p.add_argument("--threads", type=_threads, default=None,
                    help="thread counts, e.g. 2 or 1,2 (default: 2, and W1 also with 1)")
     p.add_argument("--systems", type=_csv, default=None,
-                   help="only these systems (NumPy is always run), e.g. dj-eager,torch")
+                   help="only these systems (NumPy is always run), e.g. dj-eager,torch; with "
+                   "--device: of dj-eager, dj-static, dj-jit, torch, jax-jit, cupy")
+    p.add_argument("--device", type=_device, default=None,
+                   help="cuda: time the workloads on one GPU instead (bench/gpu.py), results "
+                   "in gpu_results.md/.json")
     p.add_argument("--quick", action="store_true", help="fewer, shorter repeats (a smoke run)")
     p.add_argument("--no-fresh", dest="fresh", action="store_false",
                    help="skip the first-call and peak-memory runs in fresh processes")
@@ -52,6 +65,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--out-dir", type=Path, default=Path(__file__).resolve().parent,
                    help="where results.json/.md/.png go (default: bench/)")
     p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    p.add_argument("--gpu-worker", default=None, help=argparse.SUPPRESS)  # one GPU system
+    p.add_argument("--tiny", action="store_true", help=argparse.SUPPRESS)  # shrunken sizes
     p.add_argument("--out", default=None, help=argparse.SUPPRESS)
     return p
 
@@ -62,10 +77,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 def plan(args: argparse.Namespace) -> list[tuple[int, list[str]]]:
     """(thread count, workloads) for each worker process to run."""
+    keys = list(args.workloads or ALL_WORKLOADS)
     if args.threads:
-        return [(n, list(args.workloads)) for n in args.threads]
-    groups = [(DEFAULT_THREADS, list(args.workloads))]
-    extra = [k for k in args.workloads if k in SINGLE_THREAD_EXTRA]
+        return [(n, keys) for n in args.threads]
+    groups = [(DEFAULT_THREADS, keys)]
+    extra = [k for k in keys if k in SINGLE_THREAD_EXTRA]
     if extra:
         groups.append((1, extra))
     return groups

@@ -3,9 +3,16 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
+
+
+def host(array: Any) -> np.ndarray:
+    """A NumPy copy of an array of any array module (CuPy's ``.get()`` copies to the host)."""
+    if hasattr(array, "get") and not isinstance(array, np.ndarray):
+        return array.get()
+    return np.array(array)
 
 
 class Unavailable(Exception):

@@ -1,4 +1,5 @@
-"""dongjing eager: the public define-by-run API, manual momentum SGD under ``dj.no_grad()``."""
+"""dongjing eager: the public define-by-run API, manual momentum SGD under ``dj.no_grad()``.
+``device`` (None: the CPU; "cuda" for the GPU benchmark) is where every tensor is made."""
 
 from __future__ import annotations
 
@@ -20,29 +21,30 @@ from bench.workloads import ChainData, MlpData, OpData, RnnData, one_hot
 
 
 def _np(t: Any) -> np.ndarray:
-    return np.array(t.numpy(), copy=True)
+    return np.array(t.cpu().numpy(), copy=True)
 
 
 class Mlp:
     forward = staticmethod(mlp_forward)
 
-    def __init__(self, dj: Any, d: MlpData) -> None:
-        self.dj = dj
+    def __init__(self, dj: Any, d: MlpData, device: Any = None) -> None:
+        self.dj, self.device = dj, device
         self.note = ce_note(dj) + ", manual SGD in no_grad"
         self.names = d.param_names
-        self.params = [dj.tensor(p.copy(), requires_grad=True) for p in d.params]
-        self.vels = [dj.tensor(np.zeros_like(p)) for p in d.params]
+        self.params = [dj.tensor(p.copy(), requires_grad=True, device=device) for p in d.params]
+        self.vels = [dj.tensor(np.zeros_like(p), device=device) for p in d.params]
         self.lr, self.mom = d.lr, d.momentum
         self.classes = d.params[-1].shape[0]
         self.set_batch(d.x, d.y)
 
     def set_batch(self, x: np.ndarray, y: np.ndarray) -> None:
-        self.x, self.y = self.dj.tensor(x), self.dj.tensor(y)
-        self.onehot = self.dj.tensor(one_hot(y, self.classes, x.dtype))
+        dj, device = self.dj, self.device
+        self.x, self.y = dj.tensor(x, device=device), dj.tensor(y, device=device)
+        self.onehot = dj.tensor(one_hot(y, self.classes, x.dtype), device=device)
 
     def logits(self, x: np.ndarray) -> np.ndarray:
         with self.dj.no_grad():
-            return _np(self.forward(self.dj, self.dj.tensor(x), self.params))
+            return _np(self.forward(self.dj, self.dj.tensor(x, device=self.device), self.params))
 
     def _fb(self) -> Any:
         for p in self.params:
@@ -79,9 +81,9 @@ class Conv(Mlp):
 class Op:
     note = ""
 
-    def __init__(self, dj: Any, d: OpData) -> None:
-        self.x = dj.tensor(d.x.copy(), requires_grad=True)
-        self.y = dj.tensor(d.y.copy(), requires_grad=True)
+    def __init__(self, dj: Any, d: OpData, device: Any = None) -> None:
+        self.x = dj.tensor(d.x.copy(), requires_grad=True, device=device)
+        self.y = dj.tensor(d.y.copy(), requires_grad=True, device=device)
 
     def step(self) -> Any:
         self.x.grad = self.y.grad = None
@@ -97,9 +99,9 @@ class Op:
 class Chain:
     note = ""
 
-    def __init__(self, dj: Any, d: ChainData) -> None:
+    def __init__(self, dj: Any, d: ChainData, device: Any = None) -> None:
         self.dj = dj
-        self.x = dj.tensor(d.x.copy(), requires_grad=True)
+        self.x = dj.tensor(d.x.copy(), requires_grad=True, device=device)
 
     def step(self) -> Any:
         self.x.grad = None
@@ -115,18 +117,19 @@ class Chain:
 class Rnn:
     note = ""
 
-    def __init__(self, dj: Any, d: RnnData) -> None:
-        self.dj = dj
-        self.x = dj.tensor(d.x.copy())
+    def __init__(self, dj: Any, d: RnnData, device: Any = None) -> None:
+        self.dj, self.device = dj, device
+        self.x = dj.tensor(d.x.copy(), device=device)
         self.names = d.param_names
-        self.params = [dj.tensor(p.copy(), requires_grad=True) for p in d.params]
+        self.params = [dj.tensor(p.copy(), requires_grad=True, device=device) for p in d.params]
         self.steps = d.x.shape[0]
         self.h0 = (d.x.shape[1], d.w_hh.shape[0])
 
     def step(self) -> Any:
         for p in self.params:
             p.grad = None
-        loss = rnn(self.dj, self.x, self.dj.zeros(self.h0), *self.params, self.steps)
+        h = self.dj.zeros(self.h0, device=self.device)
+        loss = rnn(self.dj, self.x, h, *self.params, self.steps)
         loss.backward()
         return loss
 
@@ -135,8 +138,8 @@ class Rnn:
         return Probe(loss.item(), {n: _np(p.grad) for n, p in zip(self.names, self.params)})
 
 
-def build(kind: str, data: Any) -> Any:
-    """A dongjing eager runner for a workload kind."""
+def build(kind: str, data: Any, device: Any = None) -> Any:
+    """A dongjing eager runner for a workload kind, its tensors on ``device``."""
     dj = import_dj()
     return {"mlp": Mlp, "op": Op, "chain": Chain, "rnn": Rnn, "rnn_while": Rnn,
-            "conv": Conv}[kind](dj, data)
+            "conv": Conv}[kind](dj, data, device)

@@ -19,8 +19,8 @@ from bench.systems.dj_common import (
 
 
 class Mlp(dj_eager.Mlp):
-    def __init__(self, dj: Any, d: Any) -> None:
-        super().__init__(dj, d)
+    def __init__(self, dj: Any, d: Any, device: Any = None) -> None:
+        super().__init__(dj, d, device)
         self.note = ce_note(dj) + ", dj.jit(model) + eager loss/backward, manual SGD in no_grad"
         self.model = dj.jit(lambda x: self.forward(dj, x, self.params))
 
@@ -41,8 +41,8 @@ class Conv(Mlp):
 class Op(dj_eager.Op):
     note = "the function jitted, eager backward"
 
-    def __init__(self, dj: Any, d: Any) -> None:
-        super().__init__(dj, d)
+    def __init__(self, dj: Any, d: Any, device: Any = None) -> None:
+        super().__init__(dj, d, device)
         self.fn = dj.jit(lambda x, y: (x * y + x).sum())
 
     def step(self) -> Any:
@@ -55,8 +55,8 @@ class Op(dj_eager.Op):
 class Chain(dj_eager.Chain):
     note = "the function jitted, eager backward"
 
-    def __init__(self, dj: Any, d: Any) -> None:
-        super().__init__(dj, d)
+    def __init__(self, dj: Any, d: Any, device: Any = None) -> None:
+        super().__init__(dj, d, device)
         self.fn = dj.jit(lambda x: chain(dj, x))
 
     def step(self) -> Any:
@@ -69,24 +69,25 @@ class Chain(dj_eager.Chain):
 class Rnn(dj_eager.Rnn):
     note = "the unrolled recurrence jitted, eager backward"
 
-    def __init__(self, dj: Any, d: Any) -> None:
-        super().__init__(dj, d)
+    def __init__(self, dj: Any, d: Any, device: Any = None) -> None:
+        super().__init__(dj, d, device)
         steps = self.steps
         self.fn = dj.jit(lambda x, h, w_xh, w_hh, b: rnn(dj, x, h, w_xh, w_hh, b, steps))
 
     def step(self) -> Any:
         for p in self.params:
             p.grad = None
-        loss = self.fn(self.x, self.dj.zeros(self.h0), *self.params)
+        loss = self.fn(self.x, self.dj.zeros(self.h0, device=self.device), *self.params)
         loss.backward()
         return loss
 
 
-def build(kind: str, data: Any) -> Any:
-    """A dongjing runner with the forward under dj.jit and an eager backward."""
+def build(kind: str, data: Any, device: Any = None) -> Any:
+    """A dongjing runner with the forward under dj.jit and an eager backward; its tensors
+    on ``device`` (None: the CPU)."""
     dj = import_dj()
     if not hasattr(dj, "jit"):
         raise Unavailable("dj.jit is not there")
     # W6 (a tensor step count) runs as W5 here: the jitted forward unrolls the same 50 steps
     return {"mlp": Mlp, "op": Op, "chain": Chain, "rnn": Rnn, "rnn_while": Rnn,
-            "conv": Conv}[kind](dj, data)
+            "conv": Conv}[kind](dj, data, device)

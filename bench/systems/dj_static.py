@@ -1,5 +1,7 @@
 """dongjing static: build a Graph once, ``dj.gradients``, ``dj.assign``, run it in a Session at
-an optimization level. Skips itself (with the reason) while that API is not there yet."""
+an optimization level. Skips itself (with the reason) while that API is not there yet.
+``device`` (None: the CPU; "cuda" for the GPU benchmark): the Variables are made there and the
+feeds copied there once, so that the Session runs the graph on that device."""
 
 from __future__ import annotations
 
@@ -7,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from bench.systems.base import Probe, Unavailable
+from bench.systems.base import Probe, Unavailable, host
 from bench.systems.dj_common import (
     ce_note,
     chain,
@@ -23,12 +25,38 @@ from bench.workloads import ChainData, MlpData, OpData, RnnData, one_hot
 API = ("Graph", "placeholder", "Variable", "constant", "gradients", "Session")
 
 
+def variable(dj: Any, value: np.ndarray, device: Any = None, **kw: Any) -> Any:
+    """``dj.Variable(value, **kw)``, made on ``device`` when one is given."""
+    if device is None:
+        return dj.Variable(value, **kw)
+    try:
+        return dj.Variable(value, device=device, **kw)
+    except TypeError as e:
+        if "device" not in str(e):
+            raise
+        if str(device) == "cpu":  # where a Variable is made anyway
+            return dj.Variable(value, **kw)
+        raise Unavailable(f"dj.Variable does not take device= yet ({e})") from e
+
+
+def to_device(value: Any, device: Any = None) -> Any:
+    """A feed value copied to ``device`` once (a CuPy array on "cuda"); a host scalar (a loop
+    count) and any value for the CPU stay as they are."""
+    if device is None or str(device) == "cpu" or np.ndim(value) == 0:
+        return value
+    try:
+        import cupy
+    except ImportError as e:
+        raise Unavailable(f"feeds for {device} need CuPy ({e})") from e
+    return cupy.asarray(value)
+
+
 def sgd_updates(dj: Any, params: list[Any], grads: list[Any], shapes: list[tuple[int, ...]],
-                lr: float, mom: float) -> list[Any]:
+                lr: float, mom: float, device: Any = None) -> list[Any]:
     """Momentum SGD (PyTorch convention) as assignments: v <- mom v + g; p <- p - lr v."""
     updates = []
     for p, g, shape in zip(params, grads, shapes):
-        v = dj.Variable(np.zeros(shape, np.float32), trainable=False)
+        v = variable(dj, np.zeros(shape, np.float32), device, trainable=False)
         v_new = dj.assign(v, mom * v + g)
         updates.append(dj.assign(p, p - lr * v_new))
     return updates
@@ -39,14 +67,15 @@ class _Static:
 
     note = ""
 
-    def __init__(self, dj: Any, level: int) -> None:
-        self.dj, self.level = dj, level
+    def __init__(self, dj: Any, level: int, device: Any = None) -> None:
+        self.dj, self.level, self.device = dj, level, device
         self.graph = dj.Graph()
-        self.feed: dict[Any, np.ndarray] = {}
+        self.feed: dict[Any, Any] = {}
         self.grad_names: list[str] = []
         self.variables: list[Any] = []
         with self.graph.as_default():
             self.loss, self.grads, self.extra = self.define()
+        self.feed = {k: to_device(v, device) for k, v in self.feed.items()}
         self.sess = dj.Session(self.graph, optimize=level)
 
     def define(self) -> tuple[Any, list[Any], list[Any]]:
@@ -61,12 +90,13 @@ class _Static:
 
     def probe(self) -> Probe:
         out = self.sess.run([self.loss, *self.grads, *self.extra], feed_dict=self.feed)
-        grads = {n: np.array(g) for n, g in zip(self.grad_names, out[1:1 + len(self.grads)])}
+        self.fetched_loss = out[0]  # as the Session returns it (where it was computed)
+        grads = {n: host(g) for n, g in zip(self.grad_names, out[1:1 + len(self.grads)])}
         params = {}
         if self.variables:
             values = self.sess.run(list(self.variables))
-            params = {n: np.array(v) for n, v in zip(self.param_names, values)}
-        return Probe(float(np.asarray(out[0])), grads, params)
+            params = {n: host(v) for n, v in zip(self.param_names, values)}
+        return Probe(float(host(out[0])), grads, params)
 
 
 class Mlp(_Static):
@@ -75,9 +105,10 @@ class Mlp(_Static):
 
     forward = staticmethod(mlp_forward)
 
-    def __init__(self, dj: Any, d: MlpData, level: int, any_batch: bool = False) -> None:
+    def __init__(self, dj: Any, d: MlpData, level: int, any_batch: bool = False,
+                 device: Any = None) -> None:
         self.d, self.any_batch = d, any_batch
-        super().__init__(dj, level)
+        super().__init__(dj, level, device)
 
     def define(self) -> tuple[Any, list[Any], list[Any]]:
         dj, d = self.dj, self.d
@@ -90,12 +121,13 @@ class Mlp(_Static):
             self.onehot = dj.placeholder((n, classes), dj.float32, name="onehot")
         self.set_batch(d.x, d.y)
         self.param_names = self.grad_names = d.param_names
-        self.variables = [dj.Variable(p.copy(), name=n) for p, n in zip(d.params, d.param_names)]
+        self.variables = [variable(dj, p.copy(), self.device, name=n)
+                          for p, n in zip(d.params, d.param_names)]
         self.logits_node = self.forward(dj, self.x, self.variables)
         loss = cross_entropy(dj, self.logits_node, self.y, self.onehot)
         grads = list(dj.gradients(loss, self.variables))
         shapes = [p.shape for p in d.params]
-        updates = sgd_updates(dj, self.variables, grads, shapes, d.lr, d.momentum)
+        updates = sgd_updates(dj, self.variables, grads, shapes, d.lr, d.momentum, self.device)
         self.train_op = dj.group(*updates) if hasattr(dj, "group") else updates
         self.note = ce_note(dj) + ", dj.assign updates"
         return loss, grads, updates
@@ -104,6 +136,7 @@ class Mlp(_Static):
         self.feed = {self.x: x, self.y: y}
         if self.onehot is not None:
             self.feed[self.onehot] = one_hot(y, self.d.params[-1].shape[0], x.dtype)
+        self.feed = {k: to_device(v, self.device) for k, v in self.feed.items()}
 
     def logits(self, x: np.ndarray) -> np.ndarray:
         return np.asarray(self.sess.run(self.logits_node, feed_dict={self.x: x}))
@@ -120,9 +153,9 @@ class Conv(Mlp):
 
 
 class Op(_Static):
-    def __init__(self, dj: Any, d: OpData, level: int) -> None:
+    def __init__(self, dj: Any, d: OpData, level: int, device: Any = None) -> None:
         self.d = d
-        super().__init__(dj, level)
+        super().__init__(dj, level, device)
 
     def define(self) -> tuple[Any, list[Any], list[Any]]:
         dj, d = self.dj, self.d
@@ -135,9 +168,9 @@ class Op(_Static):
 
 
 class Chain(_Static):
-    def __init__(self, dj: Any, d: ChainData, level: int) -> None:
+    def __init__(self, dj: Any, d: ChainData, level: int, device: Any = None) -> None:
         self.d = d
-        super().__init__(dj, level)
+        super().__init__(dj, level, device)
 
     def define(self) -> tuple[Any, list[Any], list[Any]]:
         dj, d = self.dj, self.d
@@ -151,16 +184,17 @@ class Chain(_Static):
 class Rnn(_Static):
     note = "loop unrolled"
 
-    def __init__(self, dj: Any, d: RnnData, level: int) -> None:
+    def __init__(self, dj: Any, d: RnnData, level: int, device: Any = None) -> None:
         self.d = d
-        super().__init__(dj, level)
+        super().__init__(dj, level, device)
 
     def define(self) -> tuple[Any, list[Any], list[Any]]:
         dj, d = self.dj, self.d
         x = dj.placeholder(d.x.shape, dj.float32, name="x")
         self.feed = {x: d.x}
         self.grad_names = d.param_names
-        params = [dj.Variable(p.copy(), name=n) for p, n in zip(d.params, d.param_names)]
+        params = [variable(dj, p.copy(), self.device, name=n)
+                  for p, n in zip(d.params, d.param_names)]
         h0 = dj.constant(np.zeros((d.x.shape[1], d.w_hh.shape[0]), np.float32))
         loss = rnn(dj, x, h0, *params, d.x.shape[0])
         return loss, list(dj.gradients(loss, params)), []
@@ -178,7 +212,8 @@ class RnnWhile(Rnn):
         steps = dj.placeholder((), dj.int64, name="steps")
         self.feed = {x: d.x, steps: np.int64(d.x.shape[0])}
         self.grad_names = d.param_names
-        w_xh, w_hh, b = [dj.Variable(p.copy(), name=n) for p, n in zip(d.params, d.param_names)]
+        w_xh, w_hh, b = [variable(dj, p.copy(), self.device, name=n)
+                         for p, n in zip(d.params, d.param_names)]
         h0 = dj.constant(np.zeros((d.x.shape[1], d.w_hh.shape[0]), np.float32))
         _, h = dj.while_loop(lambda t, h: t < steps,
                              lambda t, h: (t + 1, dj.tanh(x[t] @ w_xh + h @ w_hh + b)),
@@ -187,9 +222,11 @@ class RnnWhile(Rnn):
         return loss, list(dj.gradients(loss, [w_xh, w_hh, b])), []
 
 
-def build(kind: str, data: Any, level: int = 2, any_batch: bool = False) -> Any:
+def build(kind: str, data: Any, level: int = 2, any_batch: bool = False,
+          device: Any = None) -> Any:
     """A dongjing static runner for a workload kind at optimization level ``level``;
-    ``any_batch``: MLP placeholders accept any batch size (for the accuracy run)."""
+    ``any_batch``: MLP placeholders accept any batch size (for the accuracy run); ``device``:
+    where its Variables and feeds live (None: the CPU)."""
     dj = import_dj()
     missing = [name for name in API if not hasattr(dj, name)]
     if missing:
@@ -197,5 +234,6 @@ def build(kind: str, data: Any, level: int = 2, any_batch: bool = False) -> Any:
     if kind in ("mlp", "conv") and not hasattr(dj, "assign"):
         raise Unavailable("static API not there yet: dj.assign")
     if kind in ("mlp", "conv"):
-        return (Mlp if kind == "mlp" else Conv)(dj, data, level, any_batch)
-    return {"op": Op, "chain": Chain, "rnn": Rnn, "rnn_while": RnnWhile}[kind](dj, data, level)
+        return (Mlp if kind == "mlp" else Conv)(dj, data, level, any_batch, device)
+    runner = {"op": Op, "chain": Chain, "rnn": Rnn, "rnn_while": RnnWhile}[kind]
+    return runner(dj, data, level, device)

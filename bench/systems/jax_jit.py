@@ -1,5 +1,6 @@
 """JAX with ``jax.jit`` (optional: skipped if jax is missing). Functional: a training step
-returns new parameters and velocities."""
+returns new parameters and velocities. ``device`` (a ``jax.Device``; None: JAX's default) is
+where the arrays are put, and so where the compiled step runs."""
 
 from __future__ import annotations
 
@@ -20,6 +21,12 @@ def _jax() -> tuple[Any, Any]:
     return jax, jnp
 
 
+def _put(x: np.ndarray, device: Any = None) -> Any:
+    """``x`` as a JAX array: on JAX's default device, or committed to ``device``."""
+    jax, jnp = _jax()
+    return jnp.asarray(x) if device is None else jax.device_put(x, device)
+
+
 class _Jit:
     note = "XLA's own CPU thread pool"
 
@@ -38,7 +45,7 @@ class _Jit:
 class Mlp:
     note = "value_and_grad + momentum SGD in one jit"
 
-    def __init__(self, d: MlpData) -> None:
+    def __init__(self, d: MlpData, device: Any = None) -> None:
         jax, jnp = _jax()
         self.jax, self.names = jax, d.param_names
         lr, mom = d.lr, d.momentum
@@ -59,9 +66,9 @@ class Mlp:
             return params, vels, loss, grads
 
         self.train = jax.jit(train)
-        self.params = [jnp.asarray(p) for p in d.params]
-        self.vels = [jnp.zeros_like(p) for p in self.params]
-        self.x, self.y = jnp.asarray(d.x), jnp.asarray(d.y)
+        self.params = [_put(p, device) for p in d.params]
+        self.vels = [_put(np.zeros_like(p), device) for p in d.params]
+        self.x, self.y = _put(d.x, device), _put(d.y, device)
 
     def _run(self) -> tuple[Any, Any]:
         out = self.jax.block_until_ready(self.train(self.params, self.vels, self.x, self.y))
@@ -80,23 +87,23 @@ class Mlp:
         )
 
 
-def _op(d: OpData) -> _Jit:
-    jax, jnp = _jax()
+def _op(d: OpData, device: Any = None) -> _Jit:
+    jax, _ = _jax()
     fn = jax.jit(jax.value_and_grad(lambda x, y: (x * y + x).sum(), argnums=(0, 1)))
-    return _Jit(fn, (jnp.asarray(d.x), jnp.asarray(d.y)), ["x", "y"])
+    return _Jit(fn, (_put(d.x, device), _put(d.y, device)), ["x", "y"])
 
 
-def _chain(d: ChainData) -> _Jit:
+def _chain(d: ChainData, device: Any = None) -> _Jit:
     jax, jnp = _jax()
 
     def loss(x: Any) -> Any:
         return (0.5 * x * (1 + jnp.tanh(GELU_K * (x + GELU_C * x**3)))).sum()
 
     fn = jax.jit(jax.value_and_grad(lambda x: loss(x), argnums=(0,)))
-    return _Jit(fn, (jnp.asarray(d.x),), ["x"])
+    return _Jit(fn, (_put(d.x, device),), ["x"])
 
 
-def _rnn(d: RnnData) -> _Jit:
+def _rnn(d: RnnData, device: Any = None) -> _Jit:
     jax, jnp = _jax()
     steps, batch, hidden = d.x.shape[0], d.x.shape[1], d.w_hh.shape[0]
 
@@ -107,13 +114,14 @@ def _rnn(d: RnnData) -> _Jit:
         return h.sum()
 
     fn = jax.jit(jax.value_and_grad(loss, argnums=(0, 1, 2)))
-    args = tuple(jnp.asarray(a) for a in (d.w_xh, d.w_hh, d.b, d.x))
+    args = tuple(_put(a, device) for a in (d.w_xh, d.w_hh, d.b, d.x))
     return _Jit(fn, args, d.param_names)
 
 
-def build(kind: str, data: Any) -> Any:
-    """A jax.jit runner for a workload kind."""
+def build(kind: str, data: Any, device: Any = None) -> Any:
+    """A jax.jit runner for a workload kind, its arrays on ``device`` (None: the default)."""
     _jax()
     if kind == "conv":
         raise Unavailable("W7 (convnet) is not written for JAX")
-    return {"mlp": Mlp, "op": _op, "chain": _chain, "rnn": _rnn, "rnn_while": _rnn}[kind](data)
+    runner = {"mlp": Mlp, "op": _op, "chain": _chain, "rnn": _rnn, "rnn_while": _rnn}[kind]
+    return runner(data, device)

@@ -1,7 +1,9 @@
 """Hand-written NumPy: forward and hand-derived backward with preallocated buffers, in place.
 
 The practical limit of a NumPy backend and the reference every system is checked against.
-Works in the data's dtype (float32 in the benchmark; tests also run it in float64).
+Works in the data's dtype (float32 in the benchmark; tests also run it in float64), and with
+any NumPy-like array module ``xp`` (CuPy for the GPU benchmark; W1-W6, not W7's convnet).
+A step leaves its loss as a 0-d array of ``xp`` (no device-to-host copy); a probe reads it.
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from bench.systems.base import Probe
+from bench.systems.base import Probe, Unavailable, host
 from bench.systems.numpy_conv import Conv
 from bench.workloads import GELU_C, GELU_K, ChainData, MlpData, OpData, RnnData
 
@@ -20,68 +22,71 @@ class Mlp:
 
     note = "hand-derived backward, preallocated buffers"
 
-    def __init__(self, d: MlpData) -> None:
-        self.params = [p.copy() for p in d.params]
+    def __init__(self, d: MlpData, xp: Any = np) -> None:
+        self.xp = xp
+        self.params = [xp.array(p, copy=True) for p in d.params]
         self.names = d.param_names
-        self.vels = [np.zeros_like(p) for p in self.params]
-        self.grads = [np.empty_like(p) for p in self.params]
-        self.tmp = [np.empty_like(p) for p in self.params]
+        self.vels = [xp.zeros_like(p) for p in self.params]
+        self.grads = [xp.empty_like(p) for p in self.params]
+        self.tmp = [xp.empty_like(p) for p in self.params]
         self.lr, self.mom = d.lr, d.momentum
         self.set_batch(d.x, d.y)
 
     def set_batch(self, x: np.ndarray, y: np.ndarray) -> None:
         """Use a new batch; buffers are reallocated only when its size changes."""
-        self.x, self.y = x, y
+        xp = self.xp
+        self.x, self.y = xp.asarray(x), xp.asarray(y)
         n, dt = x.shape[0], x.dtype
         if getattr(self, "_n", None) == n:
             return
         self._n = n
         widths = [W.shape[1] for W in self.params[0::2]]
-        self.acts = [np.empty((n, w), dt) for w in widths]  # hidden activations, then logits
-        self.deltas = [np.empty((n, w), dt) for w in widths]  # d loss / d pre-activation
-        self.masks = [np.empty((n, w), bool) for w in widths[:-1]]
-        self.rows = np.arange(n)
-        self.m = np.empty((n, 1), dt)
-        self.s = np.empty((n, 1), dt)
+        self.acts = [xp.empty((n, w), dt) for w in widths]  # hidden activations, then logits
+        self.deltas = [xp.empty((n, w), dt) for w in widths]  # d loss / d pre-activation
+        self.masks = [xp.empty((n, w), bool) for w in widths[:-1]]
+        self.rows = xp.arange(n)
+        self.m = xp.empty((n, 1), dt)
+        self.s = xp.empty((n, 1), dt)
 
     def logits(self, x: np.ndarray) -> np.ndarray:
         """Forward pass only (no buffers touched), for accuracy runs."""
-        h = x
+        h = self.xp.asarray(x)
         for i in range(0, len(self.params), 2):
             h = h @ self.params[i] + self.params[i + 1]
             if i + 2 < len(self.params):
-                h = np.maximum(h, 0)
+                h = self.xp.maximum(h, 0)
         return h
 
-    def forward_backward(self) -> float:
-        x, y, P, G = self.x, self.y, self.params, self.grads
+    def forward_backward(self) -> Any:
+        """The loss (a 0-d array), with the gradients in ``self.grads``."""
+        xp, x, y, P, G = self.xp, self.x, self.y, self.params, self.grads
         L = len(self.acts)
         h = x
         for i, z in enumerate(self.acts):
-            np.matmul(h, P[2 * i], out=z)
+            xp.matmul(h, P[2 * i], out=z)
             z += P[2 * i + 1]
             if i < L - 1:
-                np.maximum(z, 0, out=z)
+                xp.maximum(z, 0, out=z)
             h = z
         logits, p = self.acts[-1], self.deltas[-1]
-        np.max(logits, axis=1, keepdims=True, out=self.m)
-        np.subtract(logits, self.m, out=p)
+        xp.max(logits, axis=1, keepdims=True, out=self.m)
+        xp.subtract(logits, self.m, out=p)
         picked = p[self.rows, y]
-        np.exp(p, out=p)
-        np.sum(p, axis=1, keepdims=True, out=self.s)
-        loss = float(np.mean(np.log(self.s[:, 0]) - picked))
+        xp.exp(p, out=p)
+        xp.sum(p, axis=1, keepdims=True, out=self.s)
+        loss = xp.mean(xp.log(self.s[:, 0]) - picked)
         p /= self.s
         p[self.rows, y] -= 1
         p *= 1.0 / x.shape[0]
         for i in reversed(range(L)):
             d = self.deltas[i]
             h_in = self.acts[i - 1] if i > 0 else x
-            np.matmul(h_in.T, d, out=G[2 * i])
-            np.sum(d, axis=0, out=G[2 * i + 1])
+            xp.matmul(h_in.T, d, out=G[2 * i])
+            xp.sum(d, axis=0, out=G[2 * i + 1])
             if i > 0:
                 prev = self.deltas[i - 1]
-                np.matmul(d, P[2 * i].T, out=prev)
-                np.greater(self.acts[i - 1], 0, out=self.masks[i - 1])
+                xp.matmul(d, P[2 * i].T, out=prev)
+                xp.greater(self.acts[i - 1], 0, out=self.masks[i - 1])
                 prev *= self.masks[i - 1]
         return loss
 
@@ -89,7 +94,7 @@ class Mlp:
         for p, v, g, t in zip(self.params, self.vels, self.grads, self.tmp):
             v *= self.mom
             v += g
-            np.multiply(v, self.lr, out=t)
+            self.xp.multiply(v, self.lr, out=t)
             p -= t
 
     def step(self) -> None:
@@ -97,10 +102,10 @@ class Mlp:
         self.update()
 
     def probe(self) -> Probe:
-        loss = self.forward_backward()
-        grads = {n: g.copy() for n, g in zip(self.names, self.grads)}
+        loss = float(self.forward_backward())
+        grads = {n: host(g) for n, g in zip(self.names, self.grads)}
         self.update()
-        return Probe(loss, grads, {n: p.copy() for n, p in zip(self.names, self.params)})
+        return Probe(loss, grads, {n: host(p) for n, p in zip(self.names, self.params)})
 
 
 class Op:
@@ -108,16 +113,18 @@ class Op:
 
     note = "hand-derived backward"
 
-    def __init__(self, d: OpData) -> None:
-        self.x, self.y = d.x.copy(), d.y.copy()
-        self.t, self.gx, self.gy = (np.empty_like(self.x) for _ in range(3))
+    def __init__(self, d: OpData, xp: Any = np) -> None:
+        self.xp = xp
+        self.x, self.y = xp.array(d.x, copy=True), xp.array(d.y, copy=True)
+        self.t, self.gx, self.gy = (xp.empty_like(self.x) for _ in range(3))
 
     def _run(self) -> Any:
-        np.multiply(self.x, self.y, out=self.t)
+        xp = self.xp
+        xp.multiply(self.x, self.y, out=self.t)
         self.t += self.x
         z = self.t.sum()
-        np.add(self.y, 1, out=self.gx)
-        np.copyto(self.gy, self.x)
+        xp.add(self.y, 1, out=self.gx)
+        xp.copyto(self.gy, self.x)
         return z
 
     def step(self) -> None:
@@ -125,7 +132,7 @@ class Op:
 
     def probe(self) -> Probe:
         z = self._run()
-        return Probe(float(z), {"x": self.gx.copy(), "y": self.gy.copy()})
+        return Probe(float(z), {"x": host(self.gx), "y": host(self.gy)})
 
 
 class Chain:
@@ -133,24 +140,26 @@ class Chain:
 
     note = "hand-fused, x**3 as multiplications, 3 preallocated buffers"
 
-    def __init__(self, d: ChainData) -> None:
-        self.x = d.x.copy()
-        self.a, self.b, self.c = (np.empty_like(self.x) for _ in range(3))
+    def __init__(self, d: ChainData, xp: Any = np) -> None:
+        self.xp = xp
+        self.x = xp.array(d.x, copy=True)
+        self.a, self.b, self.c = (xp.empty_like(self.x) for _ in range(3))
         dt = self.x.dtype.type
         self.k, self.c3, self.ck = dt(GELU_K), dt(3 * GELU_C), dt(0.5 * GELU_K)
 
-    def _run(self) -> float:
-        x, a, b, c = self.x, self.a, self.b, self.c
-        np.multiply(x, x, out=c)  # x^2
-        np.multiply(c, GELU_C, out=a)
+    def _run(self) -> Any:
+        """x . (1 + t), twice the loss (a 0-d array), with the gradient in ``self.b``."""
+        xp, x, a, b, c = self.xp, self.x, self.a, self.b, self.c
+        xp.multiply(x, x, out=c)  # x^2
+        xp.multiply(c, GELU_C, out=a)
         a += 1
         a *= x
         a *= self.k  # u = k (x + C x^3)
-        np.tanh(a, out=a)  # t
-        np.add(a, 1, out=b)  # 1 + t
-        loss = 0.5 * float(np.dot(x, b))
-        np.multiply(a, a, out=a)
-        np.subtract(1, a, out=a)  # 1 - t^2
+        xp.tanh(a, out=a)  # t
+        xp.add(a, 1, out=b)  # 1 + t
+        twice_loss = xp.dot(x, b)
+        xp.multiply(a, a, out=a)
+        xp.subtract(1, a, out=a)  # 1 - t^2
         c *= self.c3
         c += 1
         c *= self.ck  # 0.5 k (1 + 3 C x^2)
@@ -158,14 +167,14 @@ class Chain:
         a *= x
         b *= 0.5
         b += a  # gradient: 0.5 (1 + t) + 0.5 x (1 - t^2) k (1 + 3 C x^2)
-        return loss
+        return twice_loss
 
     def step(self) -> None:
         self._run()
 
     def probe(self) -> Probe:
-        loss = self._run()
-        return Probe(loss, {"x": self.b.copy()})
+        loss = 0.5 * float(self._run())
+        return Probe(loss, {"x": host(self.b)})
 
 
 class Rnn:
@@ -173,54 +182,60 @@ class Rnn:
 
     note = "hand-derived BPTT, input projection and weight grads as single GEMMs"
 
-    def __init__(self, d: RnnData) -> None:
+    def __init__(self, d: RnnData, xp: Any = np) -> None:
         T, B, I = d.x.shape
         H = d.w_hh.shape[0]
         dt = d.x.dtype
-        self.x2 = d.x.reshape(T * B, I).copy()
-        self.w_xh, self.w_hh, self.b = d.w_xh.copy(), d.w_hh.copy(), d.b.copy()
-        self.xw = np.empty((T, B, H), dt)
-        self.hs = np.zeros((T + 1, B, H), dt)
-        self.da = np.empty((T, B, H), dt)
-        self.dh = np.empty((B, H), dt)
-        self.g = [np.empty_like(p) for p in (self.w_xh, self.w_hh, self.b)]
+        self.xp = xp
+        self.x2 = xp.array(d.x.reshape(T * B, I), copy=True)
+        self.w_xh, self.w_hh, self.b = (xp.array(p, copy=True) for p in (d.w_xh, d.w_hh, d.b))
+        self.xw = xp.empty((T, B, H), dt)
+        self.hs = xp.zeros((T + 1, B, H), dt)
+        self.da = xp.empty((T, B, H), dt)
+        self.dh = xp.empty((B, H), dt)
+        self.g = [xp.empty_like(p) for p in (self.w_xh, self.w_hh, self.b)]
         self.shape = (T, B, H)
 
-    def _run(self) -> float:
+    def _run(self) -> Any:
+        """The loss (a 0-d array), with the gradients in ``self.g``."""
+        xp = self.xp
         T, B, H = self.shape
         hs, da, dh = self.hs, self.da, self.dh
-        np.matmul(self.x2, self.w_xh, out=self.xw.reshape(T * B, H))
+        xp.matmul(self.x2, self.w_xh, out=self.xw.reshape(T * B, H))
         self.xw += self.b
         for t in range(T):
             a = hs[t + 1]
-            np.matmul(hs[t], self.w_hh, out=a)
+            xp.matmul(hs[t], self.w_hh, out=a)
             a += self.xw[t]
-            np.tanh(a, out=a)
-        loss = float(hs[T].sum())
+            xp.tanh(a, out=a)
+        loss = hs[T].sum()
         dh.fill(1)
         w_hh_t = self.w_hh.T
         for t in reversed(range(T)):
             d = da[t]
-            np.multiply(hs[t + 1], hs[t + 1], out=d)
-            np.subtract(1, d, out=d)
+            xp.multiply(hs[t + 1], hs[t + 1], out=d)
+            xp.subtract(1, d, out=d)
             d *= dh
             if t > 0:
-                np.matmul(d, w_hh_t, out=dh)
+                xp.matmul(d, w_hh_t, out=dh)
         DA = da.reshape(T * B, H)
-        np.matmul(self.x2.T, DA, out=self.g[0])
-        np.matmul(hs[:T].reshape(T * B, H).T, DA, out=self.g[1])
-        np.sum(DA, axis=0, out=self.g[2])
+        xp.matmul(self.x2.T, DA, out=self.g[0])
+        xp.matmul(hs[:T].reshape(T * B, H).T, DA, out=self.g[1])
+        xp.sum(DA, axis=0, out=self.g[2])
         return loss
 
     def step(self) -> None:
         self._run()
 
     def probe(self) -> Probe:
-        loss = self._run()
-        return Probe(loss, {n: g.copy() for n, g in zip(["W_xh", "W_hh", "b"], self.g)})
+        loss = float(self._run())
+        return Probe(loss, {n: host(g) for n, g in zip(["W_xh", "W_hh", "b"], self.g)})
 
 
-def build(kind: str, data: Any) -> Any:
-    """A hand-written NumPy runner for a workload kind."""
-    return {"mlp": Mlp, "op": Op, "chain": Chain, "rnn": Rnn, "rnn_while": Rnn,
-            "conv": Conv}[kind](data)
+def build(kind: str, data: Any, xp: Any = np) -> Any:
+    """A hand-written runner for a workload kind, on the arrays of module ``xp``."""
+    if kind == "conv":
+        if xp is not np:
+            raise Unavailable(f"W7 (convnet) is written for NumPy only, not {xp.__name__}")
+        return Conv(data)
+    return {"mlp": Mlp, "op": Op, "chain": Chain, "rnn": Rnn, "rnn_while": Rnn}[kind](data, xp)

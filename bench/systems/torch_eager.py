@@ -1,4 +1,5 @@
-"""PyTorch eager, written as a PyTorch user would (optional: skipped if torch is missing)."""
+"""PyTorch eager, written as a PyTorch user would (optional: skipped if torch is missing).
+``device`` ("cpu", or "cuda" for the GPU benchmark) is where every tensor is made."""
 
 from __future__ import annotations
 
@@ -23,21 +24,22 @@ def _torch() -> Any:
 
 
 def _np(t: Any) -> np.ndarray:
-    return t.detach().numpy().copy()
+    return t.detach().cpu().numpy().copy()
 
 
 class Mlp:
     note = "torch.optim.SGD, F.cross_entropy"
 
-    def __init__(self, torch: Any, d: MlpData) -> None:
-        self.torch = torch
+    def __init__(self, torch: Any, d: MlpData, device: str = "cpu") -> None:
+        self.torch, self.device = torch, device
         self.names = d.param_names
-        self.params = [torch.tensor(p, requires_grad=True) for p in d.params]
+        self.params = [torch.tensor(p, requires_grad=True, device=device) for p in d.params]
         self.opt = torch.optim.SGD(self.params, lr=d.lr, momentum=d.momentum)
         self.set_batch(d.x, d.y)
 
     def set_batch(self, x: np.ndarray, y: np.ndarray) -> None:
-        self.x, self.y = self.torch.from_numpy(x), self.torch.from_numpy(y)
+        self.x = self.torch.from_numpy(x).to(self.device)
+        self.y = self.torch.from_numpy(y).to(self.device)
 
     def _forward(self, x: Any) -> Any:
         h, P = x, self.params
@@ -49,7 +51,7 @@ class Mlp:
 
     def logits(self, x: np.ndarray) -> np.ndarray:
         with self.torch.no_grad():
-            return self._forward(self.torch.from_numpy(x)).numpy()
+            return _np(self._forward(self.torch.from_numpy(x).to(self.device)))
 
     def _fb(self) -> Any:
         self.opt.zero_grad()
@@ -85,9 +87,9 @@ class Conv(Mlp):
 class Op:
     note = ""
 
-    def __init__(self, torch: Any, d: OpData) -> None:
-        self.x = torch.tensor(d.x, requires_grad=True)
-        self.y = torch.tensor(d.y, requires_grad=True)
+    def __init__(self, torch: Any, d: OpData, device: str = "cpu") -> None:
+        self.x = torch.tensor(d.x, requires_grad=True, device=device)
+        self.y = torch.tensor(d.y, requires_grad=True, device=device)
 
     def step(self) -> Any:
         self.x.grad = self.y.grad = None
@@ -103,9 +105,9 @@ class Op:
 class Chain:
     note = ""
 
-    def __init__(self, torch: Any, d: ChainData) -> None:
+    def __init__(self, torch: Any, d: ChainData, device: str = "cpu") -> None:
         self.torch = torch
-        self.x = torch.tensor(d.x, requires_grad=True)
+        self.x = torch.tensor(d.x, requires_grad=True, device=device)
 
     def step(self) -> Any:
         x = self.x
@@ -123,18 +125,18 @@ class Chain:
 class Rnn:
     note = ""
 
-    def __init__(self, torch: Any, d: RnnData) -> None:
-        self.torch = torch
-        self.x = torch.from_numpy(d.x.copy())
+    def __init__(self, torch: Any, d: RnnData, device: str = "cpu") -> None:
+        self.torch, self.device = torch, device
+        self.x = torch.from_numpy(d.x.copy()).to(device)
         self.names = d.param_names
-        self.params = [torch.tensor(p, requires_grad=True) for p in d.params]
+        self.params = [torch.tensor(p, requires_grad=True, device=device) for p in d.params]
         self.h0 = (d.x.shape[1], d.w_hh.shape[0])
 
     def step(self) -> Any:
         w_xh, w_hh, b = self.params
         for p in self.params:
             p.grad = None
-        h = self.torch.zeros(self.h0)
+        h = self.torch.zeros(self.h0, device=self.device)
         for t in range(self.x.shape[0]):
             h = self.torch.tanh(self.x[t] @ w_xh + h @ w_hh + b)
         loss = h.sum()
@@ -146,8 +148,8 @@ class Rnn:
         return Probe(loss.item(), {n: _np(p.grad) for n, p in zip(self.names, self.params)})
 
 
-def build(kind: str, data: Any) -> Any:
-    """A PyTorch eager runner for a workload kind."""
+def build(kind: str, data: Any, device: str = "cpu") -> Any:
+    """A PyTorch eager runner for a workload kind, its tensors on ``device``."""
     torch = _torch()
     return {"mlp": Mlp, "op": Op, "chain": Chain, "rnn": Rnn, "rnn_while": Rnn,
-            "conv": Conv}[kind](torch, data)
+            "conv": Conv}[kind](torch, data, device)
