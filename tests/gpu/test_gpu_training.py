@@ -220,15 +220,36 @@ def test_elementwise_chains_fuse_into_cuda_kernels():
     np.testing.assert_allclose(got, want, rtol=2e-6, atol=1e-6, equal_nan=True)
 
 
+def _elementwise_graph():
+    """A training graph without products (CuPy refuses cuBLAS during capture): a per-element
+    model tanh(x * w + b) fitted to y by SGD with momentum, Variables on the GPU."""
+    rng = np.random.default_rng(0)
+    w = dj.Variable(rng.standard_normal(4096).astype(np.float32), device="cuda")
+    b = dj.Variable(np.zeros(4096, np.float32), device="cuda")
+    g = dj.Graph()
+    with g.as_default():
+        x = dj.placeholder(dj.float32, shape=(4096,))
+        y = dj.placeholder(dj.float32, shape=(4096,))
+        loss = ((dj.tanh(x * w + b) - y) ** 2).mean()
+        opt = dj.optim.SGD([w, b], lr=0.5, momentum=0.9)
+        train = opt.minimize(loss)
+    return dj.Session(g), x, y, loss, train, [w, b], opt
+
+
+def _elementwise_batches(n: int):
+    rng = np.random.default_rng(1)
+    return [(rng.standard_normal(4096).astype(np.float32),
+             rng.standard_normal(4096).astype(np.float32) * 0.5) for _ in range(n)]
+
+
 def test_cuda_graph_replay_matches_plain_execution(monkeypatch):
     finals = {}
     for mode in ("1", "0"):
         monkeypatch.setenv("DONGJING_CUDA_GRAPHS", mode)
-        sess, x, y, loss, train, params, opt = _mlp_graph("cuda", 2)
+        sess, x, y, loss, train, params, opt = _elementwise_graph()
         losses = [float(host_value(sess.run([loss, train], {x: xb, y: yb})[0]))
-                  for xb, yb in _batches(10)]
-        program = next(iter(sess._runs.values())).program
-        graphs = program.graphs
+                  for xb, yb in _elementwise_batches(10)]
+        graphs = next(iter(sess._runs.values())).program.graphs
         if mode == "1":
             assert graphs.reason is None, graphs.reason
             assert graphs.replays >= 6 and graphs.captures
@@ -242,17 +263,26 @@ def test_cuda_graph_replay_matches_plain_execution(monkeypatch):
 
 
 def test_a_replayed_graph_follows_a_changed_learning_rate_and_new_feeds():
-    sess, x, y, loss, train, params, opt = _mlp_graph("cuda", 2)
-    batches = _batches(6)
+    sess, x, y, loss, train, params, opt = _elementwise_graph()
+    batches = _elementwise_batches(6)
     for xb, yb in batches[:4]:
         sess.run([loss, train], {x: xb, y: yb})
-    program = next(iter(sess._runs.values())).program
-    assert program.graphs.captures, program.graphs.reason
+    graphs = next(iter(sess._runs.values())).program.graphs
+    assert graphs.captures, graphs.reason
     before = host(params[0])
     for group in opt.param_groups:
         group["lr"] = 0.0  # read from a Variable on the GPU: the replay sees it
     sess.run([loss, train], {x: batches[4][0], y: batches[4][1]})
     np.testing.assert_array_equal(host(params[0]), before)
+    assert graphs.replays >= 1
+
+
+def test_products_are_not_captured_and_say_why():
+    sess, x, y, loss, train, params, opt = _mlp_graph("cuda", 2)
+    for xb, yb in _batches(4):
+        sess.run([loss, train], {x: xb, y: yb})
+    graphs = next(iter(sess._runs.values())).program.graphs
+    assert "cuBLAS" in graphs.reason and not graphs.captures
 
 
 @pytest.mark.parametrize("level", [0, 2])

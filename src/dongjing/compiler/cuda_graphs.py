@@ -44,10 +44,17 @@ def enabled() -> bool:
     return os.environ.get("DONGJING_CUDA_GRAPHS", "1") not in ("0", "")
 
 
+# CuPy refuses cuBLAS calls while a stream captures (NotImplementedError, seen with CuPy 14.2
+# on an H100), so products stay uncaptured rather than fail one capture per program
+_LIBRARY_CALLS = frozenset({"matmul", "einsum"})
+
+
 def uncapturable(graph) -> str | None:
     """Why the program of `graph` cannot be captured (None when it may be)."""
     for node in graph.nodes:
         op = node.op
+        if op.name in _LIBRARY_CALLS:
+            return f"{op.name} calls cuBLAS, which CuPy does not allow during stream capture"
         if op.random:
             return f"{op.name} is random (a replay would repeat its draws)"
         if op.name == "tuple_get" and str(node.inputs[0].op.kind) != str(Kind.FUSED):
@@ -82,7 +89,8 @@ class _Capture:
 
     def replay(self, xp, feeds: list) -> list:
         for static, given in zip(self.inputs, feeds):
-            xp.copyto(static, given)
+            if static is not None:
+                xp.copyto(static, given)
         self.graph.launch()
         for ref, step in self.steps:
             ref._version[0] += step
@@ -108,7 +116,7 @@ class Replayer:
 
     def __call__(self, feeds: list) -> list:
         if self.reason is None:
-            key = tuple((a.shape, a.dtype.str) for a in feeds)
+            key = tuple(None if a is None else (a.shape, a.dtype.str) for a in feeds)
             capture = self.captures.get(key)
             if capture is not None:
                 if capture.valid():
@@ -160,9 +168,10 @@ class Replayer:
         xp = self.xp
         versions = [ref._version[0] for ref in self.refs]
         state = [(ref, ref._data) for ref in self.refs]
-        inputs = [xp.empty_like(a) for a in feeds]
+        inputs = [None if a is None else xp.empty_like(a) for a in feeds]
         for static, given in zip(inputs, feeds):
-            xp.copyto(static, given)
+            if static is not None:
+                xp.copyto(static, given)
         xp.cuda.get_current_stream().synchronize()
         pool = xp.cuda.MemoryPool()
         stream = xp.cuda.Stream(non_blocking=True)
