@@ -5,6 +5,8 @@ its CUDA context costs only its cell."""
 
 from __future__ import annotations
 
+import importlib.util
+
 import json
 import math
 import operator
@@ -48,8 +50,11 @@ def test_every_available_system_is_checked_and_timed(name: str) -> None:
         assert math.isfinite(r["median_us"]) and r["median_us"] > 0
         assert len(r["repeats_us"]) == FAST.repeats and r["first_call_s"] > 0
         assert r["placement"]
-    # the NumPy-like step, PyTorch and dongjing eager are there wherever the tests run
-    if name in ("cupy", "dj-eager", "torch"):
+    # the NumPy-like step and dongjing eager are there wherever the tests run (PyTorch where
+    # it is installed: a fresh CI venv has none)
+    present = name in ("cupy", "dj-eager") or (
+        name == "torch" and importlib.util.find_spec("torch") is not None)
+    if present:
         assert all(r["status"] == "ok" for r in records), records
 
 
