@@ -6,7 +6,6 @@ its CUDA context costs only its cell."""
 from __future__ import annotations
 
 import importlib.util
-
 import json
 import math
 import operator
