@@ -242,13 +242,20 @@ def _elementwise_batches(n: int):
              rng.standard_normal(4096).astype(np.float32) * 0.5) for _ in range(n)]
 
 
-def test_cuda_graph_replay_matches_plain_execution(monkeypatch):
+def _graph_of(kind: str):
+    if kind == "mlp":  # products through cuBLAS directly (compiler/cuda_gemm.py)
+        return _mlp_graph("cuda", 2), _batches(10)
+    return _elementwise_graph(), _elementwise_batches(10)
+
+
+@pytest.mark.parametrize("kind", ["elementwise", "mlp"])
+def test_cuda_graph_replay_matches_plain_execution(monkeypatch, kind):
     finals = {}
     for mode in ("1", "0"):
         monkeypatch.setenv("DONGJING_CUDA_GRAPHS", mode)
-        sess, x, y, loss, train, params, opt = _elementwise_graph()
+        (sess, x, y, loss, train, params, opt), batches = _graph_of(kind)
         losses = [float(host_value(sess.run([loss, train], {x: xb, y: yb})[0]))
-                  for xb, yb in _elementwise_batches(10)]
+                  for xb, yb in batches]
         graphs = next(iter(sess._runs.values())).program.graphs
         if mode == "1":
             assert graphs.reason is None, graphs.reason
@@ -260,6 +267,28 @@ def test_cuda_graph_replay_matches_plain_execution(monkeypatch):
     np.testing.assert_allclose(finals["1"][0], finals["0"][0], rtol=1e-5, atol=1e-6)
     for a, b in zip(finals["1"][1], finals["0"][1]):
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+
+
+def test_products_through_cublas_match_cupy():
+    import cupy
+
+    from dongjing.backends import for_device_type
+    from dongjing.compiler import cuda_gemm
+
+    gemm = cuda_gemm.for_backend(for_device_type("cuda"))
+    assert gemm is not None
+    rng = np.random.default_rng(3)
+    for dtype in (np.float32, np.float64):
+        a = cupy.asarray(rng.standard_normal((37, 19)).astype(dtype))
+        b = cupy.asarray(rng.standard_normal((19, 23)).astype(dtype))
+        for x, y in [(a, b), (cupy.ascontiguousarray(a.T).T, b), (a, cupy.ascontiguousarray(b.T).T),
+                     (a[1:30], b[:, 2:20]), (a[::2], b)]:
+            want = cupy.matmul(x, y)
+            out = cupy.empty(want.shape, dtype)
+            got = gemm(x, y, out)
+            assert got is out
+            tol = 1e-5 if dtype == np.float32 else 1e-12
+            np.testing.assert_allclose(got.get(), want.get(), rtol=tol, atol=tol)
 
 
 def test_a_replayed_graph_follows_a_changed_learning_rate_and_new_feeds():
@@ -277,11 +306,17 @@ def test_a_replayed_graph_follows_a_changed_learning_rate_and_new_feeds():
     assert graphs.replays >= 1
 
 
-def test_products_are_not_captured_and_say_why():
-    sess, x, y, loss, train, params, opt = _mlp_graph("cuda", 2)
-    for xb, yb in _batches(4):
-        sess.run([loss, train], {x: xb, y: yb})
-    graphs = next(iter(sess._runs.values())).program.graphs
+def test_einsum_is_not_captured_and_says_why():
+    w = dj.Variable(np.ones((8, 8), np.float32), device="cuda")
+    g = dj.Graph()
+    with g.as_default():
+        x = dj.placeholder(dj.float32, shape=(4, 8))
+        out = dj.einsum("ij,jk->ik", x, w).sum()
+    with dj.Session(g) as sess:
+        for _ in range(4):
+            value = sess.run(out, {x: np.ones((4, 8), np.float32)})
+        graphs = next(iter(sess._runs.values())).program.graphs
+    assert float(value.get()) == 256.0
     assert "cuBLAS" in graphs.reason and not graphs.captures
 
 

@@ -236,6 +236,9 @@ class Generator:
         special = _VIEW_LOWERING.get(op.name)
         if special is not None and out is None:
             return special(args[0], node.attrs)
+        if self.backend is not None and op.name == "matmul" and self.gemm() is not None:
+            fn = self.ns.bind("_gemm", self.gemm())  # cuBLAS itself: capturable (cuda_gemm.py)
+            return f"{fn}({args[0]}, {args[1]}{', ' + out if out else ''})"
         ufunc = None if op.ufunc is None else _ufunc_source(op.ufunc, self.xp)
         if op.name == "sum" and out is not None and node.dtype == node.inputs[0].dtype:
             dim, keep = node.attrs.get("dim"), node.attrs.get("keepdim", False)
@@ -261,6 +264,12 @@ class Generator:
             return f"{ufunc}({', '.join(args)})"
         fn = self.ns.bind(f"_{op.name}", self.forward(op))
         return f"{fn}({', '.join(args + ([extra] if extra else []))})"
+
+    def gemm(self):
+        """The cuBLAS matrix product for this program's device, or None (cuda_gemm.py)."""
+        from . import cuda_gemm
+
+        return cuda_gemm.for_backend(self.backend)
 
     def forward(self, op):
         """`op`'s forward on this program's backend."""

@@ -45,16 +45,34 @@ def enabled() -> bool:
 
 
 # CuPy refuses cuBLAS calls while a stream captures (NotImplementedError, seen with CuPy 14.2
-# on an H100), so products stay uncaptured rather than fail one capture per program
-_LIBRARY_CALLS = frozenset({"matmul", "einsum"})
+# on an H100): products are captured only when the program computes them through cuBLAS
+# itself (compiler/cuda_gemm.py: 2-D float32/float64), else they stay uncaptured rather than
+# fail one capture per program
+_PRODUCT_DTYPES = frozenset({"float32", "float64"})
 
 
-def uncapturable(graph) -> str | None:
-    """Why the program of `graph` cannot be captured (None when it may be)."""
+def _product_reason(node, own_gemm: bool) -> str | None:
+    if node.op.name == "einsum":
+        return "einsum calls cuBLAS through CuPy, which refuses it during stream capture"
+    if node.op.name != "matmul":
+        return None
+    if not own_gemm:
+        return "matmul calls cuBLAS through CuPy, which refuses it during stream capture"
+    if any(len(i.shape) != 2 or getattr(i.dtype, "name", None) not in _PRODUCT_DTYPES
+           for i in node.inputs):
+        return (f"matmul of {[tuple(i.shape) for i in node.inputs]} goes through CuPy's "
+                "cuBLAS, which refuses stream capture")
+    return None
+
+
+def uncapturable(graph, own_gemm: bool = False) -> str | None:
+    """Why the program of `graph` cannot be captured (None when it may be); `own_gemm`: its
+    2-D products call cuBLAS directly (cuda_gemm.py)."""
     for node in graph.nodes:
         op = node.op
-        if op.name in _LIBRARY_CALLS:
-            return f"{op.name} calls cuBLAS, which CuPy does not allow during stream capture"
+        reason = _product_reason(node, own_gemm)
+        if reason is not None:
+            return reason
         if op.random:
             return f"{op.name} is random (a replay would repeat its draws)"
         if op.name == "tuple_get" and str(node.inputs[0].op.kind) != str(Kind.FUSED):
@@ -111,7 +129,9 @@ class Replayer:
 
     @classmethod
     def for_program(cls, program) -> Replayer:
-        reason = "DONGJING_CUDA_GRAPHS=0" if not enabled() else uncapturable(program.graph)
+        own_gemm = "_gemm" in program.namespace
+        reason = ("DONGJING_CUDA_GRAPHS=0" if not enabled() else
+                  uncapturable(program.graph, own_gemm))
         return cls(program, reason)
 
     def __call__(self, feeds: list) -> list:

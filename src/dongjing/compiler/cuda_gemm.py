@@ -1,0 +1,153 @@
+"""Matrix products of compiled GPU programs through cuBLAS itself (ctypes), so they can be
+captured in a CUDA graph.
+
+CuPy refuses every cuBLAS call while a stream captures (its `setStream` raises
+NotImplementedError), although cuBLAS supports capture when it is given a workspace of its own
+instead of allocating one. This module keeps one cuBLAS handle per process with such a
+workspace, and computes 2-D float32/float64 products `a @ b` with `cublas[SD]gemm` on CuPy's
+current stream: in plain runs and in captured ones alike, so a replay runs the very same
+kernels. Anything else (batched or 1-D operands, other dtypes, empty dims) goes to
+`xp.matmul`. Math mode stays cuBLAS's default (no TF32 for float32).
+
+Row-major arrays are column-major transposes, so ``out = a @ b`` is computed as
+``out^T = b^T a^T``: each operand is passed as stored (op N) when its rows are contiguous, or
+transposed (op T) when its columns are (a transposed view), else as a contiguous copy.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import threading
+
+WORKSPACE_BYTES = 32 << 20  # cuBLAS's own recommendation for Hopper is 32 MiB
+_OP_N, _OP_T = 0, 1
+_SONAMES = ("libcublas.so.13", "libcublas.so.12", "libcublas.so.11", "libcublas.so")
+
+
+def operand(shape, strides, itemsize: int):
+    """How cuBLAS reads a 2-D row-major operand as a column-major one: (op, ld), or None when
+    its layout needs a copy first. `strides` are in bytes, as NumPy and CuPy give them."""
+    rows, cols = shape
+    s0, s1 = strides[0] // itemsize, strides[1] // itemsize
+    if strides[0] % itemsize or strides[1] % itemsize:
+        return None
+    if (s1 == 1 or cols == 1) and (rows == 1 or s0 >= cols) and s0 > 0:
+        return _OP_N, max(s0, cols, 1)  # rows contiguous: column-major it is the transpose
+    if (s0 == 1 or rows == 1) and (cols == 1 or s1 >= rows) and s1 > 0:
+        return _OP_T, max(s1, rows, 1)  # columns contiguous: a transposed view
+    return None
+
+
+def gemm_call(a_shape, b_shape, a_op, b_op, out_ld: int) -> tuple:
+    """The (transa, transb, m, n, k, first operand, lda, second operand, ldb, ldc) of the
+    column-major gemm computing row-major ``out = a @ b``; operands named "a"/"b"."""
+    m, k = a_shape
+    n = b_shape[1]
+    (op_b, ld_b), (op_a, ld_a) = b_op, a_op
+    return op_b, op_a, n, m, k, "b", ld_b, "a", ld_a, out_ld
+
+
+class _Cublas:
+    """One cuBLAS handle with a workspace of its own (on the device current at creation)."""
+
+    def __init__(self, xp):
+        self.lib = _load()
+        handle = ctypes.c_void_p()
+        _check(self.lib.cublasCreate_v2(ctypes.byref(handle)), "cublasCreate")
+        self.handle = handle
+        self.workspace = xp.empty(WORKSPACE_BYTES, dtype=xp.uint8)
+        _check(self.lib.cublasSetWorkspace_v2(handle, ctypes.c_void_p(self.workspace.data.ptr),
+                                              ctypes.c_size_t(WORKSPACE_BYTES)),
+               "cublasSetWorkspace")
+        args = [ctypes.c_void_p] + [ctypes.c_int] * 5 + [
+            ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p, ctypes.c_int,
+            ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int]
+        self.gemm = {}
+        for dtype, name, scalar in (("float32", "cublasSgemm_v2", ctypes.c_float),
+                                    ("float64", "cublasDgemm_v2", ctypes.c_double)):
+            fn = getattr(self.lib, name)
+            fn.argtypes, fn.restype = args, ctypes.c_int
+            one, zero = scalar(1.0), scalar(0.0)
+            self.gemm[dtype] = (fn, ctypes.addressof(one), ctypes.addressof(zero), one, zero)
+        self.set_stream = self.lib.cublasSetStream_v2
+        self.set_stream.argtypes, self.set_stream.restype = [ctypes.c_void_p,
+                                                             ctypes.c_void_p], ctypes.c_int
+        self.stream = None
+
+
+def _load():
+    try:  # where CuPy itself finds the CUDA libraries (pip wheels or a toolkit)
+        from cuda.pathfinder import load_nvidia_dynamic_lib
+
+        return ctypes.CDLL(load_nvidia_dynamic_lib("cublas").abs_path)
+    except Exception:  # noqa: BLE001 - any failure: try the plain library names
+        pass
+    for name in _SONAMES:
+        try:
+            return ctypes.CDLL(name)
+        except OSError:
+            continue
+    raise OSError("libcublas not found")
+
+
+def _check(status: int, what: str) -> None:
+    if status != 0:
+        raise RuntimeError(f"{what} failed with cuBLAS status {status}")
+
+
+_state: dict = {}
+_lock = threading.Lock()
+
+
+def for_backend(backend):
+    """`matmul(a, b, out=None)` for `backend`'s arrays through cuBLAS, or None when this
+    backend is not CuPy or cuBLAS cannot be loaded (then programs use `xp.matmul`)."""
+    xp = backend.xp
+    if not (hasattr(xp, "cuda") and hasattr(xp, "ElementwiseKernel")):
+        return None
+    key = id(xp)
+    with _lock:
+        if key not in _state:
+            try:
+                _state[key] = _make(xp, _Cublas(xp))
+            except Exception:  # noqa: BLE001 - no cuBLAS here: the products stay CuPy's
+                _state[key] = None
+    return _state[key]
+
+
+def _make(xp, blas: _Cublas):
+    current_stream = xp.cuda.get_current_stream
+
+    def matmul(a, b, out=None):
+        dtype = a.dtype.name
+        if (a.ndim != 2 or b.ndim != 2 or b.dtype.name != dtype or dtype not in blas.gemm
+                or 0 in a.shape or 0 in b.shape or a.shape[1] != b.shape[0]):
+            return xp.matmul(a, b, out=out)
+        itemsize = a.dtype.itemsize
+        a_op = operand(a.shape, a.strides, itemsize)
+        if a_op is None:
+            a = xp.ascontiguousarray(a)
+            a_op = operand(a.shape, a.strides, itemsize)
+        b_op = operand(b.shape, b.strides, itemsize)
+        if b_op is None:
+            b = xp.ascontiguousarray(b)
+            b_op = operand(b.shape, b.strides, itemsize)
+        shape = (a.shape[0], b.shape[1])
+        target = out
+        if target is None or not target.flags.c_contiguous or target.dtype != a.dtype:
+            target = xp.empty(shape, a.dtype)
+        tb, ta, m, n, k, _, ld_b, _, ld_a, ldc = gemm_call(
+            a.shape, b.shape, a_op, b_op, max(shape[1], 1))
+        stream = current_stream().ptr
+        if stream != blas.stream:
+            _check(blas.set_stream(blas.handle, ctypes.c_void_p(stream)), "cublasSetStream")
+            blas.stream = stream
+        fn, one, zero, _, _ = blas.gemm[dtype]
+        _check(fn(blas.handle, tb, ta, m, n, k, one, b.data.ptr, ld_b, a.data.ptr, ld_a, zero,
+                  target.data.ptr, ldc), f"cublas gemm ({dtype})")
+        if out is not None and target is not out:
+            xp.copyto(out, target)
+            return out
+        return target
+
+    return matmul
