@@ -74,6 +74,29 @@ def w3_static(graphs: str):
     return us, program.graphs.reason, program.graphs.replays
 
 
+def w5_static(graphs: str):
+    os.environ["DONGJING_CUDA_GRAPHS"] = graphs
+    import cupy
+
+    from bench.systems.dj_common import rnn
+
+    rng = np.random.default_rng(0)
+    steps, batch, dim, hidden = 50, 32, 32, 64
+    params = [dj.Variable((rng.standard_normal(s) * 0.1).astype(np.float32), device="cuda")
+              for s in [(dim, hidden), (hidden, hidden), (hidden,)]]
+    g = dj.Graph()
+    with g.as_default():
+        x = dj.placeholder(dj.float32, shape=(steps, batch, dim))
+        h0 = dj.constant(np.zeros((batch, hidden), np.float32))
+        loss = rnn(dj, x, h0, *params, steps)
+        grads = dj.gradients(loss, params)
+    sess = dj.Session(g)
+    feed = {x: cupy.asarray(rng.standard_normal((steps, batch, dim)).astype(np.float32))}
+    us = timed(lambda: sess.run([loss, *grads], feed), n=100)
+    program = next(iter(sess._runs.values())).program
+    return us, program.graphs.reason, program.graphs.replays
+
+
 def w1_eager():
     from dongjing import nn
 
@@ -96,7 +119,9 @@ if __name__ == "__main__":
     for name, fn in [("W1 static, CUDA graphs", lambda: w1_static("1")),
                      ("W1 static, plain", lambda: w1_static("0")),
                      ("W3 static, CUDA graphs", lambda: w3_static("1")),
-                     ("W3 static, plain", lambda: w3_static("0"))]:
+                     ("W3 static, plain", lambda: w3_static("0")),
+                     ("W5-like static, CUDA graphs", lambda: w5_static("1")),
+                     ("W5-like static, plain", lambda: w5_static("0"))]:
         try:
             us, reason, replays = fn()
             print(f"{name}: {us:.1f} us/step (replays {replays}, not captured: {reason})")

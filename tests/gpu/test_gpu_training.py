@@ -306,6 +306,22 @@ def test_a_replayed_graph_follows_a_changed_learning_rate_and_new_feeds():
     assert graphs.replays >= 1
 
 
+def test_a_replay_checks_its_labels_before_any_work():
+    sess, x, y, loss, train, params, opt = _mlp_graph("cuda", 2)
+    batches = _batches(4)
+    for xb, yb in batches:
+        sess.run([loss, train], {x: xb, y: yb})
+    graphs = next(iter(sess._runs.values())).program.graphs
+    assert graphs.captures, graphs.reason
+    before = [host(p) for p in params]
+    bad = batches[0][1].copy()
+    bad[5] = 10
+    with pytest.raises(dj.errors.ShapeError, match=r"class indices must lie in \[0, 10\)"):
+        sess.run([loss, train], {x: batches[0][0], y: bad})
+    for p, b in zip(params, before):
+        np.testing.assert_array_equal(host(p), b)
+
+
 def test_einsum_is_not_captured_and_says_why():
     w = dj.Variable(np.ones((8, 8), np.float32), device="cuda")
     g = dj.Graph()

@@ -43,6 +43,7 @@ class Backend:
     scatter_add_fn: Callable[[Any, Any, Any], None] | None = None
     multi_device: bool = False  # more than one device: ops check and select the array's device
     random_types: tuple = ()
+    capturing_fn: Callable[[], bool] | None = None  # a CUDA graph is being captured now
 
     def owns(self, value) -> bool:
         """True when `value` is an array of this backend."""
@@ -132,6 +133,11 @@ class Backend:
                 return array.copy()
         with self.using(index):
             return self.asarray(array)
+
+    def capturing(self) -> bool:
+        """Whether work is being recorded into a graph on the current stream (then nothing
+        may read device values on the host)."""
+        return self.capturing_fn is not None and self.capturing_fn()
 
     def synchronize(self, index: int | None = None) -> None:
         """Wait for the work queued on device `index` (the current one when None)."""

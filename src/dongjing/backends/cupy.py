@@ -70,6 +70,7 @@ def _make_backend(cupy) -> Backend:
         multi_device=count > 1,
         random_types=tuple(getattr(cupy.random, n) for n in ("RandomState", "Generator")
                            if hasattr(cupy.random, n)),
+        capturing_fn=lambda: cupy.cuda.get_current_stream().is_capturing(),
     )
 
 

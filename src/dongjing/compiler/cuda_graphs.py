@@ -93,6 +93,26 @@ def _refs(graph) -> list:
     return refs
 
 
+def _label_checks(program) -> tuple[list, str | None]:
+    """The host checks a replay runs on its feeds first: `one_hot` reads its labels on the host
+    to reject out-of-range classes, which a capture cannot do, so a replay checks the label
+    feeds itself (labels computed inside the graph make the program uncapturable)."""
+    from ..ops.nn import check_classes
+
+    fed = {node: i for i, node in enumerate(program.feed_nodes) if node is not None}
+    checks = []
+    for node in program.graph.nodes:
+        if node.op.name != "one_hot":
+            continue
+        labels = node.inputs[0]
+        if labels not in fed:
+            return [], "one_hot's labels are computed in the graph (checking them reads the host)"
+        attrs = node.attrs
+        checks.append((fed[labels], attrs["num_classes"], attrs.get("ignore_index"),
+                       check_classes))
+    return checks, None
+
+
 class _Capture:
     """One captured run: its graph, input arrays, outputs, and the Variables' version steps."""
 
@@ -126,6 +146,8 @@ class Replayer:
         self.replays = 0
         self.captures: dict = {}  # feed signature -> _Capture
         self.refs = _refs(program.graph)
+        self.checks, why = _label_checks(program)
+        self.reason = self.reason or why
 
     @classmethod
     def for_program(cls, program) -> Replayer:
@@ -140,6 +162,8 @@ class Replayer:
             capture = self.captures.get(key)
             if capture is not None:
                 if capture.valid():
+                    for i, classes, ignore, check in self.checks:  # before any work
+                        check(feeds[i], classes, ignore)
                     self.replays += 1
                     return capture.replay(self.xp, feeds)
                 del self.captures[key]  # a Variable was given a new array: capture again

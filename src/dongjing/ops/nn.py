@@ -7,6 +7,7 @@ import math
 
 from .. import dtypes
 from .. import infer as inf
+from ..backends import backend_of
 from ..dispatch import apply1
 from ..errors import DTypeError, ShapeError
 from ..registry import Cost, Kind, Spec, binds, define
@@ -137,7 +138,12 @@ def _one_hot_infer(y: Spec, num_classes, dtype, ignore_index=None):
     return tuple(y.shape) + (num_classes,), dtype
 
 
-def _check_classes(y, num_classes, ignore_index=None):
+def check_classes(y, num_classes, ignore_index=None):
+    """Raise ShapeError when a class index (other than `ignore_index`) is outside
+    [0, num_classes). Reads the labels on the host: skipped while a CUDA graph is captured
+    (its replays check their label feeds first, compiler/cuda_graphs.py)."""
+    if backend_of(y).capturing():
+        return
     if y.size and (y.min() < 0 or y.max() >= num_classes):
         kept = y if ignore_index is None else y[y != ignore_index]
         if kept.size and (kept.min() < 0 or kept.max() >= num_classes):
@@ -154,7 +160,7 @@ def _one_hot_forward(xp, y, num_classes, dtype, ignore_index=None):
 
 def _one_hot_out(xp, y, num_classes, dtype, out, ignore_index=None):
     # label == class, compared into `out` (an ignored label outside [0, C) matches no class)
-    _check_classes(y, num_classes, ignore_index)
+    check_classes(y, num_classes, ignore_index)
     xp.equal(y[..., None], xp.arange(num_classes), out=out)
     if ignore_index is not None and 0 <= ignore_index < num_classes:
         out[..., ignore_index] = 0
