@@ -197,3 +197,32 @@ def test_a_device_program_shows_its_backend_in_the_source(cuda):
         program = next(iter(sess._runs.values())).program
     assert type(out) is CArray and np.allclose(out.a, 15.0)
     assert program.backend is cuda and "numba" not in program.source
+
+
+@pytest.mark.parametrize("level", LEVELS)
+def test_an_unrolled_recurrence_and_its_gradient_on_the_device(cuda, level):
+    """W5's shape of program: at O2 its per-step products are batched through concats, which a
+    device program computes by slice copies (capturable on a GPU)."""
+    rng = np.random.default_rng(4)
+    steps, batch, dim, hidden = 6, 3, 4, 5
+    x0 = rng.standard_normal((steps, batch, dim)).astype(np.float32)
+    inits = [(rng.standard_normal(s) * 0.3).astype(np.float32)
+             for s in [(dim, hidden), (hidden, hidden), (hidden,)]]
+    results = {}
+    for device in ("cpu", "cuda"):
+        w_xh, w_hh, b = [dj.Variable(v, device=device) for v in inits]
+        g = dj.Graph()
+        with g.as_default():
+            x = dj.placeholder(dj.float32, shape=(steps, batch, dim))
+            h = dj.constant(np.zeros((batch, hidden), np.float32))
+            for t in range(steps):
+                h = dj.tanh(x[t] @ w_xh + h @ w_hh + b)
+            loss = h.sum()
+            grads = dj.gradients(loss, [w_xh, w_hh, b])
+        with dj.Session(g, optimize=level) as sess:
+            sess.run([loss, *grads], {x: x0})
+            with no_host(cuda) if device == "cuda" else _nothing():
+                values = sess.run([loss, *grads], {x: x0})
+        results[device] = [v.a if type(v) is CArray else np.asarray(v) for v in values]
+    for got, want in zip(results["cuda"], results["cpu"]):
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)

@@ -122,6 +122,8 @@ if __name__ == "__main__":
                      ("W3 static, plain", lambda: w3_static("0")),
                      ("W5-like static, CUDA graphs", lambda: w5_static("1")),
                      ("W5-like static, plain", lambda: w5_static("0"))]:
+        if os.environ.get("PROBE_ONLY") and os.environ["PROBE_ONLY"] not in name:
+            continue
         try:
             us, reason, replays = fn()
             print(f"{name}: {us:.1f} us/step (replays {replays}, not captured: {reason})")
@@ -130,6 +132,8 @@ if __name__ == "__main__":
 
             traceback.print_exc()
             print(f"{name}: FAILED {type(exc).__name__}: {exc}")
+    if os.environ.get("PROBE_ONLY"):
+        raise SystemExit(0)
     try:
         print(f"W1 eager: {w1_eager():.1f} us/step")
     except Exception as exc:

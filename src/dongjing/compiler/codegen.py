@@ -236,6 +236,12 @@ class Generator:
         special = _VIEW_LOWERING.get(op.name)
         if special is not None and out is None:
             return special(args[0], node.attrs)
+        if self.backend is not None and op.name == "concat":  # capturable (device_ops.py)
+            from .device_ops import concat_by_copies
+
+            fn = self.ns.bind("_concat_copies", concat_by_copies(self.xp))
+            extra = f"dim={node.attrs['dim']}" + (f", out={out}" if out else "")
+            return f"{fn}({', '.join(args)}, {extra})"
         if self.backend is not None and op.name == "matmul" and self.gemm() is not None:
             fn = self.ns.bind("_gemm", self.gemm())  # cuBLAS itself: capturable (cuda_gemm.py)
             return f"{fn}({args[0]}, {args[1]}{', ' + out if out else ''})"
