@@ -112,6 +112,20 @@ def check(runner_probes: list[Any], refs: list[Any], data: Any) -> tuple[list[st
     return problems, worst
 
 
+def cuda_graph_note(runner: Any) -> str:
+    """For a dongjing static runner on a GPU: whether its timed program replayed a CUDA graph
+    (and how often), or why not; "" for other systems."""
+    sess = getattr(runner, "sess", None)
+    notes = []
+    for run in getattr(sess, "_runs", {}).values():
+        graphs = getattr(run.program, "graphs", None)
+        if graphs is None:
+            continue
+        notes.append(f"CUDA graph replayed {graphs.replays}x" if graphs.replays else
+                     f"no CUDA graph ({graphs.reason or 'not captured yet'})")
+    return "; ".join(dict.fromkeys(notes))
+
+
 def run_cell(name: str, key: str, target: Target, cfg: GpuTiming,
              tiny: bool = False) -> dict[str, Any]:
     """Check, then time, system ``name`` on workload ``key``: a record whose ``status`` is
@@ -139,6 +153,9 @@ def run_cell(name: str, key: str, target: Target, cfg: GpuTiming,
         record.update(status="ok", median_us=timing.median_us, min_us=timing.min_us,
                       max_us=timing.max_us, inner=timing.inner, cut_repeats=timing.cut,
                       repeats_us=[s * 1e6 for s in timing.per_step_s])
+        replay = cuda_graph_note(runner)
+        if replay:
+            record["note"] = f"{record['note']}; {replay}" if record["note"] else replay
         if target.gpu and not on_gpu(record["placement"]):
             record["problems"] = [f"its arrays are on {record['placement']}, not the GPU"]
     except Exception as e:  # recorded, not raised: the next cell still runs

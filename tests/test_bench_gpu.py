@@ -188,3 +188,16 @@ def test_report_gives_the_reason_of_an_unavailable_system() -> None:
     assert table.splitlines()[-1] == (
         "| unavailable: why |  | CuPy not importable (No module named 'cupy') |")
     assert gpu_report.markdown(results).rstrip().endswith(table.splitlines()[-1])
+
+
+def test_a_static_cell_says_whether_it_replayed_a_cuda_graph() -> None:
+    from bench.gpu_run import cuda_graph_note
+
+    def runner(replays: int, reason: str | None):
+        graphs = SimpleNamespace(replays=replays, reason=reason)
+        run = SimpleNamespace(program=SimpleNamespace(graphs=graphs))
+        return SimpleNamespace(sess=SimpleNamespace(_runs={"step": run}))
+
+    assert cuda_graph_note(runner(40, None)) == "CUDA graph replayed 40x"
+    assert cuda_graph_note(runner(0, "einsum ...")) == "no CUDA graph (einsum ...)"
+    assert cuda_graph_note(SimpleNamespace()) == ""
