@@ -201,6 +201,35 @@ def adam(p: Tensor, g: Tensor, state: dict, group: dict, decoupled: bool) -> boo
     return True
 
 
+# momentum SGD in one pass over each parameter (NumPy's four ufunc calls make four), with
+# NumPy's rounding: every product and sum is of the parameter's dtype, no fused multiply-add
+_SGD_SOURCE = """def _sgd_momentum(n, mu, lr, g, buf, p):
+    for i in range(n):
+        v = buf[i] * mu + g[i]
+        buf[i] = v
+        p[i] = p[i] - v * lr
+"""
+_sgd_kernels: dict = {}
+
+
+def _sgd_kernel(dtype):
+    """The one-pass momentum update for `dtype` (compiled once, kept on disk with the
+    compiler's kernels), or None without a kernel library or for other dtypes."""
+    if dtype in _sgd_kernels:
+        return _sgd_kernels[dtype]
+    kernel = None
+    if dtype.name in ("float32", "float64"):
+        from ..compiler import kernels
+
+        if kernels.available():
+            name = dtype.name
+            params = (("scalar", name), ("scalar", name), ("array", name), ("out", name),
+                      ("out", name))
+            kernel = kernels.compile_kernel(_SGD_SOURCE, "_sgd_momentum", {}, params)
+    _sgd_kernels[dtype] = kernel
+    return kernel
+
+
 def sgd_group(opt, group: dict) -> list:
     """`sgd` over the parameters of `group` that have a gradient, for plain momentum SGD (no
     dampening, weight decay or Nesterov): the hyperparameters are checked and their 0-d arrays
@@ -236,6 +265,13 @@ def sgd_group(opt, group: dict) -> list:
         if found is None:
             found = scalars[dt] = (_scalar(mu, dt), _scalar(lr, dt))
         mu_s, lr_s = found
+        if mu and (kernel := _sgd_kernel(dt)) is not None and pd.flags.c_contiguous and (
+                gd.flags.c_contiguous and buf.flags.c_contiguous
+                and not np.may_share_memory(gd, buf)):
+            kernel(pd.size, mu_s[()], lr_s[()], gd.reshape(-1), buf.reshape(-1), pd.reshape(-1))
+            buf_t._version[0] += 1
+            p._version[0] += 1
+            continue
         if mu:
             np.multiply(buf, mu_s, out=buf)
             gd = np.add(buf, gd, out=buf)
