@@ -195,6 +195,7 @@ def test_a_device_program_shows_its_backend_in_the_source(cuda):
     with dj.Session(g) as sess:
         out = sess.run(y, {x: np.ones((3, 3), np.float32)})
         program = next(iter(sess._runs.values())).program
+        assert sess.program(y) is program  # placed as a run would be: on the Variables' device
     assert type(out) is CArray and np.allclose(out.a, 15.0)
     assert program.backend is cuda and "numba" not in program.source
 

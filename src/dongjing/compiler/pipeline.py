@@ -215,7 +215,7 @@ def build_program(graph, fetch_nodes, feed_nodes, level: int = 2,
                   backend=None) -> CompiledProgram:
     """Compile the fetches of `graph` into a Program (see runtime/program.py) at `level`, to
     run on `backend`'s arrays (None: NumPy; a device backend such as CuPy: see
-    docs/devices.md)."""
+    docs/backends.md)."""
     start = time.perf_counter()
     if backend is not None and backend.name == "numpy":
         backend = None

@@ -48,7 +48,7 @@ class Session:
     Programs run where the graph's Variables live (a GPU when they were created with
     ``device="cuda"``), else where the feeds live; fetched values come back as arrays of that
     device. `device=` fixes the device instead (host feeds are copied to it). See
-    docs/devices.md.
+    docs/backends.md.
     """
 
     def __init__(self, graph=None, optimize: int = 2, check_numerics: bool = False,
@@ -116,10 +116,10 @@ class Session:
 
     def _where(self, runner, feed_dict) -> placement.Placement:
         """Where a run of `runner`'s fetches would be placed now."""
-        state = self._state_of(runner)
         if self.device is not None:
             return self.device
-        return placement.decide(state, _feeds_placement(feed_dict), "Session.run")
+        return placement.decide(self._state_of(runner), _feeds_placement(feed_dict),
+                                "Session.run")
 
     def _prepare(self, fetches, feed_dict, key) -> Runner:
         """Resolve fetches and feed keys, plan and compile (or find) the program; cache a Runner.
@@ -219,7 +219,8 @@ class Session:
         fetch_nodes = [self._fetch_node(f) for f in leaves]
         needed = interpreter.needed_nodes(fetch_nodes, set())
         placeholders = [n for n in needed if n.op.name == "placeholder"]
-        return self._program(fetch_nodes, placeholders)
+        where = self.device or placement.of_state(needed, "Session.program")  # GPU Variables
+        return self._program(fetch_nodes, placeholders, where)
 
     def optimized_graph(self, fetches):
         """The graph that runs for `fetches` (after the compiler's passes)."""
