@@ -91,12 +91,18 @@ def _max_pool_backward_forward(xp, g, x, pooled, kernel, stride, padding):
     # g * hit is branch-free (a masked copy with a data-dependent mask runs at a tenth of the
     # speed), and exact while g is finite: inf * 0 would leave NaN where 0 belongs
     finite = bool(xp.isfinite(g).all())
+    real = None  # where the padded input is not padding: a window of only -inf values gives
+    if ph or pw:  # its gradient to its first real position (the padding is -inf too)
+        real = xp.zeros((1, 1) + xpad.shape[2:], dtype=bool)
+        real[:, :, ph:ph + h, pw:pw + w] = True
     taken = None  # windows whose largest value was met already
     for rows, cols in _offsets(kernel, stride, pooled.shape[2], pooled.shape[3]):
         view = xpad[:, :, rows, cols]
         hit = xp.equal(view, pooled)
         if with_nan:
             hit |= view != view
+        if real is not None:
+            hit &= real[:, :, rows, cols]
         if taken is None:
             taken = hit.copy()
         else:
@@ -123,7 +129,12 @@ def _pick_first_max(gg, g, x, pooled, kernel, stride, padding):
     def windows(t, pad_value):
         return ops.flatten(unfold2d(t, kernel, stride, padding, pad_value=pad_value), 2, 3)
 
-    first = ops.argmax(windows(x, -float("inf")), dim=2, keepdim=True)
+    # the backward's own rule: the first real position equal to the maximum (or NaN, which a
+    # NaN maximum is), padding never (it is -inf too, like a window of -inf values)
+    values = windows(x, -float("inf"))
+    hits = ops.logical_or(ops.eq(values, ops.unsqueeze(pooled, 2)), ops.ne(values, values))
+    real = windows(ops.ones_like(x), 0.0)
+    first = ops.argmax(ops.mul(ops.cast(hits, x.dtype), real), dim=2, keepdim=True)
     return ops.squeeze(gather(windows(gg, 0.0), 2, first), 2)
 
 
