@@ -192,3 +192,18 @@ def test_embedding_padding_row_gets_no_gradient():
     np.testing.assert_array_equal(emb.weight.numpy()[1], [0.0, 0.0])
     emb(dj.tensor([1, 2, 1])).sum().backward()
     np.testing.assert_array_equal(emb.weight.grad.numpy()[:, 0], [0, 0, 1, 0])
+
+
+def test_max_pool_padding_never_takes_a_windows_gradient():
+    """A window of only -inf values (padding is -inf too) gives its gradient to its first real
+    position, in backward and double backward (PyTorch's figures for this 3x3 input)."""
+    x = dj.tensor(np.full((1, 1, 3, 3), -np.inf), requires_grad=True)
+    y = dj.nn.functional.max_pool2d(x, 3, stride=1, padding=1)
+    g = dj.tensor(np.arange(1.0, 10.0).reshape(1, 1, 3, 3), requires_grad=True)
+    (gx,) = dj.grad(y, x, g, create_graph=True)
+    np.testing.assert_array_equal(gx.detach().numpy()[0, 0],
+                                  [[1 + 2 + 4 + 5, 3 + 6, 0], [7 + 8, 9, 0], [0, 0, 0]])
+    gg = dj.tensor(np.arange(9.0).reshape(1, 1, 3, 3) * 10 + 5)
+    (ggg,) = dj.grad(gx, g, gg)
+    first_real = [[5, 5, 15], [5, 5, 15], [35, 35, 45]]  # gg at each window's first real cell
+    np.testing.assert_array_equal(ggg.numpy()[0, 0], first_real)
