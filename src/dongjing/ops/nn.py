@@ -88,6 +88,11 @@ def _fold_infer(cols: Spec, size, kernel, stride, padding):
 
 
 def _fold_forward(xp, cols, size, kernel, stride, padding):
+    from .fold_kernel import fold_planes
+
+    planes = fold_planes(xp, cols, size, kernel, stride, padding)  # one pass, numba
+    if planes is not None:
+        return planes
     (kh, kw), (sh, sw), (ph, pw) = kernel, stride, padding
     n, c, _, _, oh, ow = cols.shape
     out = xp.zeros((n, c, size[0] + 2 * ph, size[1] + 2 * pw), dtype=cols.dtype)

@@ -1,0 +1,91 @@
+"""fold2d (col2im) on NumPy arrays as one compiled pass per (image, channel) plane.
+
+NumPy's form adds kh*kw strided slices of the columns into the whole padded output, so the
+output (5.5 MB on W7's second convolution) streams through memory kh*kw times. Here each plane
+of the output (a few KB) stays in cache while its kh*kw column blocks are added into it, in the
+same (i, j) order from zero, so the sums are NumPy's bit for bit; padding is never written.
+Two threads take half of the planes each where the parallel setting allows. Used when numba is
+there, for C-contiguous float32/float64 columns; `None` sends the caller to NumPy's form.
+"""
+
+from __future__ import annotations
+
+from ..backends import numpy_backend
+
+_SOURCE = """def _fold_planes(n, kh, kw, oh, ow, sh, sw, ph, pw, h, w, zero, cols, out):
+    plane = kh * kw * oh * ow
+    hw = h * w
+    for b in range(n):
+        obase = b * hw
+        for k in range(hw):
+            out[obase + k] = zero
+        cbase = b * plane
+        for i in range(kh):
+            for j in range(kw):
+                lo = 0
+                while lo < ow and lo * sw + j - pw < 0:
+                    lo += 1
+                hi = ow
+                while hi > lo and (hi - 1) * sw + j - pw >= w:
+                    hi -= 1
+                block = cbase + (i * kw + j) * oh * ow
+                for oy in range(oh):
+                    y = oy * sh + i - ph
+                    if y < 0 or y >= h:
+                        continue
+                    row = obase + y * w + j - pw
+                    crow = block + oy * ow
+                    for ox in range(lo, hi):
+                        out[row + ox * sw] += cols[crow + ox]
+"""
+_DTYPES = ("float32", "float64")
+_kernels: dict = {}
+
+
+def _kernel(dtype_name: str):
+    if dtype_name in _kernels:
+        return _kernels[dtype_name]
+    from ..compiler import kernels
+
+    kernel = None
+    if kernels.available():
+        params = tuple(("scalar", "int64") for _ in range(10)) + (
+            ("scalar", dtype_name), ("array", dtype_name), ("out", dtype_name))
+        kernel = kernels.compile_kernel(_SOURCE, "_fold_planes", {}, params)
+    _kernels[dtype_name] = kernel
+    return kernel
+
+
+def fold_planes(xp, cols, size, kernel_size, stride, padding):
+    """`fold2d` of NumPy `cols` (N, C, kh, kw, OH, OW) into a new (N, C, *size) array, or None
+    where the compiled form does not apply (then NumPy's strided adds run)."""
+    if type(cols) is not numpy_backend.array_types[0]:  # NumPy's own arrays only
+        return None
+    dtype = cols.dtype
+    if dtype.name not in _DTYPES or not cols.flags.c_contiguous or cols.size == 0:
+        return None
+    fn = _kernel(dtype.name)
+    if fn is None:
+        return None
+    (kh, kw), (sh, sw), (ph, pw) = kernel_size, stride, padding
+    n, c, _, _, oh, ow = cols.shape
+    h, w = size
+    out = xp.empty((n, c, h, w), dtype)
+    ints = [xp.int64(v) for v in (kh, kw, oh, ow, sh, sw, ph, pw, h, w)]
+    zero = dtype.type(0)
+    flat_cols, flat_out = cols.reshape(-1), out.reshape(-1)
+    planes = n * c
+    plane, hw = kh * kw * oh * ow, h * w
+    from ..compiler import parallel
+
+    if parallel.threads() > 1 and flat_cols.size >= parallel.MIN_SIZE and planes > 1:
+        half = planes // 2
+        reply = parallel._submit(fn, half, *ints, zero, flat_cols[:half * plane],
+                                 flat_out[:half * hw])
+        try:
+            fn(planes - half, *ints, zero, flat_cols[half * plane:], flat_out[half * hw:])
+        finally:
+            parallel._wait(reply)
+    else:
+        fn(planes, *ints, zero, flat_cols, flat_out)
+    return out
