@@ -91,8 +91,13 @@ def _fold_forward(xp, cols, size, kernel, stride, padding):
     from .fold_kernel import fold_planes
 
     planes = fold_planes(xp, cols, size, kernel, stride, padding)  # one pass, numba
-    if planes is not None:
-        return planes
+    return planes if planes is not None else fold_strided(xp, cols, size, kernel, stride,
+                                                          padding)
+
+
+def fold_strided(xp, cols, size, kernel, stride, padding):
+    """fold2d as kh*kw strided adds into the padded output (any backend; the reference the
+    compiled per-plane form matches bit for bit)."""
     (kh, kw), (sh, sw), (ph, pw) = kernel, stride, padding
     n, c, _, _, oh, ow = cols.shape
     out = xp.zeros((n, c, size[0] + 2 * ph, size[1] + 2 * pw), dtype=cols.dtype)
