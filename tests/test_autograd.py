@@ -241,3 +241,32 @@ def test_linear_weight_gradient_has_the_weights_layout():
         (gw,) = dj.grad((xs @ w.T).sum(), [w])
     np.testing.assert_allclose(dj.Session(g).run(gw, {xs: x.numpy()}), w.grad.numpy(),
                                rtol=1e-6)
+
+
+def test_size_one_output_seeds_ones_of_its_shape():
+    x = dj.tensor([[2.0]], requires_grad=True)
+    y = x * 3
+    y.backward()
+    assert x.grad.shape == (1, 1) and x.grad.tolist() == [[3.0]]
+    z = dj.tensor(2.0, dtype=dj.float64, requires_grad=True)
+    (z * z).backward()
+    assert z.grad.dtype == dj.float64 and z.grad.item() == 4.0
+
+
+def test_leaf_reached_along_two_paths_gets_one_unaliased_sum():
+    x = dj.tensor([1.0, 2.0], requires_grad=True)
+    y = dj.tensor([3.0, 4.0], requires_grad=True)
+    seen = []
+    x.register_hook(lambda g: seen.append(g.tolist()))
+    (x * y + x).sum().backward()
+    assert seen == [[4.0, 5.0]]  # the hook sees the total, once
+    assert x.grad.tolist() == [4.0, 5.0] and y.grad.tolist() == [1.0, 2.0]
+    x.grad.zero_()
+    assert y.grad.tolist() == [1.0, 2.0]
+
+
+def test_gradients_of_two_dtypes_meeting_at_a_node_are_summed():
+    x = dj.tensor([1.0, 2.0], dtype=dj.float32, requires_grad=True)
+    h = x * 1.0
+    (h.sum() + (h.to(dj.float64) * 2).sum()).backward()
+    assert x.grad.dtype == dj.float32 and x.grad.tolist() == [3.0, 3.0]

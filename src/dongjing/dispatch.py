@@ -37,6 +37,7 @@ _anomaly = _anomaly_mode.state  # `_anomaly.on`: anomaly mode checks every outpu
 _make = Tensor._make
 _plain = _eager_modes.plain  # `_plain.on`: nothing unusual anywhere (eager_modes)
 _numpy_asarray = numpy_backend.xp.asarray
+_numpy_scalar = numpy_backend.xp.generic
 
 
 def _rule_key(dtypes: tuple, attrs: dict):
@@ -133,6 +134,8 @@ def apply1(op: Op, x: Tensor, **attrs) -> Tensor:
         raise
     except Exception as exc:
         raise explain_failure(op, (x,), attrs, exc) from exc
+    if type(out) is not ndarray and isinstance(out, _numpy_scalar):  # a full reduction's
+        out = _numpy_asarray(out)
     if type(out) is ndarray and out.dtype is expected:
         if (x.requires_grad and op.vjp
                 and (not _grad_mode.disabled_threads or _recording())):

@@ -18,6 +18,7 @@ from .grad_mode import write as write_grad_mode
 from .provenance import caller, describe, modification
 
 _numpy_add_into = numpy_backend.add_into
+_make = Tensor._make
 
 
 def _dependencies(roots) -> dict:
@@ -133,18 +134,25 @@ def _run_backward(
     instead and nothing accumulates (this is `dj.grad`).
     """
     deps = _dependencies(roots)
-    buffers: dict = {}
-    for node, g in zip(roots, grads):
-        buffers[node] = _add(buffers.get(node), g)
-    ready = [n for n in dict.fromkeys(roots) if deps.get(n, 0) == 0]
     # Gradients held in two places (the caller's own, or one object a rule sent along two
     # edges, as add's does): whoever keeps one copies it first. The ids stay valid while the
     # object lives; a stale id only costs a needless copy.
-    shared = {id(g) for g in grads}
+    if len(roots) == 1:  # `loss.backward()`: the common case, without the loops
+        root = roots[0]
+        buffers = {root: grads[0]}
+        ready = [] if root in deps else [root]
+        shared = {id(grads[0])}
+    else:
+        buffers = {}
+        for node, g in zip(roots, grads):
+            buffers[node] = _add(buffers.get(node), g)
+        ready = [n for n in dict.fromkeys(roots) if deps.get(n, 0) == 0]
+        shared = {id(g) for g in grads}
     owned: set = set()  # sums made here and still buffered: safe to add into in place
     freed_at = True if retain_graph else (caller() or True)  # named if backward comes again
     previous = recording()  # the engine's switch: recording only for create_graph
     write_grad_mode(create_graph)
+    leaves_direct = capture is None and not _profiler.on
     try:
         while ready:
             node = ready.pop()
@@ -186,14 +194,24 @@ def _run_backward(
                         buffers[fn] = g
                     elif id(prev) in owned and _same_kind(prev._data, g._data):
                         _add_into(prev._data, g._data)
+                    elif create_graph:
+                        buffers[fn] = prev + g  # on the tape
                     else:
-                        total = prev + g
-                        if not create_graph:
-                            owned.add(id(total))
+                        total = _sum_of(prev, g)
+                        owned.add(id(total))
                         buffers[fn] = total
                 left = deps[fn] - 1
                 deps[fn] = left
-                if not left:
+                if left:
+                    continue
+                if type(fn) is AccumulateGrad and leaves_direct and not fn.pre_hooks:
+                    # a leaf whose gradient is complete: accumulated now, not queued
+                    leaf_grad = buffers.pop(fn, None)
+                    if leaf_grad is not None:
+                        if owned:
+                            owned.discard(id(leaf_grad))
+                        _accumulate(fn, leaf_grad, id(leaf_grad) in shared, create_graph)
+                else:
                     ready.append(fn)
     finally:
         write_grad_mode(previous)
@@ -209,6 +227,15 @@ def _note_duplicates(results, shared: set) -> None:
                 shared.add(key)
             else:
                 seen.add(key)
+
+
+def _sum_of(a, b):
+    """`a + b` of two gradients, off the tape: NumPy's add directly when it is all there is
+    to it (one dtype), the op otherwise."""
+    da, db = a._data, b._data
+    if type(da) is _ndarray and type(db) is _ndarray and da.dtype is db.dtype:
+        return _make(da + db)
+    return a + b
 
 
 def _same_kind(a, b) -> bool:
@@ -281,7 +308,7 @@ def _sum_to_shape():
 
 
 def _accumulate(acc: AccumulateGrad, grad, shared: bool, create_graph: bool) -> None:
-    variable = acc.variable
+    variable = acc._variable()  # the property's weak reference, read without the property
     if variable is None:
         return
     hooks = getattr(variable, "_hooks", None)
@@ -289,7 +316,7 @@ def _accumulate(acc: AccumulateGrad, grad, shared: bool, create_graph: bool) -> 
         grad = _call_hooks(hooks, grad)
     if not create_graph and grad.requires_grad:
         grad = grad.detach()
-    if grad._data.dtype != variable._data.dtype:
+    if grad._data.dtype is not variable._data.dtype and grad._data.dtype != variable._data.dtype:
         grad = grad.to(variable.dtype)
     direct = not _GradScope.open_anywhere  # no trace routes .grad: read and set the slot
     current = variable._grad if direct else variable.grad
