@@ -13,7 +13,13 @@ UNSET_VARS = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
 # dongjing no longer retunes glibc's allocator at import; eager runs keep freed memory for
 # reuse as they did (W3 eager is several times slower without it), and every system in a
 # worker shares the setting, as it did when importing dongjing applied it.
-FIXED_VARS: dict[str, str] = {"DONGJING_KEEP_FREED_MEMORY": "1"}
+# OpenBLAS's idle threads spin for 2^OPENBLAS_THREAD_TIMEOUT cycles after each call (default
+# 2^28, about 0.1 s) and hold the second core meanwhile, so a thread of non-BLAS work started
+# within that time gains nothing: W7's unfold2d on two threads took 2.7 ms alone, 4.9 ms right
+# after a GEMM. With 2^20 (about 0.4 ms) back-to-back GEMMs keep their threads awake (W1 was
+# unchanged) and W7 ran 47.5-51.7 -> 42.9 ms eager, 42.2-42.7 -> 35.4 ms at O2; 2^8 slowed W1's
+# small GEMMs by 40%. Every system in a worker runs under it (PyTorch's MKL ignores it).
+FIXED_VARS: dict[str, str] = {"DONGJING_KEEP_FREED_MEMORY": "1", "OPENBLAS_THREAD_TIMEOUT": "20"}
 
 
 def thread_env(threads: int, base: dict[str, str] | None = None) -> dict[str, str]:

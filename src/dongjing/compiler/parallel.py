@@ -62,18 +62,33 @@ def _wait(reply: SimpleQueue) -> None:
         raise exc
 
 
-def split_kernel(kernel, n: int, args: tuple, is_array: tuple) -> None:
-    """`kernel(n, *args)` as two calls on the halves of every 1-d array argument."""
+def halves(part, n: int) -> None:
+    """`part(0, n // 2)` on the worker thread while `part(n // 2, n)` runs on this one."""
     half = n // 2
-
-    def part(lo, hi):
-        kernel(hi - lo, *[a[lo:hi] if flag else a for a, flag in zip(args, is_array)])
-
     reply = _submit(part, 0, half)
     try:
         part(half, n)
     finally:
         _wait(reply)
+
+
+def split_kernel(kernel, n: int, args: tuple, is_array: tuple) -> None:
+    """`kernel(n, *args)` as two calls on the halves of every 1-d array argument."""
+
+    def part(lo, hi):
+        kernel(hi - lo, *[a[lo:hi] if flag else a for a, flag in zip(args, is_array)])
+
+    halves(part, n)
+
+
+def split_leading(fn, n: int, args: tuple, is_split: tuple) -> None:
+    """`fn(*args)` as two calls, each on one half of the leading dim (of length `n`) of the
+    arguments flagged in `is_split` (the others go to both calls as they are)."""
+
+    def part(lo, hi):
+        fn(*[a[lo:hi] if flag else a for a, flag in zip(args, is_split)])
+
+    halves(part, n)
 
 
 def split_ufunc(ufunc, out, *args):
@@ -82,7 +97,6 @@ def split_ufunc(ufunc, out, *args):
         return ufunc(*args, out=out)
     flat_out = out.reshape(-1)
     n = flat_out.shape[0]
-    half = n // 2
     flat, sliced = [], []
     for a in args:
         shape = getattr(a, "shape", ())
@@ -98,9 +112,5 @@ def split_ufunc(ufunc, out, *args):
     def part(lo, hi):
         ufunc(*[a[lo:hi] if cut else a for a, cut in zip(flat, sliced)], out=flat_out[lo:hi])
 
-    reply = _submit(part, 0, half)
-    try:
-        part(half, n)
-    finally:
-        _wait(reply)
+    halves(part, n)
     return out

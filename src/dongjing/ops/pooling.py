@@ -51,13 +51,31 @@ def _offsets(kernel, stride, oh, ow):
 
 
 def _max_pool_forward(xp, x, kernel, stride, padding):
+    from ..compiler.parallel import split_leading
+    from .window_kernels import two_threads_pay
+
     oh = out_size(x.shape[2], kernel[0], stride[0], padding[0], "max_pool2d")
     ow = out_size(x.shape[3], kernel[1], stride[1], padding[1], "max_pool2d")
+    out = xp.empty((x.shape[0], x.shape[1], oh, ow), x.dtype)
+    if two_threads_pay(x):  # halves of the batch at once
+        split_leading(max_pool_strided, x.shape[0], (xp, x, kernel, stride, padding, out),
+                      (False, True, False, False, False, True))
+        return out
+    return max_pool_strided(xp, x, kernel, stride, padding, out)
+
+
+def max_pool_strided(xp, x, kernel, stride, padding, out):
+    """The window maxima written into `out`: kh*kw `maximum` calls over strided views of the
+    padded input (any backend; each image's part depends on that image alone)."""
     xpad = _padded(xp, x, padding)
-    out = None
-    for rows, cols in _offsets(kernel, stride, oh, ow):
+    first = True
+    for rows, cols in _offsets(kernel, stride, out.shape[2], out.shape[3]):
         view = xpad[:, :, rows, cols]
-        out = view.copy() if out is None else xp.maximum(out, view, out=out)  # NaN wins
+        if first:
+            out[...] = view
+            first = False
+        else:
+            xp.maximum(out, view, out=out)  # NaN wins
     return out
 
 
@@ -82,15 +100,41 @@ def _backward_infer(g: Spec, x: Spec, pooled: Spec, kernel, stride, padding):
 
 
 def _max_pool_backward_forward(xp, g, x, pooled, kernel, stride, padding):
+    from ..compiler.parallel import split_leading
+    from .window_kernels import two_threads_pay
+
+    flags = _gradient_flags(xp, g, pooled)  # of the whole batch, as one call would take them
+    if not two_threads_pay(g, x):
+        return max_pool_backward_strided(xp, g, x, pooled, kernel, stride, padding, flags)
+    out = xp.empty(x.shape, g.dtype)
+    split_leading(max_pool_backward_strided, x.shape[0],
+                  (xp, g, x, pooled, kernel, stride, padding, flags, out),
+                  (False, True, True, True, False, False, False, False, True))
+    return out
+
+
+def _gradient_flags(xp, g, pooled) -> tuple:
+    """(some window's maximum is NaN, every gradient is finite): how the gradient is made."""
+    # g * hit is branch-free (a masked copy with a data-dependent mask runs at a tenth of the
+    # speed), and exact while g is finite: inf * 0 would leave NaN where 0 belongs
+    return bool((pooled != pooled).any()), bool(xp.isfinite(g).all())
+
+
+def max_pool_backward_strided(xp, g, x, pooled, kernel, stride, padding, flags=None,
+                              out=None):
+    """The gradient as compares and products over strided views, one per kernel offset (any
+    backend), written into `out` (shaped like `x`) when given; each image's part depends on
+    that image alone. `flags`: `_gradient_flags`, when known."""
     (ph, pw) = padding
     h, w = x.shape[2], x.shape[3]
     xpad = _padded(xp, x, padding)
-    grad = xp.zeros(xpad.shape, dtype=g.dtype)
+    if out is not None and not (ph or pw):
+        grad = out
+        grad[...] = 0
+    else:
+        grad = xp.zeros(xpad.shape, dtype=g.dtype)
     overlapping = stride[0] < kernel[0] or stride[1] < kernel[1]
-    with_nan = bool((pooled != pooled).any())  # then a window's NaN is its maximum
-    # g * hit is branch-free (a masked copy with a data-dependent mask runs at a tenth of the
-    # speed), and exact while g is finite: inf * 0 would leave NaN where 0 belongs
-    finite = bool(xp.isfinite(g).all())
+    with_nan, finite = flags if flags is not None else _gradient_flags(xp, g, pooled)
     real = None  # where the padded input is not padding: a window of only -inf values gives
     if ph or pw:  # its gradient to its first real position (the padding is -inf too)
         real = xp.zeros((1, 1) + xpad.shape[2:], dtype=bool)
@@ -116,7 +160,12 @@ def _max_pool_backward_forward(xp, g, x, pooled, kernel, stride, padding):
             grad[:, :, rows, cols] += part
         else:
             grad[:, :, rows, cols] = part
-    return grad[:, :, ph:ph + h, pw:pw + w] if (ph or pw) else grad
+    if not (ph or pw):
+        return grad
+    if out is None:
+        return grad[:, :, ph:ph + h, pw:pw + w]
+    out[...] = grad[:, :, ph:ph + h, pw:pw + w]
+    return out
 
 
 def _pick_first_max(gg, g, x, pooled, kernel, stride, padding):
