@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from .. import dtypes
 from .. import infer as inf
+from ..backends import numpy_backend
 from ..dispatch import apply, apply1, apply2
 from ..errors import DTypeError
 from ..registry import Cost, Kernel, Kind, Onnx, Spec, binds, define
@@ -182,7 +183,44 @@ _sigmoid = define("sigmoid", forward=_sigmoid_forward, infer=inf.floating("sigmo
 _abs = define("abs", ufunc="absolute", infer=inf.numeric("abs"), kind=E, cost=CHEAP,
               grads=(lambda g, x: mul(g, sign(x)),), binding=unary, public=("abs", "absolute"),
               methods=("abs", "__abs__", "abs_"), onnx="Abs", doc="|x|.")
-_relu = define("relu", forward=lambda xp, x: xp.maximum(x, 0), infer=inf.numeric("relu"),
+_TWO_THREADS = 1 << 20  # elements; below this one thread is faster (see ops/window_kernels)
+
+
+def _on_two_threads(fn, *arrays):
+    """`fn(*arrays)` (an elementwise NumPy call taking `out=`) over two halves on two threads
+    for large contiguous NumPy arrays of one shape, where two threads are allowed; else None.
+    Each element is computed as one call computes it."""
+    first = arrays[0]
+    if first.size < _TWO_THREADS:
+        return None
+    from ..compiler import parallel
+
+    ndarray = numpy_backend.array_types[0]
+    if parallel.threads() < 2 or not all(type(a) is ndarray and a.flags.c_contiguous
+                                         and a.shape == first.shape for a in arrays):
+        return None
+    return parallel.split_ufunc(fn, numpy_backend.xp.empty(first.shape, first.dtype), *arrays)
+
+
+def _relu_forward(xp, x):
+    out = _on_two_threads(_relu_into, x)
+    return xp.maximum(x, 0) if out is None else out
+
+
+def _relu_into(x, out):
+    return numpy_backend.xp.maximum(x, 0, out=out)
+
+
+def _relu_backward_forward(xp, g, x):
+    out = _on_two_threads(_relu_backward_into, g, x) if g.dtype == x.dtype else None
+    return xp.multiply(g, x > 0) if out is None else out
+
+
+def _relu_backward_into(g, x, out):
+    return numpy_backend.xp.multiply(g, x > 0, out=out)
+
+
+_relu = define("relu", forward=_relu_forward, infer=inf.numeric("relu"),
                kind=E, grads=(lambda g, x: relu_backward(g, x),), binding=unary, public="relu",
                methods=("relu", "relu_"), forward_out=lambda xp, x, out: xp.maximum(x, 0, out=out),
                onnx="Relu", doc="max(x, 0).")
@@ -195,7 +233,7 @@ exp, log, sqrt, tanh, sigmoid, abs, relu, sign = (
 
 # relu's gradient g * (x > 0) as one op (PyTorch's threshold_backward): one pass, not three
 _relu_backward = define(
-    "relu_backward", forward=lambda xp, g, x: xp.multiply(g, x > 0),
+    "relu_backward", forward=_relu_backward_forward,
     infer=inf.elementwise("relu_backward"), kind=E,
     grads=(lambda gg, g, x: relu_backward(gg, x), None),  # zero almost everywhere in x
     forward_out=lambda xp, g, x, out: xp.multiply(g, x > 0, out=out),

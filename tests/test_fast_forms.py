@@ -1,8 +1,8 @@
-"""The window ops' fast forms (ops/window_kernels.py) give NumPy's one-call forms bit for bit:
-fold2d compiled per plane (its sums, for strides, paddings and kernel sizes that overlap, tile
-or skip, in both float dtypes); unfold2d and max_pool2d and its gradient on two halves of the batch
-(pad values; first largest values, NaN and -inf windows, padding, -0.0 where g is negative,
-gradient flags taken over the whole batch)."""
+"""Fast forms give NumPy's one-call results bit for bit: fold2d compiled per plane (its sums,
+for strides, paddings and kernel sizes that overlap, tile or skip, in both float dtypes);
+unfold2d, max_pool2d and its gradient on two halves of the batch (pad values; first largest
+values, NaN and -inf windows, padding, -0.0 where g is negative, gradient flags taken over the
+whole batch); relu and its gradient on two halves of large arrays."""
 
 from __future__ import annotations
 
@@ -115,3 +115,31 @@ def test_small_work_stays_on_one_thread(two_threads):
     x = np.ones((2, 1, 6, 6), np.float32)
     _unfold_out(np, x, np.empty((2, 1, 2, 2, 5, 5), np.float32), (2, 2), (1, 1), (0, 0))
     assert two_threads == []
+
+
+def test_relu_and_its_gradient_on_two_threads_equal_one_call(monkeypatch):
+    from dongjing.ops import elementwise
+
+    calls = []
+    real = parallel.split_ufunc
+    monkeypatch.setattr(parallel, "threads", lambda: 2)
+    monkeypatch.setattr(parallel, "split_ufunc",
+                        lambda fn, out, *a: calls.append(fn.__name__) or real(fn, out, *a))
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((4, 8, 200, 200)).astype(np.float32)
+    x.reshape(-1)[::101] = np.nan
+    x.reshape(-1)[1::101] = -0.0
+    g = rng.standard_normal(x.shape).astype(np.float32)
+    y = elementwise._relu_forward(np, x)
+    dx = elementwise._relu_backward_forward(np, g, x)
+    assert calls == ["_relu_into", "_relu_backward_into"]
+    np.testing.assert_array_equal(y, np.maximum(x, 0))
+    np.testing.assert_array_equal(np.signbit(y), np.signbit(np.maximum(x, 0)))
+    np.testing.assert_array_equal(dx, np.multiply(g, x > 0))
+    np.testing.assert_array_equal(np.signbit(dx), np.signbit(np.multiply(g, x > 0)))
+    small = x[0, 0, :10]
+    np.testing.assert_array_equal(elementwise._relu_forward(np, small), np.maximum(small, 0))
+    assert len(calls) == 2  # small, or non-contiguous, or mixed dtypes: one call
+    elementwise._relu_forward(np, x.transpose(0, 1, 3, 2))
+    elementwise._relu_backward_forward(np, g.astype(np.float64), x)
+    assert len(calls) == 2
