@@ -115,7 +115,7 @@ def _permute_grad(g, x, dims):
     return permute(g, tuple(sorted(range(len(dims)), key=dims.__getitem__)))
 
 
-_permute = define("permute", forward=lambda xp, x, dims: xp.transpose(x, dims),
+_permute = define("permute", forward=lambda xp, x, dims: x.transpose(dims),  # no wrapper
                   infer=_permute_infer, grads=(_permute_grad,), kind=S, keeps_dtype=True,
                   onnx=Onnx("Transpose", {"perm": "dims"}), methods="permute", public="permute")
 
