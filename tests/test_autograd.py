@@ -270,3 +270,29 @@ def test_gradients_of_two_dtypes_meeting_at_a_node_are_summed():
     h = x * 1.0
     (h.sum() + (h.to(dj.float64) * 2).sum()).backward()
     assert x.grad.dtype == dj.float32 and x.grad.tolist() == [3.0, 3.0]
+
+
+def _rnn_like_grads(create_graph: bool):
+    rng = np.random.default_rng(7)
+    x = dj.tensor(rng.standard_normal((8, 5)).astype(np.float32))
+    w = dj.tensor(rng.standard_normal((6, 5)).astype(np.float32), requires_grad=True)
+    u = dj.tensor(rng.standard_normal((6, 6)).astype(np.float32), requires_grad=True)
+    b = dj.tensor(rng.standard_normal(6).astype(np.float32), requires_grad=True)
+    h = dj.tanh(x @ w.T + b)  # a transposed weight, a broadcast bias
+    loss = (dj.tanh(h @ u + b) * h).sum()
+    return [g.numpy().copy() for g in dj.grad(loss, [w, u, b], create_graph=create_graph)]
+
+
+def test_off_tape_gradient_products_equal_the_recorded_ones_bit_for_bit():
+    # without create_graph the engine's matmul and broadcast-sum gradients skip dispatch;
+    # with it they are ops on the tape: the same NumPy calls, the same bits
+    for fast, taped in zip(_rnn_like_grads(False), _rnn_like_grads(True)):
+        np.testing.assert_array_equal(fast, taped)
+
+
+def test_the_profiler_still_sees_every_gradient_op():
+    with dj.profiler.profile() as prof:
+        _rnn_like_grads(False)
+    names = [e.name for e in prof.events()]
+    assert names.count("matmul") == 2 + 3  # two forward products, three gradient products
+    assert "sum" in names  # the bias's broadcast gradient, summed by the op

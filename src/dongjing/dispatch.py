@@ -270,6 +270,21 @@ def apply_binary(op: Op, a, b, pair) -> Tensor:
     return apply2(op, a, b)
 
 
+def off_tape(*tensors) -> bool:
+    """Whether a gradient rule may compute on these tensors' NumPy arrays directly, as the
+    op's forward would, skipping dispatch: eager NumPy arrays of one dtype, nothing recording
+    (the backward engine without create_graph) and plain mode (no profiler event or anomaly
+    check is due)."""
+    if not _plain.on or (not _grad_mode.disabled_threads or _recording()):
+        return False
+    dtype = tensors[0]._data.dtype if type(tensors[0]._data) is ndarray else None
+    for t in tensors:
+        data = t._data
+        if type(data) is not ndarray or data.dtype is not dtype:
+            return False
+    return True
+
+
 def _backend_of_arrays(arrays):
     """The backend of the first non-NumPy array among `arrays` (NumPy when there is none)."""
     default = default_backend()

@@ -2,6 +2,13 @@
 
 from __future__ import annotations
 
+from ..backends import numpy_backend
+from ..eager_modes import plain as _plain
+
+_numpy = numpy_backend.xp
+_ndarray = numpy_backend.array_types[0]
+_add_reduce = _numpy.add.reduce
+
 
 def sum_to_shape(g, shape: tuple):
     """Sum `g` over the dims that broadcasting added or stretched, so it has `shape`.
@@ -18,6 +25,10 @@ def sum_to_shape(g, shape: tuple):
     stretched = tuple(
         lead + i for i, d in enumerate(shape) if d == 1 and gshape[lead + i] != 1
     )
+    if _plain.on and not g.requires_grad and g._node is None and type(g._data) is _ndarray:
+        summed = _off_tape(g._data, stretched, lead)  # no profiler event or check is due
+        if summed is not None:
+            return summed
     # the dims are canonical (sorted, non-negative), so the op is applied without the
     # public function's argument checks: this runs for every broadcast gradient
     if stretched:
@@ -25,6 +36,28 @@ def sum_to_shape(g, shape: tuple):
     if lead:
         g = reduce_sum(g, dim=tuple(range(lead)), keepdim=False)
     return g
+
+
+def _off_tape(data, stretched: tuple, lead: int):
+    """The same sums on a NumPy array no tape needs (the backward engine's gradients), without
+    dispatch: NumPy's add.reduce, as the sum op computes a floating array's sum."""
+    if data.dtype.kind != "f":  # the sum op's own dtype rule decides
+        return None
+    if stretched:
+        data = _add_reduce(data, stretched, data.dtype, None, True)
+    if lead:
+        data = _add_reduce(data, tuple(range(lead)), data.dtype, None, False)
+    if type(data) is not _ndarray:  # a full reduction's NumPy scalar
+        data = _numpy.asarray(data)
+    return _make()(data)
+
+
+def _make():
+    global _make
+    from ..tensor import Tensor  # deferred: the tensor module sits above this one
+
+    _make = lambda: Tensor._make  # noqa: E731  (resolved once)
+    return Tensor._make
 
 
 def _reduce_sum():

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from .. import dtypes
 from .. import infer as inf
-from ..dispatch import apply1, apply2, apply_binary
+from ..dispatch import apply1, apply2, apply_binary, off_tape
 from ..errors import ShapeError
 from ..registry import Onnx, Spec, binds, define
+from ..tensor import Tensor
 from .convert import pair
 from .shape import _permute, squeeze, transpose, unsqueeze
+
+_make = Tensor._make
 
 
 def _matmul_infer(a: Spec, b: Spec):
@@ -38,6 +41,8 @@ def _swap_last(x):
 
 def _matmul_grad_a(g, a, b):
     if a.ndim == 2 and b.ndim == 2:  # the common case, without reshaping
+        if off_tape(g, b):  # the backward engine's product, without two dispatches
+            return _make(g._data @ b._data.T)
         return apply2(_matmul, g, apply1(_permute, b, dims=(1, 0)))
     b2 = b if b.ndim > 1 else unsqueeze(b, -1)
     g2 = _lift(g, a, b)
@@ -54,11 +59,16 @@ def _is_transpose(t) -> bool:
 
 def _matmul_grad_b(g, a, b):
     if a.ndim == 2 and b.ndim == 2:
+        direct = off_tape(g, a)  # the backward engine's product, without the dispatches
         if _is_transpose(b):  # x @ w.T (every Linear): the same product as (g.T @ a).T,
             # computed so that w's gradient comes out in C order, the layout of w itself (a
             # transposed gradient makes the optimizer's update of w a strided pass)
+            if direct:
+                return _make((g._data.T @ a._data).T)
             return apply1(_permute, apply2(_matmul, apply1(_permute, g, dims=(1, 0)), a),
                           dims=(1, 0))
+        if direct:
+            return _make(a._data.T @ g._data)
         return apply2(_matmul, apply1(_permute, a, dims=(1, 0)), g)
     a2 = a if a.ndim > 1 else unsqueeze(a, 0)
     gb = matmul(_swap_last(a2), _lift(g, a, b))
