@@ -245,8 +245,15 @@ relu_backward = _relu_backward.binding
 
 # tanh's gradient g * (1 - y*y): eagerly one pass; the compiler fuses the same expression,
 # evaluated on dongjing ops (decompose="forward")
+def _tanh_backward_out(xp, g, y, out):
+    # the forward's three steps, written into `out` (a planned buffer: never an input's)
+    xp.multiply(y, y, out=out)
+    xp.subtract(1, out, out=out)
+    return xp.multiply(g, out, out=out)
+
+
 _tanh_backward = define(
-    "tanh_backward", forward=lambda xp, g, y: g * (1 - y * y),
+    "tanh_backward", forward=lambda xp, g, y: g * (1 - y * y), forward_out=_tanh_backward_out,
     infer=inf.elementwise("tanh_backward"), kind=E,
     grads=(lambda gg, g, y: tanh_backward(gg, y), lambda gg, g, y: mul(mul(gg, g), mul(y, -2.0))),
     decompose="forward", binding=binary, public="tanh_backward", onnx=onnx_rules.tanh_backward,
