@@ -7,7 +7,6 @@ from ..eager_modes import plain as _plain
 
 _numpy = numpy_backend.xp
 _ndarray = numpy_backend.array_types[0]
-_add_reduce = _numpy.add.reduce
 
 
 def sum_to_shape(g, shape: tuple):
@@ -26,9 +25,7 @@ def sum_to_shape(g, shape: tuple):
         lead + i for i, d in enumerate(shape) if d == 1 and gshape[lead + i] != 1
     )
     if _plain.on and not g.requires_grad and g._node is None and type(g._data) is _ndarray:
-        summed = _off_tape(g._data, stretched, lead)  # no profiler event or check is due
-        if summed is not None:
-            return summed
+        return _off_tape(g._data, stretched, lead)  # no profiler event or check is due
     # the dims are canonical (sorted, non-negative), so the op is applied without the
     # public function's argument checks: this runs for every broadcast gradient
     if stretched:
@@ -39,25 +36,26 @@ def sum_to_shape(g, shape: tuple):
 
 
 def _off_tape(data, stretched: tuple, lead: int):
-    """The same sums on a NumPy array no tape needs (the backward engine's gradients), without
-    dispatch: NumPy's add.reduce, as the sum op computes a floating array's sum."""
-    if data.dtype.kind != "f":  # the sum op's own dtype rule decides
-        return None
+    """The same sums on a NumPy array no tape needs (the backward engine's gradients): the sum
+    op's own forward, called without dispatch."""
+    forward, make = _sum_forward()
     if stretched:
-        data = _add_reduce(data, stretched, data.dtype, None, True)
+        data = forward(data, dim=stretched, keepdim=True)
     if lead:
-        data = _add_reduce(data, tuple(range(lead)), data.dtype, None, False)
+        data = forward(data, dim=tuple(range(lead)), keepdim=False)
     if type(data) is not _ndarray:  # a full reduction's NumPy scalar
         data = _numpy.asarray(data)
-    return _make()(data)
+    return make(data)
 
 
-def _make():
-    global _make
+def _sum_forward():
+    global _sum_forward
     from ..tensor import Tensor  # deferred: the tensor module sits above this one
+    from .reduce import _sum  # deferred: reduce imports this module
 
-    _make = lambda: Tensor._make  # noqa: E731  (resolved once)
-    return Tensor._make
+    found = (_sum.forward, Tensor._make)
+    _sum_forward = lambda: found  # noqa: E731  (resolved once)
+    return found
 
 
 def _reduce_sum():

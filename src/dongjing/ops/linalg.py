@@ -42,12 +42,17 @@ def _swap_last(x):
 def _matmul_grad_a(g, a, b):
     if a.ndim == 2 and b.ndim == 2:  # the common case, without reshaping
         if off_tape(g, b):  # the backward engine's product, without two dispatches
-            return _make(g._data @ b._data.T)
+            return _make(_matmul.forward(g._data, _transposed(b._data)))
         return apply2(_matmul, g, apply1(_permute, b, dims=(1, 0)))
     b2 = b if b.ndim > 1 else unsqueeze(b, -1)
     g2 = _lift(g, a, b)
     ga = matmul(g2, _swap_last(b2))
     return squeeze(ga, -2) if a.ndim == 1 else ga  # the engine sums broadcast batch dims
+
+
+def _transposed(array):
+    """A matrix's transpose, as the permute op computes it (for the off-tape products)."""
+    return _permute.forward(array, dims=(1, 0))
 
 
 def _is_transpose(t) -> bool:
@@ -64,11 +69,11 @@ def _matmul_grad_b(g, a, b):
             # computed so that w's gradient comes out in C order, the layout of w itself (a
             # transposed gradient makes the optimizer's update of w a strided pass)
             if direct:
-                return _make((g._data.T @ a._data).T)
+                return _make(_transposed(_matmul.forward(_transposed(g._data), a._data)))
             return apply1(_permute, apply2(_matmul, apply1(_permute, g, dims=(1, 0)), a),
                           dims=(1, 0))
         if direct:
-            return _make(a._data.T @ g._data)
+            return _make(_matmul.forward(_transposed(a._data), g._data))
         return apply2(_matmul, apply1(_permute, a, dims=(1, 0)), g)
     a2 = a if a.ndim > 1 else unsqueeze(a, 0)
     gb = matmul(_swap_last(a2), _lift(g, a, b))
