@@ -296,3 +296,4 @@ def test_the_profiler_still_sees_every_gradient_op():
     names = [e.name for e in prof.events()]
     assert names.count("matmul") == 2 + 3  # two forward products, three gradient products
     assert "sum" in names  # the bias's broadcast gradient, summed by the op
+    assert names.count("add") == 2 + 2  # two forward adds; h's and b's two gradients summed

@@ -7,6 +7,7 @@ reaches a node along several paths is summed before the node runs, never pushed 
 from __future__ import annotations
 
 from ..backends import backend_of, numpy_backend
+from ..eager_modes import plain as _plain
 from ..errors import AutogradError, DongjingError
 from ..profiler import hooks as _profiler  # `_profiler.on`: a profiler is recording
 from ..tensor import Tensor, _GradScope
@@ -231,9 +232,10 @@ def _note_duplicates(results, shared: set) -> None:
 
 def _sum_of(a, b):
     """`a + b` of two gradients, off the tape: NumPy's add directly when it is all there is
-    to it (one dtype), the op otherwise."""
+    to it (NumPy arrays of one dtype, no profiler event or anomaly check due), the op
+    otherwise."""
     da, db = a._data, b._data
-    if type(da) is _ndarray and type(db) is _ndarray and da.dtype is db.dtype:
+    if _plain.on and type(da) is _ndarray and type(db) is _ndarray and da.dtype is db.dtype:
         return _make(da + db)
     return a + b
 
