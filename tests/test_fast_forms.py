@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from dongjing.compiler import kernels, parallel
-from dongjing.ops import window_kernels
+from dongjing.ops import fold_kernel
 from dongjing.ops.nn import _unfold_out, fold_strided, unfold_strided
 from dongjing.ops.pooling import (
     _max_pool_backward_forward,
@@ -38,16 +38,16 @@ def _out_size(h, w, kernel, stride, padding):
 def test_the_per_plane_fold_equals_numpy(n, c, h, w, kernel, stride, padding, dtype):
     oh, ow = _out_size(h, w, kernel, stride, padding)
     cols = np.random.default_rng(0).standard_normal((n, c, *kernel, oh, ow)).astype(dtype)
-    got = window_kernels.fold_planes(np, cols, (h, w), kernel, stride, padding)
+    got = fold_kernel.fold_planes(np, cols, (h, w), kernel, stride, padding)
     assert got is not None and got.flags.c_contiguous
     np.testing.assert_array_equal(got, fold_strided(np, cols, (h, w), kernel, stride, padding))
 
 
 def test_other_columns_go_to_numpy():
     cols = np.ones((1, 1, 2, 2, 3, 3), np.float32)
-    assert window_kernels.fold_planes(np, cols[..., ::-1], (4, 4), (2, 2), (1, 1),
+    assert fold_kernel.fold_planes(np, cols[..., ::-1], (4, 4), (2, 2), (1, 1),
                                       (0, 0)) is None
-    assert window_kernels.fold_planes(np, cols.astype(np.int64), (4, 4), (2, 2), (1, 1),
+    assert fold_kernel.fold_planes(np, cols.astype(np.int64), (4, 4), (2, 2), (1, 1),
                                       (0, 0)) is None
 
 

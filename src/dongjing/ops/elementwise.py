@@ -183,23 +183,25 @@ _sigmoid = define("sigmoid", forward=_sigmoid_forward, infer=inf.floating("sigmo
 _abs = define("abs", ufunc="absolute", infer=inf.numeric("abs"), kind=E, cost=CHEAP,
               grads=(lambda g, x: mul(g, sign(x)),), binding=unary, public=("abs", "absolute"),
               methods=("abs", "__abs__", "abs_"), onnx="Abs", doc="|x|.")
-_TWO_THREADS = 1 << 20  # elements; below this one thread is faster (see ops/window_kernels)
-
-
 def _on_two_threads(fn, *arrays):
-    """`fn(*arrays)` (an elementwise NumPy call taking `out=`) over two halves on two threads
-    for large contiguous NumPy arrays of one shape, where two threads are allowed; else None.
-    Each element is computed as one call computes it."""
+    """`fn(*arrays)` (an elementwise NumPy call taking `out=`) as two halves on two threads,
+    for large contiguous NumPy arrays of one shape where that pays; else None. Each element is
+    computed as one call computes it."""
+    parallel = _parallel()
     first = arrays[0]
-    if first.size < _TWO_THREADS:
-        return None
-    from ..compiler import parallel
-
-    ndarray = numpy_backend.array_types[0]
-    if parallel.threads() < 2 or not all(type(a) is ndarray and a.flags.c_contiguous
-                                         and a.shape == first.shape for a in arrays):
+    if first.size < parallel.NUMPY_MIN_SIZE or not (
+            parallel.numpy_halves_pay(*arrays)
+            and all(a.flags.c_contiguous and a.shape == first.shape for a in arrays)):
         return None
     return parallel.split_ufunc(fn, numpy_backend.xp.empty(first.shape, first.dtype), *arrays)
+
+
+def _parallel():
+    global _parallel
+    from ..compiler import parallel  # deferred: the compiler sits above the op table
+
+    _parallel = lambda: parallel  # noqa: E731  (resolved once)
+    return parallel
 
 
 def _relu_forward(xp, x):

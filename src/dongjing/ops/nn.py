@@ -52,19 +52,18 @@ def _unfold_forward(xp, x, kernel, stride, padding, pad_value=0.0):
 
 def _unfold_out(xp, x, out, kernel, stride, padding, pad_value=0.0):
     """The windows written into `out` (new storage: the compiler may plan a buffer for it)."""
-    from ..compiler.parallel import split_leading
-    from .window_kernels import two_threads_pay
+    from ..compiler.parallel import numpy_halves_pay, split_leading
 
     args = (xp, x, out, kernel, stride, padding, pad_value)
-    if two_threads_pay(x, out):  # halves of the batch at once
+    if numpy_halves_pay(x, out):  # halves of the batch at once
         split_leading(unfold_strided, x.shape[0], args, (False, True, True) + (False,) * 4)
         return out
     return unfold_strided(*args)
 
 
 def unfold_strided(xp, x, out, kernel, stride, padding, pad_value=0.0):
-    """unfold2d as kh*kw strided copies from the padded input (any backend; the reference the
-    compiled form is tested against)."""
+    """unfold2d as kh*kw strided copies from the padded input into `out` (any backend; each
+    image's columns depend on that image alone)."""
     (kh, kw), (sh, sw), (ph, pw) = kernel, stride, padding
     oh, ow = out.shape[4], out.shape[5]
     if ph or pw:
@@ -101,7 +100,7 @@ def _fold_infer(cols: Spec, size, kernel, stride, padding):
 
 
 def _fold_forward(xp, cols, size, kernel, stride, padding):
-    from .window_kernels import fold_planes
+    from .fold_kernel import fold_planes
 
     planes = fold_planes(xp, cols, size, kernel, stride, padding)  # one pass, numba
     return planes if planes is not None else fold_strided(xp, cols, size, kernel, stride,

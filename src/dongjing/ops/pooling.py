@@ -51,13 +51,12 @@ def _offsets(kernel, stride, oh, ow):
 
 
 def _max_pool_forward(xp, x, kernel, stride, padding):
-    from ..compiler.parallel import split_leading
-    from .window_kernels import two_threads_pay
+    from ..compiler.parallel import numpy_halves_pay, split_leading
 
     oh = out_size(x.shape[2], kernel[0], stride[0], padding[0], "max_pool2d")
     ow = out_size(x.shape[3], kernel[1], stride[1], padding[1], "max_pool2d")
     out = xp.empty((x.shape[0], x.shape[1], oh, ow), x.dtype)
-    if two_threads_pay(x):  # halves of the batch at once
+    if numpy_halves_pay(x):  # halves of the batch at once
         split_leading(max_pool_strided, x.shape[0], (xp, x, kernel, stride, padding, out),
                       (False, True, False, False, False, True))
         return out
@@ -100,11 +99,10 @@ def _backward_infer(g: Spec, x: Spec, pooled: Spec, kernel, stride, padding):
 
 
 def _max_pool_backward_forward(xp, g, x, pooled, kernel, stride, padding):
-    from ..compiler.parallel import split_leading
-    from .window_kernels import two_threads_pay
+    from ..compiler.parallel import numpy_halves_pay, split_leading
 
     flags = _gradient_flags(xp, g, pooled)  # of the whole batch, as one call would take them
-    if not two_threads_pay(g, x):
+    if not numpy_halves_pay(g, x):
         return max_pool_backward_strided(xp, g, x, pooled, kernel, stride, padding, flags)
     out = xp.empty(x.shape, g.dtype)
     split_leading(max_pool_backward_strided, x.shape[0],

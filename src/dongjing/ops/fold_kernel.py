@@ -1,18 +1,16 @@
-"""Fast forms of the window ops on NumPy arrays: `fold2d` (col2im) as one compiled pass per
-(image, channel) plane; `unfold2d` (im2col) and `max_pool2d_backward` as NumPy's own forms
-over two halves of the batch at once.
+"""fold2d (col2im) on NumPy arrays as one compiled pass per (image, channel) plane.
 
-fold2d: NumPy's form adds kh*kw strided slices of the columns into the whole padded output, so
-the output (5.5 MB on W7's second convolution) streams through memory kh*kw times. Here each
-plane of the output (a few KB) stays in cache while its kh*kw column blocks are added into it,
-in the same (i, j) order from zero, so the sums are NumPy's bit for bit; padding is never
-written. A compiled unfold and pooling gradient measured slower than NumPy's strided copies and
-compares on one thread (their loops do not vectorize); what pays for those is the second
-thread, and NumPy releases the GIL in them. Work of each image is independent, so the halves
-compute exactly what one call computes.
+NumPy's form adds kh*kw strided slices of the columns into the whole padded output, so the
+output (5.5 MB on W7's second convolution) streams through memory kh*kw times. Here each plane
+of the output (a few KB) stays in cache while its kh*kw column blocks are added into it, in the
+same (i, j) order from zero, so the sums are NumPy's bit for bit; padding is never written.
+Two threads take half of the planes each where the parallel setting allows. Used when numba is
+there, for C-contiguous float32/float64 columns; `None` sends the caller to NumPy's form.
 
-`fold_planes` returns None where the compiled form does not apply (numba missing, another array
-type or dtype, non-contiguous columns); the caller then runs NumPy's form.
+unfold2d and max pooling have no compiled form: written the same way they measured slower
+than NumPy's strided copies and compares on one thread (their loops do not vectorize). What
+pays for those is the second thread (`compiler.parallel.numpy_halves_pay`): they run NumPy's
+own form on two halves of the batch at once.
 """
 
 from __future__ import annotations
@@ -95,20 +93,3 @@ def fold_planes(xp, cols, size, kernel_size, stride, padding):
     else:
         part(0, planes)
     return out
-
-
-def two_threads_pay(*arrays) -> bool:
-    """Whether a NumPy form whose work is independent per image should run on two halves of
-    the batch (the leading dim of `arrays`) at once: two threads allowed, NumPy arrays, and
-    enough work for the hand-off to pay (see `compiler.parallel.split_leading`)."""
-    from ..compiler import parallel
-
-    ndarray = numpy_backend.array_types[0]
-    return (parallel.threads() > 1 and all(type(a) is ndarray for a in arrays)
-            and arrays[0].shape[0] > 1 and max(a.size for a in arrays) >= _MIN_SPLIT)
-
-
-# Elements of the largest array below which one thread is faster. Measured on W7's shapes
-# (2 cores): unfold2d of (64, 1, 28, 28), 0.39 M columns, 0.079 ms on one thread against 0.136
-# on two; of (64, 8, 28, 28), 3.1 M columns, 0.62 against 0.40 ms.
-_MIN_SPLIT = 1 << 20
