@@ -62,3 +62,8 @@ class AutogradError(DongjingError, RuntimeError):
 class AnomalyError(AutogradError):
     """Anomaly mode / check_numerics: an op's forward or backward output holds NaN or inf (the
     message names the op, its input shapes and ranges, and the user's source line)."""
+
+
+class DataLoaderError(DongjingError, RuntimeError):
+    """A DataLoader worker process that died, timed out, or raised an error of a kind that
+    cannot be raised again as it was (the message names the worker and holds its traceback)."""

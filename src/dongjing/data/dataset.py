@@ -18,6 +18,21 @@ class Dataset:
         raise NotImplementedError
 
 
+class IterableDataset(Dataset):
+    """A stream of examples: subclasses define `__iter__` (and may define `__len__`).
+
+    With DataLoader workers, each worker iterates its own copy: use `get_worker_info()` inside
+    `__iter__` to give each worker a different share, or every worker yields the whole stream.
+    """
+
+    def __iter__(self):
+        raise NotImplementedError
+
+    def __getitem__(self, index):
+        raise TypeError(f"{type(self).__name__} is an IterableDataset: it is iterated, not "
+                        f"indexed")
+
+
 class TensorDataset(Dataset):
     """Examples are the rows of equally long tensors (or arrays): `ds[i] == (x[i], y[i])`."""
 
