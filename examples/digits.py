@@ -82,28 +82,31 @@ def _show_progress() -> bool:
 
 def _train(run: Run, train, epochs: int, seed: int, batch_size: int, step) -> None:
     """The loop all modes share: the same shuffled batches (a loader with its own seeded
-    generator), `step(x, y) -> (loss, correct)`, a tqdm bar per epoch with loss and accuracy
-    when `_show_progress()`."""
-    progress = _show_progress()
+    generator), `step(x, y) -> (loss, correct)`, one tqdm bar per run with the epoch, loss and
+    accuracy when `_show_progress()`."""
     loader = dj.data.DataLoader(train, batch_size=batch_size, shuffle=True,
                                 generator=np.random.default_rng(seed))
+    bar = None
+    if _show_progress():
+        bar = tqdm(total=epochs * len(loader), leave=False, unit="step",
+                   desc=f"{run.model_name} {run.mode:<6}")
     for epoch in range(epochs):
-        batches = loader
-        if progress:
-            batches = tqdm(loader, total=len(loader), leave=False, unit="step",
-                           desc=f"{run.model_name} {run.mode:<6} epoch {epoch + 1}/{epochs}")
         loss_sum = correct = seen = 0
         start = time.perf_counter()
-        for x, y in batches:
+        for x, y in loader:
             loss, hits = step(x, y)
             run.losses.append(float(loss))
             n = len(y)
             loss_sum, correct, seen = loss_sum + run.losses[-1] * n, correct + int(hits), seen + n
-            if progress:
-                batches.set_postfix(loss=f"{loss_sum / seen:.4f}", acc=f"{correct / seen:.3f}")
+            if bar is not None:  # the postfix waits for the bar's own refresh (its count too)
+                bar.set_postfix(epoch=f"{epoch + 1}/{epochs}", loss=f"{loss_sum / seen:.4f}",
+                                acc=f"{correct / seen:.3f}", refresh=False)
+                bar.update(1)
         run.train_seconds += time.perf_counter() - start
         run.steps += len(loader)
         run.epochs += 1
+    if bar is not None:
+        bar.close()
 
 
 def _accuracy(logits: np.ndarray, y) -> float:

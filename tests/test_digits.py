@@ -61,3 +61,24 @@ def test_jit_model_loop_agrees(data):
     eager = digits.train_eager("mlp", train, test, epochs=1)
     traced = digits.train_eager("mlp", train, test, epochs=1, jit=True)
     np.testing.assert_allclose(traced.losses, eager.losses, rtol=1e-4, atol=1e-6)
+
+
+def test_progress_bar_counts_steps_over_the_whole_run(data, tmp_path, monkeypatch):
+    """The bar's count moves with the steps (it once stayed at 0% until each epoch ended)."""
+    tqdm = pytest.importorskip("tqdm")
+    seen = []
+
+    class Recording(tqdm.tqdm):
+        def update(self, n=1):
+            super().update(n)
+            fields = dict(kv.split("=") for kv in self.postfix.split(", "))
+            seen.append((self.n, self.total, fields))
+
+    monkeypatch.setattr(digits, "tqdm", Recording)
+    monkeypatch.setattr(digits, "SHOW_PROGRESS", True)
+    train, test = data
+    digits.train_eager("mlp", train, test, 2, 0)
+    steps = 2 * len(dj.data.DataLoader(train, batch_size=64))
+    assert [n for n, _, _ in seen] == list(range(1, steps + 1))
+    assert {total for _, total, _ in seen} == {steps}
+    assert seen[-1][2]["epoch"] == "2/2"
