@@ -70,3 +70,36 @@ def test_bad_inputs_raise_clear_errors():
         x = dj.placeholder((2,))
         with pytest.raises(dj.GraphError):
             x.__dlpack__()
+
+
+class _Refusing:
+    """An exporter on the CPU that refuses, as PyTorch does for the cases below."""
+
+    def __init__(self, requires_grad=False, dtype="torch.float32"):
+        self.requires_grad, self.dtype = requires_grad, dtype
+
+    def __dlpack__(self, **kwargs):
+        raise BufferError("refused")
+
+    def __dlpack_device__(self):
+        return (1, 0)
+
+
+def test_refusals_on_the_cpu_say_what_is_wrong_not_move_to_the_cpu():
+    with pytest.raises(InteropError, match=r"requires grad.*x\.detach\(\)") as info:
+        dj.from_dlpack(_Refusing(requires_grad=True))
+    assert "move it to the CPU" not in str(info.value)
+    with pytest.raises(InteropError, match="bfloat16 has no NumPy equivalent") as info:
+        dj.from_dlpack(_Refusing(dtype="torch.bfloat16"))
+    assert "move it to the CPU" not in str(info.value)
+    with pytest.raises(InteropError, match="refused"):
+        dj.from_dlpack(_Refusing())
+
+
+def test_torch_tensors_that_cannot_be_shared_are_named_by_their_reason():
+    torch = pytest.importorskip("torch")
+    with pytest.raises(InteropError, match="detach"):
+        dj.from_dlpack(torch.ones(2, requires_grad=True))
+    with pytest.raises(InteropError, match="bfloat16"):
+        dj.from_dlpack(torch.ones(2, dtype=torch.bfloat16))
+    assert dj.from_dlpack(torch.ones(2, requires_grad=True).detach()).tolist() == [1.0, 1.0]

@@ -40,6 +40,25 @@ def _from_gpu(x):
                            f"on the GPU ({exc})") from None
 
 
+def _why_not_shared(x, exc: Exception) -> str:
+    """What stands in the way of sharing `x`, in the user's terms where it can be told."""
+    if getattr(x, "requires_grad", False) is True:
+        return ("it requires grad, and its library exports only tensors without autograd "
+                "history: pass x.detach()")
+    dtype = str(getattr(x, "dtype", ""))
+    if "bfloat16" in dtype or "float8" in dtype:
+        return (f"its dtype {dtype} has no NumPy equivalent: convert it first (x.float() in "
+                "PyTorch)")
+    try:
+        device_type = int(x.__dlpack_device__()[0])
+    except (AttributeError, TypeError, ValueError, IndexError):
+        device_type = None
+    if device_type not in (None, 1):  # 1 is DLPack's kDLCPU
+        return (f"it lives on DLPack device type {device_type}, not in CPU memory: move it to "
+                f"the CPU first ({exc})")
+    return str(exc)
+
+
 def from_dlpack(x) -> Tensor:
     """A tensor sharing memory with `x` (a NumPy array, a PyTorch or JAX array on the CPU or,
     with the CUDA backend, on a GPU, or any object with `__dlpack__`), on `x`'s device:
@@ -60,8 +79,8 @@ def from_dlpack(x) -> Tensor:
             array = np.from_dlpack(x)
         except (BufferError, RuntimeError, TypeError) as exc:
             raise InteropError(f"dj.from_dlpack: cannot share the memory of a "
-                               f"{type(x).__name__} with NumPy ({exc}); dongjing tensors live "
-                               "in CPU memory: move it to the CPU first") from None
+                               f"{type(x).__name__} with NumPy: {_why_not_shared(x, exc)}"
+                               ) from None
     else:
         raise TypeError(f"dj.from_dlpack expects an object with __dlpack__ (a NumPy array, a "
                         f"PyTorch tensor, ...), got {type(x).__name__}")
