@@ -87,6 +87,10 @@ from .runtime.check_mode import check
 from .runtime.jit import jit
 from .runtime.session import Session
 from .tensor import Tensor
+from .utils.tracebacks import install as _install_traceback_filter
+from .utils.tracebacks import set_traceback_filtering, traceback_filtering
+
+_install_traceback_filter()
 
 # PyTorch's dtype aliases (last, so the builtins stay usable above in this module)
 float = float32
