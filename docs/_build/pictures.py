@@ -83,12 +83,12 @@ def _fallback_svg(name: str, dot_text: str) -> str:
             f'font-family="monospace" font-size="12">{body}</svg>\n')
 
 
-def _fallback(name: str, dot_text: str) -> str:
-    """The pre-rendered picture if it was drawn from this very DOT text, else the text itself."""
+def _prerendered(name: str, dot_text: str) -> str | None:
+    """The committed picture if it was drawn from this very DOT text, else None."""
     svg, dot = PRERENDERED / f"{name}.svg", PRERENDERED / f"{name}.dot"
     if svg.exists() and dot.exists() and dot.read_text(encoding="utf-8") == dot_text:
         return svg.read_text(encoding="utf-8")
-    return _fallback_svg(name, dot_text)
+    return None
 
 
 def prerender() -> None:
@@ -104,20 +104,26 @@ def prerender() -> None:
 def draw_graphs(out: Path = OUT) -> list[Path]:
     """Render every picture in PICTURES to out/<name>.svg; returns the paths written."""
     out.mkdir(parents=True, exist_ok=True)
-    written, missing = [], False
+    written, as_text = [], []
     for name, make in PICTURES.items():
         path = out / f"{name}.svg"
         obj = make()
         try:
             dj.viz.render(obj, str(path))
         except dj.viz.GraphvizMissing:
-            missing = True
-            path.write_text(_fallback(name, dj.viz.to_dot(obj)), encoding="utf-8")
+            dot_text = dj.viz.to_dot(obj)
+            svg = _prerendered(name, dot_text)
+            if svg is None:
+                as_text.append(name)
+                svg = _fallback_svg(name, dot_text)
+            path.write_text(svg, encoding="utf-8")
         written.append(path)
-    if missing:
-        print("docs pictures: Graphviz's `dot` program is not installed, so the graph pictures "
-              "show their DOT text instead. Install it with `apt-get install graphviz` "
-              "(macOS: `brew install graphviz`) and build again.", file=sys.stderr)
+    if as_text:  # the committed pictures cover every graph that has not changed since
+        print(f"docs pictures: Graphviz's `dot` program is not installed and "
+              f"{', '.join(as_text)} changed since docs/_build/prerendered/ was drawn, so "
+              f"{'they show' if len(as_text) > 1 else 'it shows'} DOT text. Install Graphviz "
+              "(`apt-get install graphviz`; macOS: `brew install graphviz`) and run "
+              "`python docs/_build/pictures.py --prerender`.", file=sys.stderr)
     return written
 
 

@@ -258,10 +258,11 @@ def export(model_or_fn, example_args, path=None, opset: int = 17, input_names=No
     op and the line of your code that built it. Returns the checked ModelProto (also saved to
     `path` when given).
 
-    >>> model = dj.nn.Linear(3, 2)
-    >>> proto = dj.onnx.export(model, dj.ones(4, 3), dynamic_axes={"x": [0]})
-    >>> [i.name for i in proto.graph.initializer]
-    ['weight', 'bias']
+    Examples:
+        >>> model = dj.nn.Linear(3, 2)
+        >>> proto = dj.onnx.export(model, dj.ones(4, 3), dynamic_axes={"x": [0]})
+        >>> [i.name for i in proto.graph.initializer]
+        ['weight', 'bias']
     """
     graph, out_nodes = trace(model_or_fn, example_args, input_names, dynamic_axes)
     model = build_model(graph, out_nodes, opset, output_names, dynamic_axes)
