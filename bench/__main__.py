@@ -22,11 +22,11 @@ def main(argv: list[str] | None = None) -> None:
 
         gpu_main(args)
     elif args.worker:
-        apply_thread_env(threads)
+        apply_thread_env(threads, tuned=args.tuned_env)
         from bench.worker import main as worker_main  # imports NumPy: after the variables
 
         worker_main(args.workloads or ALL_WORKLOADS, threads, args.out, args.quick,
-                    args.systems, args.fresh)
+                    args.systems, args.fresh, tuned=args.tuned_env)
     elif args.accuracy:
         apply_thread_env(threads)
         from bench.accuracy import main as accuracy_main

@@ -58,6 +58,11 @@ def parser() -> argparse.ArgumentParser:
                    help="cuda: time the workloads on one GPU instead (bench/gpu.py), results "
                    "in gpu_results.md/.json")
     p.add_argument("--quick", action="store_true", help="fewer, shorter repeats (a smoke run)")
+    p.add_argument("--tuned", action="store_true",
+                   help="also time every system with the tuned settings (bench/threads.py "
+                   "TUNED_VARS) in a second, labelled table; the main table always runs in "
+                   "the default environment")
+    p.add_argument("--tuned-env", action="store_true", help=argparse.SUPPRESS)  # worker side
     p.add_argument("--no-fresh", dest="fresh", action="store_false",
                    help="skip the first-call and peak-memory runs in fresh processes")
     p.add_argument("--accuracy", action="store_true",

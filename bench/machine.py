@@ -7,7 +7,7 @@ import platform
 import sys
 from typing import Any
 
-from bench.threads import FIXED_VARS, THREAD_VARS, UNSET_VARS
+from bench.threads import THREAD_VARS, TUNED_VARS, UNSET_VARS
 
 
 def cpu_model() -> str:
@@ -71,7 +71,7 @@ def describe() -> dict[str, Any]:
         "python": sys.version.split()[0],
         "platform": platform.platform(),
         "load_average": load_average(),
-        "env": {k: os.environ.get(k) for k in THREAD_VARS + UNSET_VARS + tuple(FIXED_VARS)},
+        "env": {k: os.environ.get(k) for k in THREAD_VARS + UNSET_VARS + tuple(TUNED_VARS)},
         "blas": blas_info(),
         "versions": library_versions(),
     }

@@ -19,11 +19,14 @@ from bench.threads import thread_env
 
 
 def run_worker(threads: int, workloads: list[str], args: argparse.Namespace,
-               tmp: Path) -> dict[str, Any]:
-    """Run one worker process; its record, or one saying why it failed."""
-    out = tmp / f"worker-{threads}.json"
+               tmp: Path, tuned: bool = False) -> dict[str, Any]:
+    """Run one worker process (in the default environment, or with the tuned settings); its
+    record, or one saying why it failed."""
+    out = tmp / f"worker-{threads}{'-tuned' if tuned else ''}.json"
     cmd = [sys.executable, "-m", "bench", "--worker", "--threads", str(threads),
            "--workloads", ",".join(workloads), "--out", str(out)]
+    if tuned:
+        cmd.append("--tuned-env")
     if args.quick:
         cmd.append("--quick")
     if not args.fresh:
@@ -31,9 +34,11 @@ def run_worker(threads: int, workloads: list[str], args: argparse.Namespace,
     if args.systems:
         cmd += ["--systems", ",".join(args.systems)]
     root = Path(__file__).resolve().parent.parent
-    proc = subprocess.run(cmd, env=thread_env(threads), cwd=root)
+    proc = subprocess.run(cmd, env=thread_env(threads, tuned=tuned), cwd=root)
     if proc.returncode != 0 or not out.exists():
-        return {"runs": [], "error": f"worker ({threads} threads) exited {proc.returncode}"}
+        label = " tuned" if tuned else ""
+        return {"runs": [], "error": f"worker ({threads} threads{label}) exited "
+                                     f"{proc.returncode}"}
     return json.loads(out.read_text())
 
 
@@ -44,6 +49,9 @@ def main(args: argparse.Namespace) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as tmp:
         for threads, workloads in plan(args):
             records.append(run_worker(threads, workloads, args, Path(tmp)))
+        if args.tuned:
+            for threads, workloads in plan(args):
+                records.append(run_worker(threads, workloads, args, Path(tmp), tuned=True))
     results = {
         "date": datetime.datetime.now().isoformat(timespec="seconds"),
         "command": "python -m bench " + " ".join(sys.argv[1:]),

@@ -6,6 +6,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from bench.threads import TUNED_VARS
+
 REFERENCE = "numpy"
 EAGER = "dj-eager"
 
@@ -86,7 +88,8 @@ def detail_table(run: dict[str, Any]) -> str:
     eager = by.get(EAGER, {}).get("median_us")
     load = run.get("load") or []
     loads = " → ".join(f"{x:.2f}" for x in load if x is not None)
-    lines = [f"### {run['workload']} {run['name']}, {run['threads']} thread(s)", "",
+    label = ", tuned settings" if _tuned(run) else ""
+    lines = [f"### {run['workload']} {run['name']}, {run['threads']} thread(s){label}", "",
              f"Sizes {run.get('sizes') or 'as defined'}; 1-minute load average {loads or '?'}.",
              "",
              "| system | median µs | min–max µs | ÷ NumPy | ÷ dj-eager | first call | cached "
@@ -132,19 +135,32 @@ def machine_lines(results: dict[str, Any]) -> str:
     ])
 
 
+def _tuned(run: dict[str, Any]) -> bool:
+    return run.get("env") == "tuned"
+
+
 def markdown(results: dict[str, Any]) -> str:
-    """The whole report: setup, the summary table, then one detail table per run."""
+    """The whole report: setup, the summary table (the default environment: no tuning variable
+    set), the tuned table when measured, then one detail table per run."""
+    runs = [r for r in results["runs"] if not _tuned(r)]
+    tuned = [r for r in results["runs"] if _tuned(r)]
     parts = ["# dongjing benchmark results", "", machine_lines(results), "",
-             "Median µs per step (lower is better); ÷ columns: this system's median divided "
-             "by the baseline's (below 1 = faster).", "", summary_table(results["runs"]), "",
+             "Median µs per step (lower is better), every system in the environment a user "
+             "has (no tuning variable set); ÷ columns: this system's median divided "
+             "by the baseline's (below 1 = faster).", "", summary_table(runs), "",
              "First call (build + first step) in a fresh process; for compiled systems, "
              "with an empty kernel cache / with the kernels cached on disk by a first process:",
-             "", summary_table(results["runs"], first_call_cell), "",
+             "", summary_table(runs, first_call_cell), "",
              "Peak resident memory growth (MiB) over the first call and three more steps, in "
              "a fresh process (libraries loaded by the first call count) / of a step alone "
              "above what stays resident after the first call:", "",
-             summary_table(results["runs"], lambda e: fmt_mb(e.get("rss_growth_mb")) + " / "
+             summary_table(runs, lambda e: fmt_mb(e.get("rss_growth_mb")) + " / "
                            + fmt_mb(e.get("step_peak_mb"))), ""]
+    if tuned:
+        settings = ", ".join(f"{k}={v}" for k, v in TUNED_VARS.items())
+        parts += ["## Tuned settings", "",
+                  f"The same, every system with {settings} (`--tuned`; not what a user's "
+                  "script gets):", "", summary_table(tuned), ""]
     for err in results.get("errors", []):
         parts += [f"**{err}**", ""]
     for run in results["runs"]:
@@ -161,7 +177,7 @@ def plot(results: dict[str, Any], path: Path) -> bool:
         import matplotlib.pyplot as plt
     except ImportError:
         return False
-    runs = results["runs"]
+    runs = [r for r in results["runs"] if not _tuned(r)]
     names = system_order(runs)
     fig, ax = plt.subplots(figsize=(max(6, 1.6 * len(runs)), 4))
     width = 0.8 / max(1, len(names))

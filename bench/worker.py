@@ -124,8 +124,9 @@ def run_workload(wl: Workload, systems: list[System], cfg: TimingConfig, tiny: b
 
 
 def main(workloads: list[str], threads: int, out: str, quick: bool,
-         systems: list[str] | None, fresh: bool = True) -> None:
-    """Run ``workloads`` here (thread variables already set) and write a JSON record."""
+         systems: list[str] | None, fresh: bool = True, tuned: bool = False) -> None:
+    """Run ``workloads`` here (thread variables already set) and write a JSON record; each
+    run says whether it ran in the default environment or with the tuned settings."""
     cfg = TimingConfig.quick() if quick else TimingConfig()
     machine = describe()  # before any system loads another BLAS
     chosen = select_systems(systems)
@@ -139,6 +140,7 @@ def main(workloads: list[str], threads: int, out: str, quick: bool,
         log(f"[{threads} thread(s)] {key} {WORKLOADS[key].name}")
         run = run_workload(WORKLOADS[key], chosen, cfg, log=log, fresh=fresh)
         run["threads"] = threads
+        run["env"] = "tuned" if tuned else "default"
         runs.append(run)
     record = {"machine": machine, "timing": vars(cfg), "runs": runs}
     with open(out, "w") as f:

@@ -247,3 +247,26 @@ def test_fresh_first_call_of_a_compiled_system() -> None:
     out = fresh.measure("W7", "dj-static-O2", tiny=True)
     assert out["first_call_s"] > 0
     assert fresh.run_fresh("W9", "numpy", tiny=True)["error"].startswith("fresh first call")
+
+
+def test_main_table_runs_in_the_default_environment_and_tuned_is_labelled() -> None:
+    from bench.threads import TUNED_VARS, thread_env
+
+    base = {"DONGJING_KEEP_FREED_MEMORY": "1", "OPENBLAS_THREAD_TIMEOUT": "20", "HOME": "/x"}
+    default = thread_env(2, base)
+    assert not set(TUNED_VARS) & set(default) and default["OMP_NUM_THREADS"] == "2"
+    assert default["HOME"] == "/x"
+    assert {k: thread_env(1, base, tuned=True)[k] for k in TUNED_VARS} == TUNED_VARS
+    args = cli.parse_args(["--tuned", "--workloads", "W2"])
+    assert args.tuned and not args.tuned_env
+
+    def run(env, us):
+        return {"workload": "W2", "name": "op-overhead", "threads": 2, "env": env,
+                "systems": [{"system": "numpy", "status": "ok", "median_us": us}]}
+
+    results = {"runs": [run("default", 30.0), run("tuned", 20.0)]}
+    text = report.markdown(results)
+    main, tuned = text.split("## Tuned settings")
+    assert "| W2 op-overhead | 2 | 30 |" in main.split("First call")[0]
+    assert "| W2 op-overhead | 2 | 20 |" in tuned.split("###")[0]
+    assert "OPENBLAS_THREAD_TIMEOUT=20" in tuned and "2 thread(s), tuned settings" in text
