@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench.cli import ALL_WORKLOADS, DEFAULT_THREADS
+from bench.cli import DEFAULT_THREADS, GPU_WORKLOADS
 from bench.gpu_report import markdown
 from bench.gpu_run import GpuTiming
 from bench.gpu_systems import NAMES as SYSTEMS
@@ -169,7 +169,7 @@ def write(results: dict[str, Any], out_dir: Path) -> str:
 def main(args: argparse.Namespace) -> dict[str, Any]:
     """Run every chosen system's worker in turn; write and print the results."""
     started = time.perf_counter()
-    keys = args.workloads or (QUICK_WORKLOADS if args.quick else ALL_WORKLOADS)
+    keys = args.workloads or (QUICK_WORKLOADS if args.quick else GPU_WORKLOADS)
     systems = chosen_systems(args.systems)
     timeout = QUICK_CELL_TIMEOUT_S if args.quick else CELL_TIMEOUT_S
     budget = QUICK_SYSTEM_BUDGET_S if args.quick else SYSTEM_BUDGET_S

@@ -74,6 +74,54 @@ class RnnData:
         return [self.w_xh, self.w_hh, self.b]
 
 
+# W9's parameters in PyTorch's module order (the seq2seq tutorial's EncoderRNN and
+# AttnDecoderRNN with BahdanauAttention), as (name, shape) with V the vocabulary, H the width
+SEQ2SEQ_PARAMS = (
+    ("encoder.embedding.weight", ("V", "H")),
+    ("encoder.gru.weight_ih_l0", ("3H", "H")),
+    ("encoder.gru.weight_hh_l0", ("3H", "H")),
+    ("encoder.gru.bias_ih_l0", ("3H",)),
+    ("encoder.gru.bias_hh_l0", ("3H",)),
+    ("decoder.embedding.weight", ("V", "H")),
+    ("decoder.attention.Wa.weight", ("H", "H")),
+    ("decoder.attention.Wa.bias", ("H",)),
+    ("decoder.attention.Ua.weight", ("H", "H")),
+    ("decoder.attention.Ua.bias", ("H",)),
+    ("decoder.attention.Va.weight", ("1", "H")),
+    ("decoder.attention.Va.bias", ("1",)),
+    ("decoder.gru.weight_ih_l0", ("3H", "2H")),
+    ("decoder.gru.weight_hh_l0", ("3H", "H")),
+    ("decoder.gru.bias_ih_l0", ("3H",)),
+    ("decoder.gru.bias_hh_l0", ("3H",)),
+    ("decoder.out.weight", ("V", "H")),
+    ("decoder.out.bias", ("V",)),
+)
+SOS_TOKEN = 0  # the decoder's first input (the tutorial's SOS_token)
+
+
+@dataclass
+class Seq2SeqData:
+    """W9: one sentence pair (source and target token ids) and the encoder-decoder's
+    parameters in PyTorch's layout and module order."""
+
+    src: np.ndarray
+    tgt: np.ndarray
+    params: list[np.ndarray]
+    lr: float = 0.01
+
+    @property
+    def param_names(self) -> list[str]:
+        return [name for name, _ in SEQ2SEQ_PARAMS]
+
+    @property
+    def hidden(self) -> int:
+        return self.params[0].shape[1]
+
+    @property
+    def vocab(self) -> int:
+        return self.params[0].shape[0]
+
+
 @dataclass
 class Workload:
     """One row of the performance table: a key, a kind of computation, and its data maker."""
@@ -180,6 +228,19 @@ def make_w7(batch: int = 64, size: int = 28, c1: int = 32, c2: int = 64, hidden:
     return ConvData(x, y, params)
 
 
+def make_w9(vocab: int = 1000, hidden: int = 128, length: int = 10) -> Seq2SeqData:
+    """The seq2seq tutorial's model at batch 1: every parameter U(+-1/sqrt(hidden)) from one
+    stream ``default_rng(9)`` in module order; source and target from their own streams."""
+    rng = np.random.default_rng(9)
+    k = 1.0 / np.sqrt(hidden)
+    size = {"V": vocab, "H": hidden, "2H": 2 * hidden, "3H": 3 * hidden, "1": 1}
+    params = [rng.uniform(-k, k, tuple(size[d] for d in dims)).astype(np.float32)
+              for _, dims in SEQ2SEQ_PARAMS]
+    src = np.random.default_rng(90).integers(2, vocab, length)
+    tgt = np.random.default_rng(91).integers(2, vocab, length)
+    return Seq2SeqData(src, tgt, params)
+
+
 WORKLOADS: dict[str, Workload] = {
     w.key: w
     for w in [
@@ -197,5 +258,7 @@ WORKLOADS: dict[str, Workload] = {
                                                               "n_in": 5, "hidden": 6}),
         Workload("W7", "mnist-convnet", "conv", make_w7, {},
                  {"batch": 2, "size": 8, "c1": 2, "c2": 3, "hidden": 5, "classes": 4}),
+        Workload("W9", "seq2seq-batch1", "seq2seq", make_w9, {},
+                 {"vocab": 8, "hidden": 3, "length": 2}),
     ]
 }

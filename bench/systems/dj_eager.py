@@ -17,6 +17,7 @@ from bench.systems.dj_common import (
     mlp_forward,
     rnn,
 )
+from bench.systems.seq2seq_model import EagerSeq2Seq
 from bench.workloads import ChainData, MlpData, OpData, RnnData, one_hot
 
 
@@ -142,4 +143,4 @@ def build(kind: str, data: Any, device: Any = None) -> Any:
     """A dongjing eager runner for a workload kind, its tensors on ``device``."""
     dj = import_dj()
     return {"mlp": Mlp, "op": Op, "chain": Chain, "rnn": Rnn, "rnn_while": Rnn,
-            "conv": Conv}[kind](dj, data, device)
+            "conv": Conv, "seq2seq": EagerSeq2Seq}[kind](dj, data, device)

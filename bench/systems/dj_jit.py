@@ -16,6 +16,7 @@ from bench.systems.dj_common import (
     import_dj,
     rnn,
 )
+from bench.systems.seq2seq_model import EagerSeq2Seq, seq2seq_loss
 
 
 class Mlp(dj_eager.Mlp):
@@ -82,6 +83,15 @@ class Rnn(dj_eager.Rnn):
         return loss
 
 
+class Seq2Seq(EagerSeq2Seq):
+    note = "the loss (encoder and decoder loops, unrolled) jitted, eager backward, SGD in no_grad"
+
+    def __init__(self, dj: Any, d: Any, device: Any = None) -> None:
+        super().__init__(dj, d, device)
+        length = self.length
+        self.loss_fn = dj.jit(lambda src, tgt: seq2seq_loss(dj, self.model, src, tgt, length))
+
+
 def build(kind: str, data: Any, device: Any = None) -> Any:
     """A dongjing runner with the forward under dj.jit and an eager backward; its tensors
     on ``device`` (None: the CPU)."""
@@ -90,4 +100,4 @@ def build(kind: str, data: Any, device: Any = None) -> Any:
         raise Unavailable("dj.jit is not there")
     # W6 (a tensor step count) runs as W5 here: the jitted forward unrolls the same 50 steps
     return {"mlp": Mlp, "op": Op, "chain": Chain, "rnn": Rnn, "rnn_while": Rnn,
-            "conv": Conv}[kind](dj, data, device)
+            "conv": Conv, "seq2seq": Seq2Seq}[kind](dj, data, device)

@@ -20,7 +20,8 @@ from bench.systems.dj_common import (
     mlp_forward,
     rnn,
 )
-from bench.workloads import ChainData, MlpData, OpData, RnnData, one_hot
+from bench.systems.seq2seq_model import build_model, seq2seq_loss
+from bench.workloads import ChainData, MlpData, OpData, RnnData, Seq2SeqData, one_hot
 
 API = ("Graph", "placeholder", "Variable", "constant", "gradients", "Session")
 
@@ -222,6 +223,36 @@ class RnnWhile(Rnn):
         return loss, list(dj.gradients(loss, [w_xh, w_hh, b])), []
 
 
+class Seq2Seq(_Static):
+    """W9: the tutorial's modules called inside the graph (their Parameters become its
+    Variables), both loops unrolled, SGD as assignments."""
+
+    note = "nn modules in the graph, loops unrolled, dj.assign updates"
+
+    def __init__(self, dj: Any, d: Seq2SeqData, level: int, device: Any = None) -> None:
+        self.d = d
+        super().__init__(dj, level, device)
+
+    def define(self) -> tuple[Any, list[Any], list[Any]]:
+        dj, d = self.dj, self.d
+        model = build_model(dj, d, self.device)
+        length = len(d.src)
+        src = dj.placeholder((length,), dj.int64, name="src")
+        tgt = dj.placeholder((length,), dj.int64, name="tgt")
+        self.feed = {src: d.src.astype(np.int64), tgt: d.tgt.astype(np.int64)}
+        self.param_names = self.grad_names = d.param_names
+        named = dict(model.named_parameters())
+        self.variables = [named[n] for n in d.param_names]
+        loss = seq2seq_loss(dj, model, src, tgt, length)
+        grads = list(dj.gradients(loss, self.variables))
+        updates = [dj.assign(p, p - d.lr * g) for p, g in zip(self.variables, grads)]
+        self.train_op = dj.group(*updates)
+        return loss, grads, updates
+
+    def fetches(self) -> list[Any]:
+        return [self.loss, self.train_op]
+
+
 def build(kind: str, data: Any, level: int = 2, any_batch: bool = False,
           device: Any = None) -> Any:
     """A dongjing static runner for a workload kind at optimization level ``level``;
@@ -235,5 +266,6 @@ def build(kind: str, data: Any, level: int = 2, any_batch: bool = False,
         raise Unavailable("static API not there yet: dj.assign")
     if kind in ("mlp", "conv"):
         return (Mlp if kind == "mlp" else Conv)(dj, data, level, any_batch, device)
-    runner = {"op": Op, "chain": Chain, "rnn": Rnn, "rnn_while": RnnWhile}[kind]
+    runner = {"op": Op, "chain": Chain, "rnn": Rnn, "rnn_while": RnnWhile,
+              "seq2seq": Seq2Seq}[kind]
     return runner(dj, data, level, device)

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from bench.systems.base import Probe, Unavailable
+from bench.systems.seq2seq_model import EagerSeq2Seq
 from bench.workloads import GELU_C, GELU_K, ChainData, MlpData, OpData, RnnData
 
 
@@ -151,5 +152,7 @@ class Rnn:
 def build(kind: str, data: Any, device: str = "cpu") -> Any:
     """A PyTorch eager runner for a workload kind, its tensors on ``device``."""
     torch = _torch()
+    if kind == "seq2seq":  # the same model code as dongjing's runner
+        return EagerSeq2Seq(torch, data, None if device == "cpu" else device)
     return {"mlp": Mlp, "op": Op, "chain": Chain, "rnn": Rnn, "rnn_while": Rnn,
             "conv": Conv}[kind](torch, data, device)
