@@ -63,19 +63,48 @@ def filtered(tb: TracebackType | None) -> tuple[TracebackType | None, int]:
     return rebuilt, dropped
 
 
+def _all_internal(tb: TracebackType | None) -> bool:
+    while tb is not None:
+        if not is_internal(tb.tb_frame.f_code.co_filename):
+            return False
+        tb = tb.tb_next
+    return True
+
+
 def _filter_chain(exc: BaseException, seen: set[int]) -> int:
-    """Filter `exc` and the exceptions it was raised from or during; the frames dropped."""
+    """Filter `exc` and the exceptions it was raised from or during; the frames dropped.
+
+    A dongjing error raised while dongjing handled another exception inside itself (NumPy's
+    ValueError turned into a ShapeError) shows only the dongjing error: the other one is an
+    internal detail, kept on the exception and printed with filtering off.
+    """
     if id(exc) in seen:
         return 0
     seen.add(id(exc))
     dropped = 0
     if isinstance(exc, DongjingError):
-        tb, dropped = filtered(exc.__traceback__)
+        for attr in ("__cause__", "__context__"):
+            linked = getattr(exc, attr)
+            if linked is not None and not isinstance(linked, DongjingError) and \
+                    _all_internal(linked.__traceback__):
+                dropped += _frame_count(linked.__traceback__)
+                exc.__suppress_context__ = True
+                if attr == "__cause__":
+                    exc.__cause__ = None
+        tb, count = filtered(exc.__traceback__)
         exc.__traceback__ = tb
-    for linked in (exc.__cause__, exc.__context__):
+        dropped += count
+    for linked in (exc.__cause__, None if exc.__suppress_context__ else exc.__context__):
         if linked is not None:
             dropped += _filter_chain(linked, seen)
     return dropped
+
+
+def _frame_count(tb: TracebackType | None) -> int:
+    count = 0
+    while tb is not None:
+        count, tb = count + 1, tb.tb_next
+    return count
 
 
 def format_filtered(exc: BaseException) -> str:
