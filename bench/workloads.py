@@ -123,6 +123,41 @@ class Seq2SeqData:
 
 
 @dataclass
+class TransformerData:
+    """W8: a fixed batch of token ids (16, 65) and the causal LM's parameters by name, in
+    module order (the token embedding doubles as the output head)."""
+
+    tokens: np.ndarray
+    params: list[np.ndarray]
+    names: list[str]
+    heads: int
+    lr: float = 3e-4
+    betas: tuple[float, float] = (0.9, 0.95)
+    eps: float = 1e-8
+    weight_decay: float = 0.1
+    max_norm: float = 1.0
+
+    @property
+    def param_names(self) -> list[str]:
+        return self.names
+
+    @property
+    def layers(self) -> int:
+        return sum(1 for n in self.names if n.endswith(".qkv.weight"))
+
+
+def transformer_names(layers: int) -> list[str]:
+    """W8's parameter names in module order."""
+    names = ["tok_emb.weight", "pos_emb.weight"]
+    for i in range(layers):
+        b = f"blocks.{i}."
+        names += [b + "ln1.weight", b + "ln1.bias", b + "qkv.weight", b + "qkv.bias",
+                  b + "proj.weight", b + "proj.bias", b + "ln2.weight", b + "ln2.bias",
+                  b + "fc1.weight", b + "fc1.bias", b + "fc2.weight", b + "fc2.bias"]
+    return names + ["ln_f.weight", "ln_f.bias"]
+
+
+@dataclass
 class Workload:
     """One row of the performance table: a key, a kind of computation, and its data maker."""
 
@@ -228,6 +263,32 @@ def make_w7(batch: int = 64, size: int = 28, c1: int = 32, c2: int = 64, hidden:
     return ConvData(x, y, params)
 
 
+def make_w8(vocab: int = 65, context: int = 64, layers: int = 4, heads: int = 4,
+            width: int = 128, batch: int = 16) -> TransformerData:
+    """W8 (shared/workloads.md): every Linear and Embedding weight N(0, 0.02) from one stream
+    ``default_rng(8)`` in module order (token and position embeddings, then each block's qkv,
+    proj, fc1, fc2), biases 0, LayerNorm weight 1 and bias 0; the batch from
+    ``default_rng(80)``. A final LayerNorm comes before the tied output head, as in nanoGPT."""
+    rng = np.random.default_rng(8)
+    shapes = {"tok_emb.weight": (vocab, width), "pos_emb.weight": (context, width)}
+    for i in range(layers):
+        b = f"blocks.{i}."
+        shapes.update({b + "qkv.weight": (3 * width, width), b + "proj.weight": (width, width),
+                       b + "fc1.weight": (4 * width, width), b + "fc2.weight": (width, 4 * width)})
+    drawn = {n: rng.normal(0.0, 0.02, shape).astype(np.float32) for n, shape in shapes.items()}
+    names = transformer_names(layers)
+    params = []
+    for n in names:
+        if n in drawn:
+            params.append(drawn[n])
+        else:
+            size = {"qkv": 3 * width, "fc1": 4 * width}.get(n.split(".")[-2], width)
+            fill = 1.0 if n.endswith(".weight") else 0.0  # LayerNorm weight; every bias 0
+            params.append(np.full(size, fill, np.float32))
+    tokens = np.random.default_rng(80).integers(0, vocab, (batch, context + 1))
+    return TransformerData(tokens, params, names, heads)
+
+
 def make_w9(vocab: int = 1000, hidden: int = 128, length: int = 10) -> Seq2SeqData:
     """The seq2seq tutorial's model at batch 1: every parameter U(+-1/sqrt(hidden)) from one
     stream ``default_rng(9)`` in module order; source and target from their own streams."""
@@ -258,6 +319,8 @@ WORKLOADS: dict[str, Workload] = {
                                                               "n_in": 5, "hidden": 6}),
         Workload("W7", "mnist-convnet", "conv", make_w7, {},
                  {"batch": 2, "size": 8, "c1": 2, "c2": 3, "hidden": 5, "classes": 4}),
+        Workload("W8", "transformer-lm", "transformer", make_w8, {},
+                 {"vocab": 7, "context": 4, "layers": 1, "heads": 2, "width": 4, "batch": 2}),
         Workload("W9", "seq2seq-batch1", "seq2seq", make_w9, {},
                  {"vocab": 8, "hidden": 3, "length": 2}),
     ]

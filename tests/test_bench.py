@@ -21,7 +21,14 @@ from bench.systems import REFERENCE, System, all_systems, numpy_hand
 from bench.systems.base import Probe
 from bench.timing import TimingConfig, measure
 from bench.worker import check_all, run_workload
-from bench.workloads import WORKLOADS, MlpData, OpData, RnnData, Seq2SeqData
+from bench.workloads import (
+    WORKLOADS,
+    MlpData,
+    OpData,
+    RnnData,
+    Seq2SeqData,
+    TransformerData,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 KEYS = sorted(WORKLOADS)
@@ -30,7 +37,7 @@ NO_GC = SimpleNamespace(collect=lambda: 0, freeze=lambda: None, unfreeze=lambda:
 
 def named_arrays(data: object) -> dict[str, np.ndarray]:
     """The differentiated arrays of a workload's data, by gradient name."""
-    if isinstance(data, (MlpData, RnnData, Seq2SeqData)):
+    if isinstance(data, (MlpData, RnnData, Seq2SeqData, TransformerData)):
         return dict(zip(data.param_names, data.params))
     if isinstance(data, OpData):
         return {"x": data.x, "y": data.y}
@@ -43,7 +50,7 @@ def as_float64(data: object) -> object:
         v = getattr(data, f.name)
         if isinstance(v, np.ndarray) and v.dtype == np.float32:
             v = v.astype(np.float64)
-        elif isinstance(v, list):
+        elif isinstance(v, list) and all(isinstance(p, np.ndarray) for p in v):
             v = [p.astype(np.float64) for p in v]
         fields[f.name] = v
     return type(data)(**fields)

@@ -18,6 +18,7 @@ from bench.systems.dj_common import (
     rnn,
 )
 from bench.systems.seq2seq_model import EagerSeq2Seq
+from bench.systems.transformer_model import EagerTransformer
 from bench.workloads import ChainData, MlpData, OpData, RnnData, one_hot
 
 
@@ -143,4 +144,5 @@ def build(kind: str, data: Any, device: Any = None) -> Any:
     """A dongjing eager runner for a workload kind, its tensors on ``device``."""
     dj = import_dj()
     return {"mlp": Mlp, "op": Op, "chain": Chain, "rnn": Rnn, "rnn_while": Rnn,
-            "conv": Conv, "seq2seq": EagerSeq2Seq}[kind](dj, data, device)
+            "conv": Conv, "seq2seq": EagerSeq2Seq,
+            "transformer": EagerTransformer}[kind](dj, data, device)

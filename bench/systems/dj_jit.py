@@ -17,6 +17,7 @@ from bench.systems.dj_common import (
     rnn,
 )
 from bench.systems.seq2seq_model import EagerSeq2Seq, seq2seq_loss
+from bench.systems.transformer_model import EagerTransformer, lm_loss
 
 
 class Mlp(dj_eager.Mlp):
@@ -92,6 +93,14 @@ class Seq2Seq(EagerSeq2Seq):
         self.loss_fn = dj.jit(lambda src, tgt: seq2seq_loss(dj, self.model, src, tgt, length))
 
 
+class Transformer(EagerTransformer):
+    note = "the model and loss jitted, eager backward, clip_grad_norm_ and optim.AdamW"
+
+    def __init__(self, dj: Any, d: Any, device: Any = None) -> None:
+        super().__init__(dj, d, device)
+        self.loss_fn = dj.jit(lambda idx, targets: lm_loss(dj, self.model, idx, targets))
+
+
 def build(kind: str, data: Any, device: Any = None) -> Any:
     """A dongjing runner with the forward under dj.jit and an eager backward; its tensors
     on ``device`` (None: the CPU)."""
@@ -100,4 +109,4 @@ def build(kind: str, data: Any, device: Any = None) -> Any:
         raise Unavailable("dj.jit is not there")
     # W6 (a tensor step count) runs as W5 here: the jitted forward unrolls the same 50 steps
     return {"mlp": Mlp, "op": Op, "chain": Chain, "rnn": Rnn, "rnn_while": Rnn,
-            "conv": Conv, "seq2seq": Seq2Seq}[kind](dj, data, device)
+            "conv": Conv, "seq2seq": Seq2Seq, "transformer": Transformer}[kind](dj, data, device)

@@ -21,7 +21,17 @@ from bench.systems.dj_common import (
     rnn,
 )
 from bench.systems.seq2seq_model import build_model, seq2seq_loss
-from bench.workloads import ChainData, MlpData, OpData, RnnData, Seq2SeqData, one_hot
+from bench.systems.transformer_model import build_model as build_lm
+from bench.systems.transformer_model import lm_loss
+from bench.workloads import (
+    ChainData,
+    MlpData,
+    OpData,
+    RnnData,
+    Seq2SeqData,
+    TransformerData,
+    one_hot,
+)
 
 API = ("Graph", "placeholder", "Variable", "constant", "gradients", "Session")
 
@@ -253,6 +263,61 @@ class Seq2Seq(_Static):
         return [self.loss, self.train_op]
 
 
+def adamw_updates(dj: Any, params: list[Any], grads: list[Any], d: TransformerData) -> list[Any]:
+    """clip_grad_norm_ (PyTorch's rule) then AdamW as assignments; the step count is a
+    Variable, so the bias corrections are computed in the graph."""
+    total = dj.sqrt(sum((g * g).sum() for g in grads))
+    coef = dj.minimum(dj.constant(np.float32(1.0)), d.max_norm / (total + 1e-6))
+    b1, b2 = d.betas
+    count = dj.Variable(np.float32(0.0), trainable=False, name="adamw_step")
+    t = dj.assign(count, count + 1.0)
+    bc1 = 1.0 - dj.exp(t * float(np.log(b1)))
+    root_bc2 = dj.sqrt(1.0 - dj.exp(t * float(np.log(b2))))
+    updates = []
+    for p, g in zip(params, grads):
+        shape = tuple(p.shape)
+        m = dj.Variable(np.zeros(shape, np.float32), trainable=False)
+        v = dj.Variable(np.zeros(shape, np.float32), trainable=False)
+        g = g * coef
+        m_new = dj.assign(m, b1 * m + (1 - b1) * g)
+        v_new = dj.assign(v, b2 * v + (1 - b2) * g * g)
+        base = p * (1 - d.lr * d.weight_decay) if len(shape) == 2 else p
+        updates.append(dj.assign(p, base - (d.lr / bc1) * m_new / (dj.sqrt(v_new) / root_bc2
+                                                                   + d.eps)))
+    return updates
+
+
+class Transformer(_Static):
+    """W8: the GPT modules called inside the graph, gradients, clipping and AdamW as
+    assignments."""
+
+    note = "nn modules in the graph, clipping and AdamW as dj.assign updates"
+
+    def __init__(self, dj: Any, d: TransformerData, level: int, device: Any = None) -> None:
+        self.d = d
+        super().__init__(dj, level, device)
+
+    def define(self) -> tuple[Any, list[Any], list[Any]]:
+        dj, d = self.dj, self.d
+        model = build_lm(dj, d)
+        shape = (d.tokens.shape[0], d.tokens.shape[1] - 1)
+        idx = dj.placeholder(shape, dj.int64, name="idx")
+        targets = dj.placeholder(shape, dj.int64, name="targets")
+        self.feed = {idx: d.tokens[:, :-1].astype(np.int64),
+                     targets: d.tokens[:, 1:].astype(np.int64)}
+        self.param_names = self.grad_names = d.param_names
+        named = dict(model.named_parameters())
+        self.variables = [named[n] for n in d.param_names]
+        loss = lm_loss(dj, model, idx, targets)
+        grads = list(dj.gradients(loss, self.variables))
+        updates = adamw_updates(dj, self.variables, grads, d)
+        self.train_op = dj.group(*updates)
+        return loss, grads, updates
+
+    def fetches(self) -> list[Any]:
+        return [self.loss, self.train_op]
+
+
 def build(kind: str, data: Any, level: int = 2, any_batch: bool = False,
           device: Any = None) -> Any:
     """A dongjing static runner for a workload kind at optimization level ``level``;
@@ -267,5 +332,5 @@ def build(kind: str, data: Any, level: int = 2, any_batch: bool = False,
     if kind in ("mlp", "conv"):
         return (Mlp if kind == "mlp" else Conv)(dj, data, level, any_batch, device)
     runner = {"op": Op, "chain": Chain, "rnn": Rnn, "rnn_while": RnnWhile,
-              "seq2seq": Seq2Seq}[kind]
+              "seq2seq": Seq2Seq, "transformer": Transformer}[kind]
     return runner(dj, data, level, device)

@@ -15,6 +15,7 @@ import numpy as np
 from bench.systems.base import Probe, Unavailable, host
 from bench.systems.numpy_conv import Conv
 from bench.systems.seq2seq_numpy import Seq2Seq
+from bench.systems.transformer_numpy import Transformer
 from bench.workloads import GELU_C, GELU_K, ChainData, MlpData, OpData, RnnData
 
 
@@ -239,8 +240,8 @@ def build(kind: str, data: Any, xp: Any = np) -> Any:
         if xp is not np:
             raise Unavailable(f"W7 (convnet) is written for NumPy only, not {xp.__name__}")
         return Conv(data)
-    if kind == "seq2seq":
+    if kind in ("seq2seq", "transformer"):
         if xp is not np:
-            raise Unavailable("W9's hand-written step is NumPy only")
-        return Seq2Seq(data)
+            raise Unavailable(f"the hand-written {kind} step is NumPy only")
+        return (Seq2Seq if kind == "seq2seq" else Transformer)(data)
     return {"mlp": Mlp, "op": Op, "chain": Chain, "rnn": Rnn, "rnn_while": Rnn}[kind](data, xp)

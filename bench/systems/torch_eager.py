@@ -10,6 +10,7 @@ import numpy as np
 
 from bench.systems.base import Probe, Unavailable
 from bench.systems.seq2seq_model import EagerSeq2Seq
+from bench.systems.transformer_model import EagerTransformer
 from bench.workloads import GELU_C, GELU_K, ChainData, MlpData, OpData, RnnData
 
 
@@ -154,5 +155,7 @@ def build(kind: str, data: Any, device: str = "cpu") -> Any:
     torch = _torch()
     if kind == "seq2seq":  # the same model code as dongjing's runner
         return EagerSeq2Seq(torch, data, None if device == "cpu" else device)
+    if kind == "transformer":
+        return EagerTransformer(torch, data)
     return {"mlp": Mlp, "op": Op, "chain": Chain, "rnn": Rnn, "rnn_while": Rnn,
             "conv": Conv}[kind](torch, data, device)
