@@ -56,7 +56,7 @@ def _element_dtype(tensor, what: str) -> np.dtype:
                               f"{tensor.data_type}") from None
 
 
-# typed fields holding one entry per element (complex types hold two, strings differ)
+# typed fields holding one entry per element of a plain numeric type
 _ONE_PER_ELEMENT = {"float_data", "int32_data", "int64_data", "double_data", "uint64_data"}
 
 
@@ -82,7 +82,8 @@ def _check_size(tensor, dtype: np.dtype, what: str) -> int:
                                   f"bytes of data, but it holds {held}")
         return count
     field = helper.tensor_dtype_to_field(tensor.data_type)
-    if field in _ONE_PER_ELEMENT and len(getattr(tensor, field)) != count:
+    if (dtype.kind in "biuf" and field in _ONE_PER_ELEMENT  # not packed or complex types
+            and len(getattr(tensor, field)) != count):
         raise OnnxImportError(f"{what} {tensor.name!r}: dims {dims} need {count} values, but "
                               f"it holds {len(getattr(tensor, field))}")
     return count
