@@ -247,7 +247,7 @@ def _load(path: str) -> object:
             raise CheckpointError(f"{path}: corrupted structure metadata")
         covered = (layout.entries, text) if version == FORMAT else (None, None)
         # verified in chunks before any tensor is allocated: a damaged file costs no memory
-        if _digest(*covered, fmt.stream_data(f, layout)) != metadata.get("sha256"):
+        if _digest(*covered, fmt.stream_data(f, layout, path)) != metadata.get("sha256"):
             raise CheckpointError(f"{path}: checksum mismatch: the header or the tensor data "
                                   "is corrupted")
         _check_budget(layout, path)

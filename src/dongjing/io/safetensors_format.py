@@ -140,7 +140,7 @@ def read_layout(f, file_size: int, where: str) -> Layout:
     return Layout(metadata, header, tensors, 8 + size, data_len)
 
 
-def stream_data(f, layout: Layout, chunk: int = 1 << 20):
+def stream_data(f, layout: Layout, where: str, chunk: int = 1 << 20):
     """The data section of `f` in chunks of at most `chunk` bytes (for a checksum that never
     holds the whole section in memory)."""
     f.seek(layout.data_start)
@@ -148,7 +148,7 @@ def stream_data(f, layout: Layout, chunk: int = 1 << 20):
     while left:
         piece = f.read(min(chunk, left))
         if not piece:
-            raise CheckpointError(f"{f.name}: the file changed while it was read (truncated?)")
+            raise CheckpointError(f"{where}: the file changed while it was read (truncated?)")
         left -= len(piece)
         yield piece
 

@@ -11,7 +11,8 @@ import heapq
 from .errors import OnnxImportError
 
 
-def _subgraphs(node):
+def subgraphs(node):
+    """The graphs a node's attributes hold (a Loop's body, an If's branches)."""
     for attr in node.attribute:
         if attr.HasField("g"):
             yield attr.g
@@ -24,7 +25,7 @@ def free_names(graph) -> set:
     used: set = set()
     for node in graph.node:
         used.update(name for name in node.input if name)
-        for sub in _subgraphs(node):
+        for sub in subgraphs(node):
             used |= free_names(sub)
         defined.update(node.output)
     used.update(o.name for o in graph.output)
@@ -34,7 +35,7 @@ def free_names(graph) -> set:
 def _needs(node) -> list:
     """The names `node` reads: its inputs and what its subgraphs read from outside."""
     names = [name for name in node.input if name]
-    for sub in _subgraphs(node):
+    for sub in subgraphs(node):
         names.extend(sorted(free_names(sub)))
     return names
 

@@ -261,11 +261,11 @@ def _subgraph_constants(graph, base_dir) -> dict:
     """id(body) -> (body, {name: array}) of the initializers of every Loop/If body inside
     `graph` (the body itself is kept: protobuf hands out the same object only while it lives,
     so its id stays a valid key)."""
-    from .graph_order import _subgraphs
+    from .graph_order import subgraphs
 
     found: dict = {}
     for node in graph.node:
-        for sub in _subgraphs(node):
+        for sub in subgraphs(node):
             found[id(sub)] = (sub, {init.name: tensor_array(init, base_dir)
                                     for init in sub.initializer})
             found.update(_subgraph_constants(sub, base_dir))
