@@ -85,13 +85,16 @@ def _remembered_or_measured(op, dtype) -> bool:
     if path is not None:
         known = _read(path)  # another process may have written meanwhile
         known[key] = answer
+        part = path.with_name(f"{path.name}.{os.getpid()}.tmp")
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            part = path.with_name(f"{path.name}.{os.getpid()}.tmp")
             part.write_text(json.dumps(known, indent=1, sort_keys=True))
             os.replace(part, path)
-        except OSError:
-            pass  # a read-only cache: measured again by the next process
+        except OSError:  # a read-only or full cache: measured again by the next process
+            try:
+                part.unlink()
+            except OSError:
+                pass
     return answer
 
 

@@ -8,6 +8,11 @@ once to a module named by its hash under the cache directory, and numba keeps th
 machine code beside it (``cache=True``). The directory is ``$DONGJING_CACHE_DIR`` if set (an
 empty value turns the disk cache off), else ``$XDG_CACHE_HOME/dongjing`` or
 ``~/.cache/dongjing``, with a ``kernels`` folder inside.
+
+Nothing in the cache is trusted: a module file is imported only if it holds exactly the text it
+is named for (else it is rewritten, atomically), a damaged numba index or data file counts as a
+miss (recompiled, with one warning), and a cache that cannot be written (read-only, disk full)
+only means compiling in memory.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ import importlib.util
 import os
 import sys
 import threading
+import types
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -88,23 +94,58 @@ def _module_source(source: str, names: dict) -> str:
     return "\n".join(head) + "\n\n\n" + source
 
 
-def _load_module(path: Path, source: str):
-    """Write `source` to `path` once (atomically: other processes may race), then import it."""
-    if not path.exists():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f"{path.stem}.{os.getpid()}.tmp")
-        tmp.write_text(source)
+def _holds(path: Path, text: str) -> bool:
+    """True when `path` is a regular file holding exactly `text` (read no further than that)."""
+    import stat
+
+    want = text.encode()
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        return False
+    with os.fdopen(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+            return False
+        return f.read(len(want) + 1) == want
+
+
+def _write_module(path: Path, source: str) -> None:
+    """Replace `path` by `source` atomically (a temporary renamed over it; removed on failure,
+    e.g. a full disk)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f"{path.stem}.{os.getpid()}.{threading.get_ident()}.tmp")
+    try:
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write(source)
+            f.flush()
+            os.fsync(f.fileno())
         os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.remove(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def _load_module(path: Path, source: str):
+    """Import the module `source` from `path`, writing it first unless the file already holds
+    exactly `source` (other processes may race; a damaged file is replaced)."""
     name = f"dongjing_kernel_{path.stem}"
+    if name not in sys.modules and not _holds(path, source):
+        if path.exists():
+            _warn(f"kernel cache file {path} is damaged; writing it again")
+        _write_module(path, source)
     with _load_lock:  # two threads may ask for one kernel: neither sees it half-executed
         if name in sys.modules:
             return sys.modules[name]
-        spec = importlib.util.spec_from_file_location(name, path)
-        module = importlib.util.module_from_spec(spec)
-        # registered first: numba's cached code re-imports its module by name when it loads
+        # the text just checked is what runs (no bytecode cache file, which could be damaged
+        # too); numba finds the module by its file name and, when it loads cached code, by name
+        module = types.ModuleType(name)
+        module.__file__ = str(path)
         sys.modules[name] = module
         try:
-            spec.loader.exec_module(module)
+            exec(compile(source, str(path), "exec"), module.__dict__)  # our generated source
         except BaseException:
             del sys.modules[name]
             raise
@@ -176,6 +217,44 @@ def _native(source: str, name: str, namespace: dict, params: tuple):
     return NativeKernel(call, lambda: _jit(source, name, namespace))
 
 
+def _warn(message: str) -> None:
+    import warnings
+
+    warnings.warn(f"dongjing: {message}", RuntimeWarning, stacklevel=3)
+
+
+def _guard_numba_cache(dispatcher, name: str):
+    """Make numba's disk cache of `dispatcher` fail safe: an entry that does not load (a
+    truncated index or data file raises unpickling errors) is a miss, so the kernel is compiled
+    again and the entry rewritten; a save that fails (disk full, read-only) is skipped."""
+    cache = getattr(dispatcher, "_cache", None)
+    load, save = getattr(cache, "load_overload", None), getattr(cache, "save_overload", None)
+    if load is None or save is None:
+        return dispatcher
+
+    def guarded_load(sig, target_context):
+        try:
+            return load(sig, target_context)
+        except Exception as exc:  # noqa: BLE001 - any damage to numba's files is a miss
+            _warn(f"numba's cached code of kernel {name} does not load ({type(exc).__name__}: "
+                  f"{exc}); compiling it again")
+            try:
+                cache.flush()  # an empty index: the damaged entry is never read again
+            except Exception:  # noqa: BLE001 - an unwritable cache stays a miss
+                pass
+            return None
+
+    def guarded_save(sig, data):
+        try:
+            save(sig, data)
+        except Exception as exc:  # noqa: BLE001 - the kernel works; only the cache is lost
+            _warn(f"numba's cache of kernel {name} cannot be written ({type(exc).__name__}: "
+                  f"{exc}); running it uncached")
+
+    cache.load_overload, cache.save_overload = guarded_load, guarded_save
+    return dispatcher
+
+
 def _jit(source: str, name: str, namespace: dict):
     """numba's dispatcher for the kernel (its machine code cached on disk beside the module)."""
     global _numba
@@ -185,7 +264,12 @@ def _jit(source: str, name: str, namespace: dict):
         _numba = numba
     fn = _from_disk(source, name, namespace)
     if fn is not None:
-        return _numba.njit(fn, nogil=True, error_model="numpy", cache=True)
+        try:
+            dispatcher = _numba.njit(fn, nogil=True, error_model="numpy", cache=True)
+        except Exception as exc:  # noqa: BLE001 - e.g. no writable place for numba's cache
+            _warn(f"numba cannot cache kernel {name} ({exc}); compiling it in memory")
+        else:
+            return _guard_numba_cache(dispatcher, name)
     scope = dict(namespace)
     exec(compile(source, f"<dongjing-kernel-{name}>", "exec"), scope)  # our generated source
     return _numba.njit(scope[name], nogil=True, error_model="numpy", cache=False)

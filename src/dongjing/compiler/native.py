@@ -17,6 +17,11 @@ Off (numba's cache alone) without a C compiler, off Linux, for dtypes other than
 float64, int32 and int64, or with ``DONGJING_NATIVE_KERNELS=0``. The library's name is a hash of
 the kernel's module text, its parameter types, this CPU's model and flags, the Python ABI and
 numba's installation, so a changed CPU, Python or numba builds a new one.
+
+A library is never loaded unverified: loading a damaged one (a truncated file ends the process
+with SIGBUS) cannot be undone. Each library has a manifest beside it (``<library>.sha256``: its
+size and SHA-256), both written atomically; a library whose manifest is missing or disagrees is
+rebuilt, and where it cannot be rebuilt, numba's kernel runs instead.
 """
 
 from __future__ import annotations
@@ -26,7 +31,7 @@ import importlib.util
 import os
 import sys
 
-FORMAT = "1"  # bump when the library's layout or the wrapper changes
+FORMAT = "2"  # bump when the library's layout or the wrapper changes
 C_TYPES = {"float32": "float", "float64": "double", "int32": "int32_t", "int64": "int64_t"}
 _FORMATS = {"float32": "f", "float64": "d", "int32": "i", "int64": "lq"}  # buffer format chars
 _broken: list = []  # why building failed once in this process (then numba's cache is used)
@@ -80,22 +85,83 @@ def library_key(text: str, params: tuple) -> str:
     return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:32]
 
 
+_MAX_LIBRARY = 256 << 20  # bytes: no kernel library is near this; a bigger file is not ours
+
+
+def manifest_path(path: str) -> str:
+    """Where the size and checksum of the library at `path` are kept."""
+    return path + ".sha256"
+
+
+def file_digest(path: str) -> tuple[int, str] | None:
+    """(size, SHA-256 hex) of the regular file at `path`, or None when it cannot be read as
+    one (missing, a FIFO or device, too large)."""
+    import hashlib
+    import stat
+
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as f:
+        st = os.fstat(f.fileno())
+        if not stat.S_ISREG(st.st_mode) or st.st_size > _MAX_LIBRARY:
+            return None
+        h, size = hashlib.sha256(), 0
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+            size += len(chunk)
+    return size, h.hexdigest()
+
+
+def manifest_text(digest: tuple[int, str]) -> str:
+    return f"{digest[0]} {digest[1]}\n"
+
+
+def verified(path: str) -> bool:
+    """True when the library at `path` has the size and checksum its manifest records."""
+    digest = file_digest(manifest_path(path))
+    if digest is None or digest[0] > 200:
+        return False
+    try:
+        with open(manifest_path(path), encoding="ascii") as f:
+            recorded = f.read(200)
+    except (OSError, ValueError):
+        return False
+    found = file_digest(path)
+    return found is not None and recorded == manifest_text(found)
+
+
+def _warn_damaged(path: str, why: str) -> None:
+    import warnings
+
+    warnings.warn(f"dongjing: kernel cache entry {path} {why}; rebuilding it (or running the "
+                  "kernel without it)", RuntimeWarning, stacklevel=3)
+
+
 def load(path: str, key: str):
-    """The library's ``call`` function, or None when the file is missing or does not load."""
+    """The library's ``call`` function, or None when the file is missing, fails verification
+    (see the module docstring) or does not load."""
     if not os.path.exists(path):
         return None
     name = f"dongjing_native_{key}"
     module = sys.modules.get(name)
-    if module is None:
-        loader = importlib.machinery.ExtensionFileLoader(name, path)
-        spec = importlib.util.spec_from_file_location(name, path, loader=loader)
-        try:
-            module = importlib.util.module_from_spec(spec)
-            loader.exec_module(module)
-        except ImportError:
-            return None
-        sys.modules[name] = module
-    return module.call
+    if module is not None:  # verified when this process loaded it
+        return module.call
+    if not verified(path):
+        _warn_damaged(path, "does not match its recorded size and checksum")
+        return None
+    loader = importlib.machinery.ExtensionFileLoader(name, path)
+    spec = importlib.util.spec_from_file_location(name, path, loader=loader)
+    try:
+        module = importlib.util.module_from_spec(spec)
+        loader.exec_module(module)
+        call = module.call
+    except (ImportError, OSError, AttributeError) as exc:
+        _warn_damaged(path, f"does not load ({exc})")
+        return None
+    sys.modules[name] = module
+    return call
 
 
 def build(fn, params: tuple, path: str, key: str) -> bool:
@@ -131,7 +197,19 @@ def build(fn, params: tuple, path: str, key: str) -> bool:
             if done.returncode != 0:
                 _broken.append(f"{' '.join(cmd)}: {done.stderr.strip()[-500:]}")
                 return False
+            digest = file_digest(out)
+            if digest is None:
+                _broken.append(f"{out}: the linked library cannot be read back")
+                return False
+            record = os.path.join(tmp, "kernel.sha256")
+            with open(record, "w", encoding="ascii") as f:
+                f.write(manifest_text(digest))
+                f.flush()
+                os.fsync(f.fileno())
+            with open(out, "rb") as f:
+                os.fsync(f.fileno())  # the library's bytes reach the disk before its name does
             os.replace(out, path)
+            os.replace(record, manifest_path(path))
     except OSError as exc:  # an unwritable or full cache, a compiler that does not start
         _broken.append(f"building {path}: {exc}")
         return False

@@ -7,10 +7,11 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import stat
 
 import numpy as np
 
-from ..errors import CheckpointError
+from ..errors import ArgumentError, CheckpointError
 from ..tensor import Tensor
 from . import safetensors_format as fmt
 from .atomic import write_atomically
@@ -20,8 +21,9 @@ _OLD_FORMAT = "dongjing-checkpoint-1"  # checksum of the data only; still read
 _KEY_TYPES = (str, int, float, bool)
 
 
-def _flatten(obj, path: str, tensors: dict):
-    """A JSON-able description of `obj`; its arrays go into `tensors` under dotted names."""
+def _flatten(obj, path: str, tensors: dict, active: dict | None = None):
+    """A JSON-able description of `obj`; its arrays go into `tensors` under dotted names.
+    `active`: id -> path of the containers being described (one inside itself is refused)."""
     def store(array: np.ndarray) -> str:
         name, n = path or "value", 1
         while name in tensors:
@@ -35,6 +37,24 @@ def _flatten(obj, path: str, tensors: dict):
         return {"$array": store(obj)}
     if isinstance(obj, np.generic):
         return {"$scalar": store(np.asarray(obj))}
+    if isinstance(obj, (dict, list, tuple)):
+        active = {} if active is None else active
+        if id(obj) in active:
+            raise ArgumentError(f"dj.save: the {type(obj).__name__} at "
+                                f"{active[id(obj)] or 'top level'} contains itself (again at "
+                                f"{path}); checkpoints hold trees, not cycles")
+        active[id(obj)] = path
+        try:
+            return _flatten_container(obj, path, tensors, active)
+        finally:
+            del active[id(obj)]
+    if obj is None or isinstance(obj, (bool, int, float, str)):
+        return obj
+    raise TypeError(f"dj.save: cannot store a {type(obj).__name__} (at {path or 'top level'}); "
+                    "checkpoints hold dicts, lists, tuples, tensors, arrays, numbers and strings")
+
+
+def _flatten_container(obj, path: str, tensors: dict, active: dict):
     if isinstance(obj, dict):
         items = []
         for key, value in obj.items():
@@ -42,16 +62,11 @@ def _flatten(obj, path: str, tensors: dict):
                 raise TypeError(f"dj.save: dict key {key!r} at {path or 'top level'} is not a "
                                 "string or a number")
             child = f"{path}.{key}" if path else str(key)
-            items.append([key, _flatten(value, child, tensors)])
+            items.append([key, _flatten(value, child, tensors, active)])
         return {"$dict": items}
-    if isinstance(obj, (list, tuple)):
-        kind = "$list" if isinstance(obj, list) else "$tuple"
-        return {kind: [_flatten(v, f"{path}.{i}" if path else str(i), tensors)
-                       for i, v in enumerate(obj)]}
-    if obj is None or isinstance(obj, (bool, int, float, str)):
-        return obj
-    raise TypeError(f"dj.save: cannot store a {type(obj).__name__} (at {path or 'top level'}); "
-                    "checkpoints hold dicts, lists, tuples, tensors, arrays, numbers and strings")
+    kind = "$list" if isinstance(obj, list) else "$tuple"
+    return {kind: [_flatten(v, f"{path}.{i}" if path else str(i), tensors, active)
+                   for i, v in enumerate(obj)]}
 
 
 def _host(t: Tensor) -> np.ndarray:
@@ -120,7 +135,11 @@ def save(obj: object, path: str | os.PathLike) -> None:
     temporary file). An existing file's permissions are kept."""
     path = os.fspath(path)
     tensors: dict = {}
-    structure = json.dumps(_flatten(obj, "", tensors))
+    try:
+        structure = json.dumps(_flatten(obj, "", tensors))
+    except RecursionError:
+        raise ArgumentError("dj.save: the object is nested too deeply to store (thousands of "
+                            "levels of dicts, lists or tuples)") from None
     entries, buffers = fmt.encode_data(tensors)
     metadata = {"format": FORMAT, "structure": structure,
                 "sha256": _digest(entries, structure, buffers)}
@@ -166,23 +185,73 @@ def _placed(obj, where):
     return obj
 
 
+def _open_regular(path: str):
+    """`path` opened for reading, only if it is a regular file: a FIFO would block forever, a
+    device such as /dev/zero never ends, a directory is no checkpoint. The type is checked
+    before opening (opening some devices acts on them) and again on the open file (it may have
+    been swapped meanwhile)."""
+    def refuse(mode: int):
+        kind = ("a directory" if stat.S_ISDIR(mode) else "a FIFO" if stat.S_ISFIFO(mode)
+                else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
+                else "a socket" if stat.S_ISSOCK(mode) else "not a regular file")
+        raise CheckpointError(f"dj.load: {path} is {kind}; checkpoints are regular files")
+
+    mode = os.stat(path).st_mode
+    if not stat.S_ISREG(mode):
+        refuse(mode)
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            refuse(st.st_mode)
+        return os.fdopen(fd, "rb"), st.st_size
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def _available_memory() -> int | None:
+    """Bytes of memory (and swap) free for new allocations, or None where unknown."""
+    try:
+        with open("/proc/meminfo") as f:
+            info = dict(line.split(":", 1) for line in f)
+        return sum(int(info[k].split()[0]) * 1024 for k in ("MemAvailable", "SwapFree"))
+    except (OSError, KeyError, ValueError):
+        return None
+
+
+def _check_budget(layout: fmt.Layout, path: str) -> None:
+    """Refuse, before allocating, tensors that together cannot fit in memory."""
+    free = _available_memory()
+    if free is not None and layout.data_len > free:
+        raise CheckpointError(f"{path}: the checkpoint's tensors need {layout.data_len} bytes "
+                              f"but only {free} bytes of memory are available")
+
+
 def _load(path: str) -> object:
-    with open(path, "rb") as f:
-        blob = f.read()
-    tensors, metadata, data, entries = fmt.decode(blob, path)
-    version = metadata.get("format")
-    if version not in (FORMAT, _OLD_FORMAT):
-        if "structure" in metadata or "sha256" in metadata or str(version).startswith("dongj"):
-            raise CheckpointError(f"{path}: corrupted header or unknown checkpoint format "
-                                  f"{version!r}")
-        return {name: Tensor._make(array) for name, array in sorted(tensors.items())}
-    text = metadata.get("structure")
-    if not isinstance(text, str):
-        raise CheckpointError(f"{path}: corrupted structure metadata")
-    covered = (entries, text) if version == FORMAT else (None, None)
-    if _digest(*covered, [data]) != metadata.get("sha256"):
-        raise CheckpointError(f"{path}: checksum mismatch: the header or the tensor data is "
-                              "corrupted")
+    f, size = _open_regular(path)
+    with f:
+        layout = fmt.read_layout(f, size, path)
+        metadata = layout.metadata
+        version = metadata.get("format")
+        if version not in (FORMAT, _OLD_FORMAT):
+            if ("structure" in metadata or "sha256" in metadata
+                    or str(version).startswith("dongj")):
+                raise CheckpointError(f"{path}: corrupted header or unknown checkpoint format "
+                                      f"{version!r}")
+            _check_budget(layout, path)
+            tensors = fmt.read_tensors(f, layout, path)
+            return {name: Tensor._make(array) for name, array in sorted(tensors.items())}
+        text = metadata.get("structure")
+        if not isinstance(text, str):
+            raise CheckpointError(f"{path}: corrupted structure metadata")
+        covered = (layout.entries, text) if version == FORMAT else (None, None)
+        # verified in chunks before any tensor is allocated: a damaged file costs no memory
+        if _digest(*covered, fmt.stream_data(f, layout, path)) != metadata.get("sha256"):
+            raise CheckpointError(f"{path}: checksum mismatch: the header or the tensor data "
+                                  "is corrupted")
+        _check_budget(layout, path)
+        tensors = fmt.read_tensors(f, layout, path)
     try:
         return _unflatten(json.loads(text), tensors, path)
     except (ValueError, RecursionError):

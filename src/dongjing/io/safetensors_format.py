@@ -1,7 +1,9 @@
 """The safetensors file layout, read and written with NumPy only: an 8-byte little-endian header
 length, a JSON header (dtype, shape, byte range of each tensor; string metadata), then the raw
-little-endian bytes. Reading parses JSON and copies bytes; it never executes anything, and every
-field is validated before use (sizes against the file's length, so nothing huge is allocated)."""
+little-endian bytes. Reading parses JSON and reads each tensor's bytes from the open file; it
+never executes anything, and every field is validated before use (the header's length against a
+budget, every shape and byte range against the file's length), so nothing is allocated or read
+that the file does not hold."""
 
 from __future__ import annotations
 
@@ -15,6 +17,8 @@ _CODES = {"F64": "<f8", "F32": "<f4", "F16": "<f2", "I64": "<i8", "I32": "<i4", 
           "I8": "i1", "U64": "<u8", "U32": "<u4", "U16": "<u2", "U8": "u1", "BOOL": "?"}
 _NAMES = {np.dtype(v): k for k, v in _CODES.items()}
 _MAX_NDIM = 64
+MAX_HEADER = 100_000_000  # bytes of JSON header a file may declare (safetensors' own bound)
+_MAX_ARRAY_BYTES = 2 ** 62  # a shape's nonzero dims times the itemsize: NumPy's own bound
 
 
 def encode_data(tensors: dict[str, np.ndarray]) -> tuple[dict, list]:
@@ -66,31 +70,55 @@ def _entry(name: str, entry, data_len: int, where: str) -> tuple[np.dtype, tuple
     if not (isinstance(offsets, list) and len(offsets) == 2 and all(map(_is_int, offsets))):
         raise CheckpointError(f"{bad} has invalid data_offsets {offsets!r}")
     dtype, (start, stop) = np.dtype(_CODES[code]), offsets
-    count = 1
+    count, nonzero = 1, 1
     for d in shape:  # Python ints: a huge declared shape cannot overflow, only mismatch
         count *= d
+        nonzero *= max(d, 1)
     if not 0 <= start <= stop <= data_len or stop - start != dtype.itemsize * count:
-        raise CheckpointError(f"{where}: tensor {name!r} does not fit the file's data "
-                              f"(bytes {start}..{stop} of {data_len}; truncated?)")
+        raise CheckpointError(f"{where}: tensor {name!r} of shape {shape} ({code}) does not fit "
+                              f"the file's data (bytes {start}..{stop} of {data_len}; truncated?)")
+    if nonzero * dtype.itemsize > _MAX_ARRAY_BYTES:  # NumPy cannot hold such a shape, even empty
+        raise CheckpointError(f"{bad} declares a shape {shape} too large for any array")
     return dtype, tuple(shape), start, stop
 
 
-def decode(blob: bytes, where: str) -> tuple[dict[str, np.ndarray], dict[str, str], bytes, dict]:
-    """(tensors, metadata, data section, raw entries) of a whole file's bytes;
-    CheckpointError if anything in it is malformed."""
-    if len(blob) < 8:
-        raise CheckpointError(f"{where}: not a checkpoint (only {len(blob)} bytes; truncated?)")
-    size = int.from_bytes(blob[:8], "little")
-    if size > len(blob) - 8:
+class Layout:
+    """A validated header: `metadata`, the raw `entries` (for the checksum), and `tensors`,
+    name -> (dtype, shape, start, stop) in file order; the data section is the file's bytes
+    from `data_start` on, `data_len` long."""
+
+    def __init__(self, metadata: dict, entries: dict, tensors: dict, data_start: int,
+                 data_len: int):
+        self.metadata, self.entries, self.tensors = metadata, entries, tensors
+        self.data_start, self.data_len = data_start, data_len
+
+
+def _read_exactly(f, count: int, where: str) -> bytes:
+    blob = f.read(count)
+    if len(blob) != count:  # the file shrank while it was read
+        raise CheckpointError(f"{where}: the file changed while it was read (truncated?)")
+    return blob
+
+
+def read_layout(f, file_size: int, where: str) -> Layout:
+    """The validated header of the open file `f` (of `file_size` bytes); nothing of the data
+    section is read. CheckpointError for anything malformed, before any large allocation."""
+    if file_size < 8:
+        raise CheckpointError(f"{where}: not a checkpoint (only {file_size} bytes; truncated?)")
+    size = int.from_bytes(_read_exactly(f, 8, where), "little")
+    if size > file_size - 8:
         raise CheckpointError(f"{where}: truncated or not a checkpoint (header of {size} bytes "
-                              f"in a file of {len(blob)})")
+                              f"in a file of {file_size})")
+    if size > MAX_HEADER:
+        raise CheckpointError(f"{where}: header of {size} bytes is larger than the "
+                              f"{MAX_HEADER}-byte limit (corrupted or not a checkpoint)")
     try:
-        header = json.loads(blob[8:8 + size].decode("utf-8"))
+        header = json.loads(_read_exactly(f, size, where).decode("utf-8"))
     except (UnicodeDecodeError, ValueError, RecursionError) as exc:
         raise CheckpointError(f"{where}: corrupted checkpoint header ({exc})") from None
     if not isinstance(header, dict):
         raise CheckpointError(f"{where}: corrupted checkpoint header (not a JSON object)")
-    data = blob[8 + size:]
+    data_len = file_size - 8 - size
     metadata = header.pop("__metadata__", None)
     if metadata is None:
         metadata = {}
@@ -98,15 +126,43 @@ def decode(blob: bytes, where: str) -> tuple[dict[str, np.ndarray], dict[str, st
             isinstance(k, str) and isinstance(v, str) for k, v in metadata.items()):
         raise CheckpointError(f"{where}: corrupted checkpoint header (__metadata__ must map "
                               "strings to strings)")
-    tensors, end = {}, 0
-    for name, entry in header.items():
-        dtype, shape, start, stop = _entry(name, entry, len(data), where)
-        raw = np.frombuffer(data, np.uint8, count=stop - start, offset=start)
+    tensors = {name: _entry(name, entry, data_len, where) for name, entry in header.items()}
+    spans = sorted((start, stop, name) for name, (_, _, start, stop) in tensors.items())
+    end = 0
+    for start, stop, name in spans:
+        if start < end:
+            raise CheckpointError(f"{where}: tensor {name!r} (bytes {start}..{stop}) overlaps "
+                                  "another tensor's bytes (corrupted checkpoint header)")
+        end = stop
+    if end != data_len:
+        raise CheckpointError(f"{where}: {data_len - end} bytes after the last tensor "
+                              "(corrupted or not a checkpoint)")
+    return Layout(metadata, header, tensors, 8 + size, data_len)
+
+
+def stream_data(f, layout: Layout, where: str, chunk: int = 1 << 20):
+    """The data section of `f` in chunks of at most `chunk` bytes (for a checksum that never
+    holds the whole section in memory)."""
+    f.seek(layout.data_start)
+    left = layout.data_len
+    while left:
+        piece = f.read(min(chunk, left))
+        if not piece:
+            raise CheckpointError(f"{where}: the file changed while it was read (truncated?)")
+        left -= len(piece)
+        yield piece
+
+
+def read_tensors(f, layout: Layout, where: str) -> dict[str, np.ndarray]:
+    """Each tensor of `layout`, read from `f` into its own native-endian array."""
+    out = {}
+    for name, (dtype, shape, start, stop) in layout.tensors.items():
+        raw = np.empty(stop - start, np.uint8)
+        f.seek(layout.data_start + start)
+        if f.readinto(raw) != raw.size:
+            raise CheckpointError(f"{where}: the file changed while it was read (truncated?)")
         if dtype == np.bool_ and raw.size and raw.max() > 1:
             raise CheckpointError(f"{where}: tensor {name!r} holds bytes that are not booleans")
-        tensors[name] = raw.view(dtype).reshape(shape).astype(dtype.newbyteorder("="))
-        end = max(end, stop)
-    if end != len(data):
-        raise CheckpointError(f"{where}: {len(data) - end} bytes after the last tensor "
-                              "(corrupted or not a checkpoint)")
-    return tensors, metadata, data, header
+        array = raw.view(dtype).reshape(shape)
+        out[name] = array if dtype.isnative else array.astype(dtype.newbyteorder("="))
+    return out

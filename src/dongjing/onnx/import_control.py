@@ -14,7 +14,7 @@ from .errors import OnnxImportError
 def _child(ctx):
     from .importer import Context
 
-    child = Context(ctx.opset)
+    child = Context(ctx.opset, ctx.subgraph_constants, ctx.base_dir)
     child.static_names = set(ctx.static_names)
     child.marked = ctx.marked
     return child

@@ -11,6 +11,7 @@ import numpy as np
 from .. import ops
 from ..nn import functional as F
 from ..tensor import Tensor
+from . import fold_budget
 from .errors import OnnxImportError
 
 
@@ -306,7 +307,8 @@ def _zeros_of_shape(ctx, shape: list, dtype) -> Tensor:
     for (taken from its tensor), broadcast into place."""
     from .importer import UNKNOWN_DIM
 
-    base = Tensor._make(np.zeros([1 if d <= UNKNOWN_DIM else d for d in shape], dtype=dtype))
+    base_shape = [1 if d <= UNKNOWN_DIM else d for d in shape]
+    base = _filled(base_shape, np.zeros((), dtype), "shape")
     for position, d in enumerate(shape):
         if d > UNKNOWN_DIM:
             continue
@@ -318,6 +320,14 @@ def _zeros_of_shape(ctx, shape: list, dtype) -> Tensor:
         place[position] = -1
         base = base + ops.reshape(ruler, tuple(place))
     return base
+
+
+def _filled(shape: list, value: np.ndarray, what: str) -> Tensor:
+    """`value` (0-d) filling `shape`: a constant when small, else a broadcast computed at run
+    time (so a small model cannot make the import allocate a huge tensor)."""
+    if fold_budget.shape_bytes(shape, value.dtype, what) <= fold_budget.FOLD_BUDGET:
+        return Tensor._make(np.full(shape, value, dtype=value.dtype))
+    return ops.expand(Tensor._make(value), tuple(shape))
 
 
 def _expand(ctx, ins, attrs):
@@ -355,14 +365,19 @@ def _pad(ctx, ins, attrs):
 
 
 def _constant_of_shape(ctx, ins, attrs):
-    from onnx import numpy_helper
+    from .import_source import tensor_array
+    from .importer import UNKNOWN_DIM
 
     shape = [int(d) for d in np.asarray(ctx.static(ins[0], "shape", True)).reshape(-1)]
     value = attrs.get("value")
-    fill = numpy_helper.to_array(value).reshape(-1) if value is not None else np.zeros(1,
-                                                                                         np.float32)
+    fill = (tensor_array(value, ctx.base_dir, "value").reshape(-1) if value is not None
+            else np.zeros(1, np.float32))
+    if fill.size != 1:
+        raise OnnxImportError(f"value must hold one element, got {fill.size}")
+    if any(UNKNOWN_DIM < d < 0 for d in shape):
+        raise OnnxImportError(f"negative dim in shape {shape}")
     if all(d >= 0 for d in shape):
-        return Tensor._make(np.full(shape, fill[0], dtype=fill.dtype))
+        return _filled(shape, fill.reshape(()), "shape")
     return _zeros_of_shape(ctx, shape, fill.dtype) + Tensor._make(fill[0])
 
 
@@ -374,10 +389,10 @@ def _shape(ctx, ins, attrs):
 
 
 def _constant(ctx, ins, attrs):
-    from onnx import numpy_helper
+    from .import_source import tensor_array
 
     if "value" in attrs:
-        return Tensor._make(numpy_helper.to_array(attrs["value"]))
+        return Tensor._make(tensor_array(attrs["value"], ctx.base_dir, "value"))
     for key, dtype in (("value_float", np.float32), ("value_floats", np.float32),
                        ("value_int", np.int64), ("value_ints", np.int64)):
         if key in attrs:

@@ -12,7 +12,10 @@ from ..graph.graph import Graph
 from ..nn.module import Module
 from ..nn.parameter import Parameter, buffer
 from ..tensor import Tensor
-from .errors import OnnxImportError, require_onnx
+from .errors import OnnxImportError
+from .fold_budget import too_big_to_fold
+from .graph_order import ordered_nodes
+from .import_source import read_model, tensor_array
 from .import_table import imports
 from .op_exports import NOT_TRAINABLE
 
@@ -23,16 +26,6 @@ _SHAPE_MOVES = {"Gather", "Unsqueeze", "Squeeze", "Concat", "Slice", "Cast", "Id
 _READS_UNKNOWN = {"Reshape", "Expand", "ConstantOfShape"}  # rules that understand the marker
 _NEVER_FOLD = {"RNN", "LSTM", "GRU", "If", "Loop", "Dropout"}
 _BUFFER_INPUTS = {"BatchNormalization": (3, 4)}  # running mean / var: state, not trained
-
-
-def read_model(model):
-    """A ModelProto from a path, bytes, or a ModelProto."""
-    onnx = require_onnx(OnnxImportError)
-    if isinstance(model, onnx.ModelProto):
-        return model
-    if isinstance(model, (bytes, bytearray)):
-        return onnx.load_from_string(bytes(model))
-    return onnx.load(str(model))
 
 
 def _op_types(graph, found: set) -> set:
@@ -62,8 +55,12 @@ class Context:
     """What the ONNX interpreter knows while building: the opset and which values are static
     (known at import time: constants, int initializers, shapes, and what is folded from them)."""
 
-    def __init__(self, opset: int):
+    def __init__(self, opset: int, subgraph_constants: dict | None = None,
+                 base_dir: str | None = None):
         self.opset = opset
+        # id(GraphProto) -> (GraphProto, {name: array}): the initializers of Loop/If bodies
+        self.subgraph_constants = {} if subgraph_constants is None else subgraph_constants
+        self.base_dir = base_dir  # where external data of a Constant may be read, or None
         self.static_names: set = set()
         self.env: dict = {}
         self.marked: list = []  # nodes whose unknown dims a shape value refers to
@@ -126,12 +123,19 @@ def run_graph(ctx: Context, graph, env: dict) -> list:
     from onnx import helper
 
     table = imports()
-    for node in graph.node:
+    for name, array in ctx.subgraph_constants.get(id(graph), (None, {}))[1].items():
+        env[name] = Tensor._make(array)
+        ctx.static_names.add(name)
+    for node in ordered_nodes(graph, env):
         ins = [env[name] if name else None for name in node.input]
         _check_unknown(node, ins)
         outs_wanted = [name for name in node.output]
         if _foldable(node, ins, ctx):
-            values = _fold(node, ins)
+            try:
+                values = _fold(node, ins)
+            except Exception as exc:  # the reference evaluator's own error, whatever its type
+                raise OnnxImportError(f"{node.op_type} node {node.name or outs_wanted[0]!r} "
+                                      f"on constant inputs: {type(exc).__name__}: {exc}") from None
             for name, value in zip(outs_wanted, values):
                 if name:
                     env[name] = Tensor._make(np.asarray(value))
@@ -154,6 +158,10 @@ def run_graph(ctx: Context, graph, env: dict) -> list:
             env[name] = results[i]
             if node.op_type in _STATIC_RESULTS and results[i]._node is None:
                 ctx.static_names.add(name)
+    missing = [o.name for o in graph.output if o.name not in env]
+    if missing:
+        raise OnnxImportError(f"graph outputs {missing} are not produced by any node, input or "
+                              "initializer")
     return [env[o.name] for o in graph.output]
 
 
@@ -163,6 +171,8 @@ def _foldable(node, ins, ctx) -> bool:
     if node.op_type in _NEVER_FOLD or not ins:
         return False
     if not all(name == "" or name in ctx.static_names for name in node.input):
+        return False
+    if too_big_to_fold(node, ins):  # computed at run time instead (see fold_budget)
         return False
     return node.op_type in _SHAPE_MOVES or not any(
         t is not None and _has_unknown(t._data) for t in ins)
@@ -197,11 +207,9 @@ class OnnxModule(Module):
     `output_names` are the model's. One output is returned as a tensor, several as a tuple.
     """
 
-    def __init__(self, model):
+    def __init__(self, model, external_data_dir=None):
         super().__init__()
-        proto = read_model(model)
-        from onnx import numpy_helper
-
+        proto, self._base_dir = read_model(model, external_data_dir)
         check_supported(proto)
         self.opset = next((o.version for o in proto.opset_import if o.domain in ("", "ai.onnx")),
                           1)
@@ -212,7 +220,7 @@ class OnnxModule(Module):
         self._constants: dict = {}
         taken: set = set()
         for init in proto.graph.initializer:
-            array = numpy_helper.to_array(init).copy()
+            array = tensor_array(init, self._base_dir)
             if array.dtype.kind != "f":
                 self._constants[init.name] = array
                 continue
@@ -222,6 +230,7 @@ class OnnxModule(Module):
             else:
                 self.register_parameter(attr, Parameter(array))
             self.onnx_names[attr] = init.name
+        self._subgraph_constants = _subgraph_constants(proto.graph, self._base_dir)
         names = set(self._constants) | set(self.onnx_names.values())
         self.input_names = [i.name for i in proto.graph.input if i.name not in names]
         self.output_names = [o.name for o in proto.graph.output]
@@ -232,7 +241,7 @@ class OnnxModule(Module):
                                   f"({', '.join(self.input_names)}), got {len(inputs)}")
         from ..ops.convert import as_tensor
 
-        ctx = Context(self.opset)
+        ctx = Context(self.opset, self._subgraph_constants, self._base_dir)
         env = {name: as_tensor(x) for name, x in zip(self.input_names, inputs)}
         for name, array in self._constants.items():
             env[name] = Tensor._make(array)
@@ -248,11 +257,29 @@ class OnnxModule(Module):
         return f"inputs={self.input_names}, outputs={self.output_names}, opset={self.opset}"
 
 
-def to_module(model) -> OnnxModule:
+def _subgraph_constants(graph, base_dir) -> dict:
+    """id(body) -> (body, {name: array}) of the initializers of every Loop/If body inside
+    `graph` (the body itself is kept: protobuf hands out the same object only while it lives,
+    so its id stays a valid key)."""
+    from .graph_order import subgraphs
+
+    found: dict = {}
+    for node in graph.node:
+        for sub in subgraphs(node):
+            found[id(sub)] = (sub, {init.name: tensor_array(init, base_dir)
+                                    for init in sub.initializer})
+            found.update(_subgraph_constants(sub, base_dir))
+    return found
+
+
+def to_module(model, external_data_dir=None) -> OnnxModule:
     """An nn.Module running the ONNX model (a path, bytes or ModelProto) with dongjing ops;
     its float initializers are trainable Parameters, so it can be fine-tuned. Raises
-    OnnxImportError listing every unsupported op type at once."""
-    return OnnxModule(model)
+    OnnxImportError listing every unsupported op type at once.
+
+    Weights kept as external data are read from the model file's folder, only inside it; a
+    model given as bytes or a ModelProto reads them only from `external_data_dir`."""
+    return OnnxModule(model, external_data_dir)
 
 
 class ImportedGraph(Graph):
@@ -271,9 +298,10 @@ def _dims(value_info) -> tuple:
     return tuple(d.dim_value if d.HasField("dim_value") else None for d in shape.dim)
 
 
-def load(model) -> ImportedGraph:
+def load(model, external_data_dir=None) -> ImportedGraph:
     """Build an ONNX model (a path, bytes or ModelProto) into a dongjing Graph: one placeholder
-    per input (symbolic dims -> None), its initializers as Variables.
+    per input (symbolic dims -> None), its initializers as Variables (external data: see
+    `to_module`).
 
     >>> g = dj.onnx.load(dj.onnx.export(dj.nn.Linear(3, 2), dj.ones(1, 3)))
     >>> dj.Session(g).run(g.outputs["output"], {g.inputs["x"]: np.ones((1, 3))}).shape
@@ -281,7 +309,7 @@ def load(model) -> ImportedGraph:
     """
     from ..graph.builder import placeholder
 
-    module = to_module(model)
+    module = to_module(model, external_data_dir)
     from onnx import helper
 
     graph = ImportedGraph(module.graph_proto.name or "onnx")
