@@ -39,7 +39,8 @@ OWN_TESTS = {
     "onnx.md": "tests/test_onnx_docs.py",
     "debugging.md": "tests/test_anomaly_docs.py",
 }
-FENCE = re.compile(r"^```(\w*)\s*$")
+FENCE = re.compile(r"^( *)```(\w*)\s*$")
+TAB = re.compile(r'^=== +"(.+)"\s*$')  # a content tab (pymdownx.tabbed): its blocks are indented
 MARKER = re.compile(r"^<!--\s*(continue|output|slow|no-run:.+?|requires:.+?)\s*-->\s*$")
 RUN_SLOW = os.environ.get("DONGJING_DOCS_SLOW") == "1"
 
@@ -57,6 +58,7 @@ class Block:
     requires: tuple[str, ...] = ()
     expected: str | None = None
     chain: list[Block] = field(default_factory=list)
+    tabs: tuple[int, str] | None = None  # (group number on the page, tab title) inside tabs
 
 
 def parse(text: str, page: str) -> list[Block]:
@@ -65,17 +67,28 @@ def parse(text: str, page: str) -> list[Block]:
     blocks: list[Block] = []
     markers: list[str] = []
     since_python, i = None, 0
+    tab, group, in_group = None, 0, False
     while i < len(lines):
         m = MARKER.match(lines[i].strip())
         fence = FENCE.match(lines[i])
+        tab_title = TAB.match(lines[i])
+        if tab_title:  # a tab opens (a new group unless it follows the previous tab's blocks)
+            group += 0 if in_group else 1
+            tab, in_group = (group, tab_title.group(1)), True
+            markers, since_python = [], None
+            i += 1
+            continue
+        if lines[i].strip() and not lines[i].startswith(" "):
+            tab, in_group = None, False  # anything back at the margin closes the tab group
         if m:
             markers.append(m.group(1))
-        elif fence and fence.group(1):
-            lang, start = fence.group(1), i
+        elif fence and fence.group(2):
+            indent, lang, start = fence.group(1), fence.group(2), i
             i += 1
             body = []
-            while i < len(lines) and not lines[i].startswith("```"):
-                body.append(lines[i])
+            while i < len(lines) and not lines[i].startswith(indent + "```"):
+                line = lines[i]
+                body.append(line[len(indent):] if line.startswith(indent) else line.lstrip())
                 i += 1
             source = "\n".join(body) + "\n"
             if lang == "python":
@@ -84,7 +97,7 @@ def parse(text: str, page: str) -> list[Block]:
                          for m in k[len("requires:"):].split(",")]
                 blocks.append(Block(page, start + 1, source, continues="continue" in markers,
                                     skip=skip[0] if skip else "", slow="slow" in markers,
-                                    requires=tuple(needs)))
+                                    requires=tuple(needs), tabs=tab if indent else None))
                 since_python = 0
             elif lang == "text" and blocks and (since_python == 0 or "output" in markers):
                 blocks[-1].expected = source
@@ -189,6 +202,34 @@ def test_the_parser_understands_the_markers():
     assert c.requires == ("onnx", "onnxruntime")
     assert matches("<Mul object at ...> False", "<Mul object at 0x7f> False")
     assert not matches("[20, 20, 40]", "[array(20), array(20), array(40)]")
+
+
+def test_the_parser_reads_blocks_inside_content_tabs():
+    page = "\n".join([
+        "=== \"Eager\"", "", "    ```python", "    print(1)", "    ```", "",
+        "    ```text", "    1", "    ```", "", "=== \"Graph\"", "",
+        "    <!-- no-run: shown only -->", "    ```python", "    if True:",
+        "        print(1)", "    ```", "", "text at the margin", "",
+        "```python", "print(2)", "```",
+    ])
+    eager, graph, after = parse(page, "p.md")
+    assert eager.tabs == (1, "Eager") and eager.expected == "1\n"
+    assert graph.tabs == (1, "Graph") and graph.source == "if True:\n    print(1)\n"
+    assert graph.skip == "shown only" and after.tabs is None
+
+
+def test_tabs_of_one_group_print_the_same():
+    """A computation shown eagerly, as a graph and under dj.jit in tabs prints the same numbers
+    in each (each block is also checked against its own output above)."""
+    groups: dict = {}
+    for path in pages():
+        name = str(path.relative_to(DOCS))
+        for block in parse(path.read_text(encoding="utf-8"), name):
+            if block.tabs is not None and block.expected is not None:
+                groups.setdefault((name, block.tabs[0]), {})[block.tabs[1]] = block.expected
+    assert groups, "no page shows a computation in tabs"
+    for (name, number), outputs in groups.items():
+        assert len(set(outputs.values())) == 1, (name, number, outputs)
 
 
 def test_every_page_is_collected():
