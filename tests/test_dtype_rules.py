@@ -16,9 +16,11 @@ DTYPES = [np.float32, np.float64, np.int64, np.bool_]
 
 
 def _variant(case, dtype):
-    """The case's inputs with every float input converted to `dtype`."""
-    return [np.asarray(a).astype(dtype) if np.asarray(a).dtype.kind == "f" else np.asarray(a)
-            for a in case.inputs]
+    """The case's inputs with every float input converted to `dtype` (an infinity cast to an
+    integer dtype is whatever NumPy makes of it, silently)."""
+    with np.errstate(invalid="ignore"):
+        return [np.asarray(a).astype(dtype) if np.asarray(a).dtype.kind == "f"
+                else np.asarray(a) for a in case.inputs]
 
 
 def _params():

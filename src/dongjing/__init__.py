@@ -87,10 +87,12 @@ from .runtime.check_mode import check
 from .runtime.jit import jit
 from .runtime.session import Session
 from .tensor import Tensor
+from .utils.float_warnings import install as _install_float_warning_filter
 from .utils.tracebacks import install as _install_traceback_filter
 from .utils.tracebacks import set_traceback_filtering, traceback_filtering
 
 _install_traceback_filter()
+_install_float_warning_filter()
 
 # PyTorch's dtype aliases (last, so the builtins stay usable above in this module)
 float = float32
