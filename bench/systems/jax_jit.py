@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from bench.systems import jax_models
 from bench.systems.base import Probe, Unavailable
 from bench.workloads import GELU_C, GELU_K, ChainData, MlpData, OpData, RnnData
 
@@ -120,8 +121,11 @@ def _rnn(d: RnnData, device: Any = None) -> _Jit:
 
 def build(kind: str, data: Any, device: Any = None) -> Any:
     """A jax.jit runner for a workload kind, its arrays on ``device`` (None: the default)."""
-    _jax()
+    jax, jnp = _jax()
     if kind == "conv":
         raise Unavailable("W7 (convnet) is not written for JAX")
+    if kind in ("seq2seq", "transformer"):
+        make = jax_models.seq2seq if kind == "seq2seq" else jax_models.transformer
+        return make(jax, jnp, data, lambda x: _put(x, device))
     runner = {"mlp": Mlp, "op": _op, "chain": _chain, "rnn": _rnn, "rnn_while": _rnn}[kind]
     return runner(data, device)
