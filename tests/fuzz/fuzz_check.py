@@ -131,7 +131,19 @@ def _torch_mode(program, arrays, ref) -> str | None:
         high = fuzz_torch.run(program, arrays, float_idx, fuzz_torch.torch.float64)
     except fuzz_torch.Unsupported:
         high = None
-    return fuzz_torch.compare(ref, low, high, "against PyTorch")
+    return fuzz_torch.compare(ref, low, high, "against PyTorch") or _refused(program, arrays)
+
+
+def _refused(program, arrays) -> str | None:
+    """A line the generator dropped because dongjing raised, which PyTorch computes."""
+    for lines, expr, error in program.refused:
+        candidate = Program(program.inputs, lines + [f"refused = {expr}"], ["refused"])
+        try:
+            fuzz_torch.run(candidate, arrays, _float_inputs(candidate))
+        except fuzz_torch.Unsupported:
+            continue
+        return f"dongjing refuses `{expr}` ({error}); PyTorch computes it"
+    return None
 
 
 def _graph(program: Program, unknown: str = ""):

@@ -48,6 +48,7 @@ class Program:
     inputs: list
     lines: list = field(default_factory=list)
     outputs: list = field(default_factory=list)
+    refused: list = field(default_factory=list)  # (lines before, expr, dongjing's error)
 
     def source(self) -> str:
         args = ", ".join(f"x{i}" for i in range(len(self.inputs)))
@@ -170,7 +171,10 @@ def generate(rng: random.Random, max_lines: int = 8, mode: str = "default"
         try:
             with np.errstate(all="ignore"):
                 value = eval(compile(expr, "<fuzz-line>", "eval"), scope)
-        except DongjingError:
+        except DongjingError as exc:  # kept: does PyTorch compute it? (fuzz_check, torch)
+            if len(program.refused) < 2:
+                program.refused.append((list(program.lines), expr, f"{type(exc).__name__}: "
+                                                                   f"{str(exc)[:150]}"))
             continue
         except Exception as exc:  # a raw Python error from dongjing: a validation gap
             raw_errors.append(f"{expr}  ->  {type(exc).__name__}: {exc}")
