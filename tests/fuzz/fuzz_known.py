@@ -19,6 +19,9 @@ KNOWN_BUGS = [
     ("squeeze: dim", "dj.squeeze(", "squeeze of a dim unknown at build time that is not 1 when "
      "the graph runs (a documented limit: eager leaves such a dim, as PyTorch does; a graph's "
      "rank is fixed)"),
+    ("must be known except dim 0", "F.conv2d(", "conv2d of a weight whose channels and kernel "
+     "size are unknown when the graph is built (a documented limit: they fix the im2col "
+     "layout; the error says so)", "unknown_all"),
     ("dj.cond: output", "dj.cond", "dj.cond refuses branches of different float dtypes in a graph "
      "(a documented limit: a graph value has one dtype; eager returns the taken branch's)"),
 ]
@@ -75,6 +78,8 @@ KNOWN_BUGS += [  # against PyTorch: where dongjing differs on purpose or documen
     ("differs from PyTorch", lambda p: "F.max_pool2d(" in p.source() and _has_ties(p),
      "max pooling of a window with tied maxima: which one takes the gradient is unspecified in "
      "PyTorch (dongjing: the first in row-major order)", "torch"),
+    ("differ outside dim", "dj.cat(", "cat with a 1-d empty tensor (0,) beside tensors of "
+     "another rank: PyTorch's legacy rule skips it, dongjing checks every shape", "torch"),
     ("cannot reduce an empty tensor", "", "issue 30 item 4: a reduction over a non-empty dim "
      "of an empty tensor is refused (owned by the eager branch; drop this line once it lands)",
      "torch"),
