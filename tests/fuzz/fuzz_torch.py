@@ -21,10 +21,6 @@ def available() -> bool:
     return torch is not None
 
 
-def _dim_kw(dim):
-    return {} if dim is None else {"dim": dim}
-
-
 def _reduce_all(fn, x, dim, keepdim):
     """`fn` over `dim` (None: every dim, keeping them as size 1 when `keepdim`)."""
     if dim is not None:
@@ -35,9 +31,6 @@ def _reduce_all(fn, x, dim, keepdim):
 
 class _TorchOps:
     """`dj.ops` / `ops`: the op-table helpers the generators call."""
-
-    def __init__(self, dj):
-        self._dj = dj
 
     def cast(self, x, dtype):
         if not dtype.is_floating_point and dtype != torch.bool and x.is_floating_point() \
@@ -68,7 +61,7 @@ class TorchDJ:
     """`dj` in a fuzz program, as PyTorch calls."""
 
     def __init__(self):
-        self.ops = _TorchOps(self)
+        self.ops = _TorchOps()
         self.float32, self.float64, self.int64 = torch.float32, torch.float64, torch.int64
         self.bool = torch.bool
 
@@ -218,7 +211,7 @@ class _TorchF:
 
 def namespace() -> dict:
     """The globals a program's source runs with on the PyTorch side."""
-    return {"dj": TorchDJ(), "F": _TorchF(), "ops": _TorchOps(None), "np": np}
+    return {"dj": TorchDJ(), "F": _TorchF(), "ops": _TorchOps(), "np": np}
 
 
 def run(program, arrays: list, float_idx: list, dtype=None) -> list:
