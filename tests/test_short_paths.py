@@ -322,3 +322,25 @@ def test_compiled_fold_equals_numpy():
                                        (2, 2), (1, 1), (0, 0)) is None
         general = [_bits(v) for v in case()]
     assert fast == general
+
+
+def test_a_short_path_raises_the_general_paths_error():
+    # the short paths run the forward before the dtype rule's checks (once the rule's verdict
+    # is cached): the error must still be the rule's, without NumPy's chained beneath it
+    def errors():
+        found = []
+        for dtype in (np.float32, np.float32):  # the second call takes the short path
+            for fn in (lambda a, b: a @ b, dj.matmul, lambda a, b: a + b, dj.maximum):
+                try:
+                    fn(dj.ones(2, 3, dtype=dtype), dj.ones(4, 5, dtype=dtype))
+                except dj.ShapeError as exc:
+                    shown = exc.__cause__ or (None if exc.__suppress_context__
+                                              else exc.__context__)
+                    found.append((type(exc), str(exc), shown))  # shown: chained in a report
+        return found
+
+    fast = errors()
+    with short_paths.disabled():
+        general = errors()
+    assert fast == general and len(fast) == 8
+    assert all(shown is None for *_, shown in fast)

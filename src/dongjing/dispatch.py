@@ -117,7 +117,7 @@ def apply(op: Op, *inputs: Tensor, **attrs) -> Tensor:
     except DongjingError:
         raise
     except Exception as exc:  # the array library's message is replaced by ours (op, shapes)
-        raise explain_failure(op, inputs, attrs, exc) from exc
+        raise explain_failure(op, inputs, attrs, exc) from None
     return _finish(op, out, expected, inputs, attrs, requires)
 
 
@@ -148,7 +148,7 @@ def apply1(op: Op, x: Tensor, **attrs) -> Tensor:
     except DongjingError:
         raise
     except Exception as exc:
-        raise explain_failure(op, (x,), attrs, exc) from exc
+        raise explain_failure(op, (x,), attrs, exc) from None
     if type(out) is not ndarray and isinstance(out, _numpy_scalar):  # a full reduction's
         out = _numpy_asarray(out)
     if type(out) is ndarray and out.dtype is expected:
@@ -185,7 +185,7 @@ def _apply1_full(op: Op, x: Tensor, attrs: dict) -> Tensor:
     except DongjingError:
         raise
     except Exception as exc:
-        raise explain_failure(op, (x,), attrs, exc) from exc
+        raise explain_failure(op, (x,), attrs, exc) from None
     return _finish(op, out, expected, (x,), attrs, x.requires_grad)
 
 
@@ -224,7 +224,7 @@ def apply2(op: Op, a: Tensor, b: Tensor, **attrs) -> Tensor:
     except DongjingError:
         raise
     except Exception as exc:
-        raise explain_failure(op, (a, b), attrs, exc) from exc
+        raise explain_failure(op, (a, b), attrs, exc) from None
     if type(out) is ndarray and out.dtype is expected:
         if ((a.requires_grad or b.requires_grad) and op.vjp
                 and (not _grad_mode.disabled_threads or _recording())):
@@ -252,7 +252,7 @@ def _apply2_full(op: Op, a: Tensor, b: Tensor, attrs: dict) -> Tensor:
     except DongjingError:
         raise
     except Exception as exc:
-        raise explain_failure(op, (a, b), attrs, exc) from exc
+        raise explain_failure(op, (a, b), attrs, exc) from None
     return _finish(op, out, expected, (a, b), attrs, a.requires_grad or b.requires_grad)
 
 
@@ -273,7 +273,7 @@ def apply_binary(op: Op, a, b, pair) -> Tensor:
                 except DongjingError:
                     raise
                 except Exception as exc:
-                    raise explain_failure(op, (a, b), {}, exc) from exc
+                    raise explain_failure(op, (a, b), {}, exc) from None
                 if type(out) is ndarray and out.dtype is last[2]:
                     if ((a.requires_grad or b.requires_grad) and op.vjp
                             and (not _grad_mode.disabled_threads or _recording())):
@@ -386,7 +386,9 @@ def explain_failure(op: Op, inputs, attrs, exc: Exception) -> Exception:
     """Turn a failure inside `op.forward` into a dongjing error naming the op and the shapes.
 
     Shape inference usually finds the fault and raises its own message; otherwise the original
-    error is wrapped with the op and the shapes involved.
+    error is wrapped with the op and the shapes involved. Callers raise it `from None`: the
+    array library's error stays out of the report (it is `__context__`), so a short path, which
+    runs the forward before the rule's checks, raises what the general path raises.
     """
     specs = [Spec(t._data.shape, t._data.dtype) for t in inputs]
     try:
