@@ -67,3 +67,19 @@ def test_relu_gradient_is_zero_below_zero_even_for_an_infinite_gradient():
     _, g = _grads(dj.relu, [-1.0, NAN, 3.0])
     np.testing.assert_array_equal(g, [0.0, 1.0, 1.0])
     assert not np.signbit(g[0])  # +0, as PyTorch (not g * 0 = -0 for a negative g)
+
+
+def test_cat_of_mixed_dtypes_gives_each_input_a_gradient_of_its_own_dtype():
+    # seed 11, nan mode, program 21: dj.grad gave a float32 input of cat a float64 gradient
+    # (backward() cast it when accumulating, so the two disagreed); PyTorch: float32
+    a = dj.tensor(np.ones((3, 1), np.float32), requires_grad=True)
+    b = dj.tensor(np.ones((3, 2)), requires_grad=True)
+    ga, gb = dj.grad(dj.sum(dj.cat([a, b], 1) * 2.0), [a, b])
+    assert (ga.dtype, gb.dtype) == (dj.float32, dj.float64)
+    np.testing.assert_array_equal(ga.numpy(), np.full((3, 1), 2.0, np.float32))
+    with dj.Graph() as g:
+        pa, pb = dj.placeholder((None, 1), dj.float32), dj.placeholder((3, None), dj.float64)
+        sa, sb = dj.gradients(dj.sum(dj.cat([pa, pb], 1)), [pa, pb])
+    got = dj.Session(g, optimize=2).run([sa, sb], {pa: np.ones((3, 1), np.float32),
+                                                    pb: np.ones((3, 2))})
+    assert [v.dtype for v in got] == [np.float32, np.float64]
