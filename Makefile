@@ -50,7 +50,9 @@ lint: $(STAMP)
 clean:
 	rm -rf $(VENV) build dist site docs/pictures src/*.egg-info .pytest_cache .ruff_cache
 
-# differential fuzzer: `make fuzz N=10000` (failing programs become reproducers in fuzz-failures/)
+# differential fuzzer: `make fuzz N=10000 [MODE=nan|unknown|all]` (failing programs become
+# reproducers in fuzz-failures/; docs/debugging.md)
 N ?= 1000
+MODE ?= default
 fuzz: $(STAMP)
-	$(PY) tests/fuzz/fuzz_main.py --n $(N) --out fuzz-failures
+	$(PY) tests/fuzz/fuzz_main.py --n $(N) --mode $(MODE) --out fuzz-failures

@@ -34,3 +34,4 @@ def test_debugging_page_runs_and_prints_what_it_shows(tmp_path):
     assert "the gradient hook halve_and_sum" in out
     assert "True True" in out
     assert re.search(r"<dongjing-program-\d+> \d+ getitem_0 = ", out)
+    assert out.rstrip().endswith("True True")  # the short-path switch: the same bits

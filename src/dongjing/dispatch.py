@@ -25,6 +25,7 @@ from .errors import DeviceError, DongjingError, ShapeError
 from .graph import builder as _builder
 from .profiler import hooks as _profiler  # `_profiler.on`: a profiler is recording
 from .registry import Op, Spec
+from .short_paths import declare as _declare_short_path
 from .tensor import Tensor, ndarray
 
 # Reading the per-thread state (the default graph; grad mode, a context variable) costs as much
@@ -38,6 +39,19 @@ _make = Tensor._make
 _plain = _eager_modes.plain  # `_plain.on`: nothing unusual anywhere (eager_modes)
 _numpy_asarray = numpy_backend.xp.asarray
 _numpy_scalar = numpy_backend.xp.generic
+
+
+# The short paths below are taken only in plain mode (`_plain.on`), which
+# `short_paths.disabled()` turns off.
+_declare_short_path("dispatch.apply1", __name__, "one-input ops on an eager NumPy tensor: the "
+                    "graph, profiler and anomaly checks, and a full reduction's NumPy scalar "
+                    "turned into a 0-d array at once")
+_declare_short_path("dispatch.apply2", __name__, "two-input ops on eager NumPy tensors: the "
+                    "graph, profiler and anomaly checks")
+_declare_short_path("dispatch.apply_binary", __name__, "binary operators on two eager NumPy "
+                    "tensors of one dtype: conversion, promotion and the dtype rule's lookup")
+_declare_short_path("dispatch.off_tape", __name__, "gradient rules computing on NumPy arrays "
+                    "directly (the backward engine without create_graph), without dispatch")
 
 
 def _rule_key(dtypes: tuple, attrs: dict):
@@ -103,7 +117,7 @@ def apply(op: Op, *inputs: Tensor, **attrs) -> Tensor:
     except DongjingError:
         raise
     except Exception as exc:  # the array library's message is replaced by ours (op, shapes)
-        raise explain_failure(op, inputs, attrs, exc) from exc
+        raise explain_failure(op, inputs, attrs, exc) from None
     return _finish(op, out, expected, inputs, attrs, requires)
 
 
@@ -112,6 +126,7 @@ def apply1(op: Op, x: Tensor, **attrs) -> Tensor:
     data = x._data
     if not (_plain.on and type(data) is ndarray and x._node is None):
         return _apply1_full(op, x, attrs)
+    # short path: dispatch.apply1
     # The common case: an eager NumPy tensor, no graph, no profiler or anomaly.
     if attrs:
         if op.keeps_dtype:  # movement ops: one verdict per dtype, whatever the attrs
@@ -133,7 +148,7 @@ def apply1(op: Op, x: Tensor, **attrs) -> Tensor:
     except DongjingError:
         raise
     except Exception as exc:
-        raise explain_failure(op, (x,), attrs, exc) from exc
+        raise explain_failure(op, (x,), attrs, exc) from None
     if type(out) is not ndarray and isinstance(out, _numpy_scalar):  # a full reduction's
         out = _numpy_asarray(out)
     if type(out) is ndarray and out.dtype is expected:
@@ -170,7 +185,7 @@ def _apply1_full(op: Op, x: Tensor, attrs: dict) -> Tensor:
     except DongjingError:
         raise
     except Exception as exc:
-        raise explain_failure(op, (x,), attrs, exc) from exc
+        raise explain_failure(op, (x,), attrs, exc) from None
     return _finish(op, out, expected, (x,), attrs, x.requires_grad)
 
 
@@ -202,13 +217,14 @@ def apply2(op: Op, a: Tensor, b: Tensor, **attrs) -> Tensor:
     if not (_plain.on and type(da) is ndarray and type(db) is ndarray
             and a._node is None and b._node is None):
         return _apply2_full(op, a, b, attrs)
+    # short path: dispatch.apply2
     expected = _expected2(op, a, b, attrs)
     try:
         out = op.forward(da, db, **attrs)
     except DongjingError:
         raise
     except Exception as exc:
-        raise explain_failure(op, (a, b), attrs, exc) from exc
+        raise explain_failure(op, (a, b), attrs, exc) from None
     if type(out) is ndarray and out.dtype is expected:
         if ((a.requires_grad or b.requires_grad) and op.vjp
                 and (not _grad_mode.disabled_threads or _recording())):
@@ -236,7 +252,7 @@ def _apply2_full(op: Op, a: Tensor, b: Tensor, attrs: dict) -> Tensor:
     except DongjingError:
         raise
     except Exception as exc:
-        raise explain_failure(op, (a, b), attrs, exc) from exc
+        raise explain_failure(op, (a, b), attrs, exc) from None
     return _finish(op, out, expected, (a, b), attrs, a.requires_grad or b.requires_grad)
 
 
@@ -245,6 +261,7 @@ def apply_binary(op: Op, a, b, pair) -> Tensor:
     of one dtype, whose verdict the op's dtype rule gave last time, in plain mode (see
     `eager_modes`). Anything else takes `pair` (conversion, promotion) and `apply2`."""
     if _plain.on and isinstance(a, Tensor) and isinstance(b, Tensor):
+        # short path: dispatch.apply_binary
         da, db = a._data, b._data
         if type(da) is ndarray and type(db) is ndarray:  # eager NumPy (symbolic: no data)
             dtype = da.dtype
@@ -256,7 +273,7 @@ def apply_binary(op: Op, a, b, pair) -> Tensor:
                 except DongjingError:
                     raise
                 except Exception as exc:
-                    raise explain_failure(op, (a, b), {}, exc) from exc
+                    raise explain_failure(op, (a, b), {}, exc) from None
                 if type(out) is ndarray and out.dtype is last[2]:
                     if ((a.requires_grad or b.requires_grad) and op.vjp
                             and (not _grad_mode.disabled_threads or _recording())):
@@ -275,6 +292,7 @@ def off_tape(*tensors) -> bool:
     op's forward would, skipping dispatch: eager NumPy arrays of one dtype, nothing recording
     (the backward engine without create_graph) and plain mode (no profiler event or anomaly
     check is due)."""
+    # short path: dispatch.off_tape (its callers' direct NumPy calls)
     if not _plain.on or (not _grad_mode.disabled_threads or _recording()):
         return False
     dtype = tensors[0]._data.dtype if type(tensors[0]._data) is ndarray else None
@@ -368,7 +386,9 @@ def explain_failure(op: Op, inputs, attrs, exc: Exception) -> Exception:
     """Turn a failure inside `op.forward` into a dongjing error naming the op and the shapes.
 
     Shape inference usually finds the fault and raises its own message; otherwise the original
-    error is wrapped with the op and the shapes involved.
+    error is wrapped with the op and the shapes involved. Callers raise it `from None`: the
+    array library's error stays out of the report (it is `__context__`), so a short path, which
+    runs the forward before the rule's checks, raises what the general path raises.
     """
     specs = [Spec(t._data.shape, t._data.dtype) for t in inputs]
     try:

@@ -20,6 +20,8 @@ from .autograd.provenance import note_modified
 from .backends import is_array, write_into
 from .conversion import to_array
 from .errors import DTypeError, ShapeError
+from .short_paths import declare as _declare_short_path
+from .short_paths import state as _short
 from .tensor import Tensor
 
 
@@ -77,12 +79,17 @@ def _tensors(*values):
     return tuple(v for v in values if isinstance(v, Tensor))
 
 
+_declare_short_path("tensor_inplace.direct", __name__, "an untracked in-place operator written "
+                    "by the ufunc straight into the tensor's memory, without run_inplace")
+
+
 # --- arithmetic ---------------------------------------------------------------------------
 def _direct(t: Tensor, name: str, ufunc, other, alpha=1) -> bool:
     """The untracked fast path: the ufunc writes straight into `t`'s memory. False when the
     op must go through `run_inplace` (symbolic, or gradients to record)."""
-    if t._node is not None or type(t._data) is not np.ndarray:  # symbolic, or on a device
-        return False
+    # short path: tensor_inplace.direct
+    if t._node is not None or type(t._data) is not np.ndarray or not _short.on:
+        return False  # symbolic, on a device, or short paths off
     if _grad_state.grad_enabled and getattr(t, "_view_of", None) is not None:
         return False  # a view: its root decides (run_inplace checks the chain)
     if isinstance(other, Tensor):

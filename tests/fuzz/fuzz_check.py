@@ -1,21 +1,25 @@
 """Runs one fuzz program every way dongjing can run it and compares with eager execution:
 values and gradients at optimize=0/1/2 (three runs on one Session: fresh inputs each time, the
 returned and fed arrays of a run mutated before the next), under dj.jit, from several threads at
-once, and with an unknown (None) leading dimension."""
+once, with an unknown (None) leading dimension, eagerly with every short path off and with 0-d
+inputs given as NumPy scalars (bit for bit), and against PyTorch where it is installed."""
 
 from __future__ import annotations
 
 import threading
 from dataclasses import dataclass
 
+import fuzz_torch
 import numpy as np
 from fuzz_program import Program
 
 import dongjing as dj
+from dongjing import short_paths
 from dongjing.compiler import parallel
 from dongjing.compiler.passes import fuse_elementwise as fusion
 
-MODES = ("O0", "O1", "O2", "O2_fused", "jit", "threads", "unknown_dims")
+MODES = ("O0", "O1", "O2", "O2_fused", "jit", "threads", "unknown_dims", "unknown_all",
+         "short_paths", "torch")
 THREADS = 4
 
 
@@ -52,26 +56,108 @@ def _forward_and_grads(fn, float_idx, grad_fn):
     return run
 
 
-def eager_reference(program: Program, arrays: list) -> list:
-    """The values of the outputs, then one gradient per float input (None when unconnected)."""
+class NotAnArray(Exception):
+    """An eager tensor holds something other than an ndarray (a NumPy scalar, say)."""
+
+
+def _by_backward(loss, xs):
+    loss.backward()
+    return [x.grad for x in xs]
+
+
+def eager_reference(program: Program, arrays: list, scalars: bool = False,
+                    backward: bool = False) -> list:
+    """The values of the outputs, then one gradient per float input (None when unconnected);
+    0-d inputs given as NumPy scalars (`scalars`), gradients by `loss.backward()` (`backward`)
+    rather than dj.grad."""
     fn = program.function()
     float_idx = _float_inputs(program)
-    tensors = [dj.tensor(a, requires_grad=i in float_idx) for i, a in enumerate(arrays)]
+    tensors = [dj.tensor(a[()] if scalars and a.ndim == 0 else a, requires_grad=i in float_idx)
+               for i, a in enumerate(arrays)]
+    grad_fn = _by_backward if backward else (
+        lambda loss, xs: dj.grad(loss, xs, allow_unused=True))
     with np.errstate(all="ignore"):
-        outs, grads = _forward_and_grads(
-            fn, float_idx, lambda loss, xs: dj.grad(loss, xs, allow_unused=True))(*tensors)
+        outs, grads = _forward_and_grads(fn, float_idx, grad_fn)(*tensors)
+    for k, t in enumerate(list(outs) + list(grads)):
+        if t is not None and type(t._data) is not np.ndarray:
+            raise NotAnArray(f"result {k} holds a {type(t._data).__name__}, not an ndarray")
     return [o.numpy().copy() for o in outs] + [None if g is None else g.numpy().copy()
                                                for g in grads]
 
 
-def _graph(program: Program, unknown: bool = False):
+def same_bits(ref: list, got: list, what: str) -> str | None:
+    """None when every result has the same dtype, shape and bytes (None where None)."""
+    for k, (r, o) in enumerate(zip(ref, got)):
+        if (r is None) != (o is None):
+            return f"{what}: result {k} is None on one side only"
+        if r is not None and (r.dtype != o.dtype or r.shape != o.shape
+                              or r.tobytes() != o.tobytes()):
+            bad = np.asarray(r != o).ravel() if r.shape == o.shape else slice(None)
+            return (f"{what}: result {k} differs in its bits: {o.dtype}{list(o.shape)} "
+                    f"{o.ravel()[bad][:4]} vs {r.dtype}{list(r.shape)} {r.ravel()[bad][:4]}")
+    return None if len(ref) == len(got) else f"{what}: {len(got)} results, expected {len(ref)}"
+
+
+def _short_paths_mode(program, arrays, ref) -> str | None:
+    """Eager with every short path off, and with 0-d inputs as NumPy scalars, by dj.grad and by
+    backward(): bit for bit the reference."""
+    with short_paths.disabled():
+        problem = same_bits(ref, eager_reference(program, arrays), "short paths off")
+        problem = problem or same_bits(ref, eager_reference(program, arrays, backward=True),
+                                       "short paths off, backward()")
+    problem = problem or same_bits(ref, eager_reference(program, arrays, backward=True),
+                                   "backward()")
+    if not problem and any(a.ndim == 0 for a in arrays):
+        problem = same_bits(ref, eager_reference(program, arrays, scalars=True),
+                            "0-d inputs as NumPy scalars")
+    return problem
+
+
+TORCH_SKIPPED: dict = {}  # why programs were not compared with PyTorch -> how many
+
+
+def _torch_mode(program, arrays, ref) -> str | None:
+    """dongjing's eager values and gradients against PyTorch's (fuzz_torch.compare)."""
+    if not fuzz_torch.available():
+        return None
+    float_idx = _float_inputs(program)
+    try:
+        low = fuzz_torch.run(program, arrays, float_idx)
+    except fuzz_torch.Unsupported as why:
+        key = str(why).split(":")[0]
+        TORCH_SKIPPED[key] = TORCH_SKIPPED.get(key, 0) + 1
+        return None
+    try:
+        high = fuzz_torch.run(program, arrays, float_idx, fuzz_torch.torch.float64)
+    except fuzz_torch.Unsupported:
+        high = None
+    return fuzz_torch.compare(ref, low, high, "against PyTorch") or _refused(program, arrays)
+
+
+def _refused(program, arrays) -> str | None:
+    """A line the generator dropped because dongjing raised, which PyTorch computes."""
+    for lines, expr, error in program.refused:
+        candidate = Program(program.inputs, lines + [f"refused = {expr}"], ["refused"])
+        try:
+            fuzz_torch.run(candidate, arrays, _float_inputs(candidate))
+        except fuzz_torch.Unsupported:
+            continue
+        return f"dongjing refuses `{expr}` ({error}); PyTorch computes it"
+    return None
+
+
+def _graph(program: Program, unknown: str = ""):
+    """The program as a graph with its gradients; placeholders' leading dim (`unknown` is
+    "leading") or every dim ("all") unknown."""
     fn = program.function()
     float_idx = _float_inputs(program)
     with dj.Graph() as g:
         phs = []
         for i, inp in enumerate(program.inputs):
             shape = inp.array.shape
-            if unknown and shape:
+            if unknown == "all":
+                shape = (None,) * len(shape)
+            elif unknown and shape:
                 shape = (None,) + shape[1:]
             phs.append(dj.placeholder(shape, inp.array.dtype, name=f"x{i}"))
         outs, grads = _forward_and_grads(fn, float_idx, dj.gradients)(*phs)
@@ -243,13 +329,18 @@ def check_program(program: Program, modes=MODES) -> list[Failure]:
                     problem = _fused_mode(program, *graph, ref)
                 elif mode == "jit":
                     problem = _jit_mode(program, ref)
+                elif mode == "short_paths":
+                    problem = _short_paths_mode(program, arrays, ref)
+                elif mode == "torch":
+                    problem = _torch_mode(program, arrays, ref)
                 elif mode == "threads":
                     problem = _threads_mode(program, *graph, [(arrays, ref)] +
                                             _other_inputs(program, arrays))
-                else:
+                else:  # unknown_dims, unknown_all
                     problem = None
                     for level in (0, 2):
-                        g, phs, fetches = _graph(program, unknown=True)
+                        g, phs, fetches = _graph(program, "all" if mode == "unknown_all"
+                                                 else "leading")
                         problem = problem or _session_mode(program, g, phs, fetches, level, ref)
             except Exception as exc:  # noqa: BLE001 - a crash is a finding
                 problem = f"raised {type(exc).__name__}: {str(exc)[:300]}"

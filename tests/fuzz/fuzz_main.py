@@ -3,7 +3,11 @@ each failing program as a standalone reproducer (a Python file runnable with don
 PYTHONPATH) under `fuzz-failures/`. Programs run in worker processes, so a program that kills
 its process (a segmentation fault) is recorded with the mode that crashed, and the run goes on.
 
-    python tests/fuzz/fuzz_main.py --n 2000 --seed 1 --out fuzz-failures
+    python tests/fuzz/fuzz_main.py --n 2000 --seed 1 --out fuzz-failures [--mode nan]
+
+--mode default: every way of running (graphs, jit, threads, short paths off, PyTorch);
+nan: every input holds NaN, infinities and signed zeros; unknown: graphs whose placeholders
+have unknown dims (the leading one, then all); all: the three in turn.
 """
 
 from __future__ import annotations
@@ -20,27 +24,10 @@ import warnings
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+import fuzz_check  # noqa: E402
 from fuzz_check import MODES, Failure, check_program  # noqa: E402
+from fuzz_known import KNOWN_BUGS, known_reason  # noqa: E402, F401
 from fuzz_program import generate  # noqa: E402
-
-# (text in the message, text in the program or "", why[, the only mode it applies to]):
-# documented limits (a clear error naming the op, or float32 rounding, never a wrong answer),
-# each narrow; no mode is ever marked known as a whole
-KNOWN_BUGS = [
-    ("differs at", "dj.tanh(", "float32 tanh inside a compiled kernel is within 1 ulp of NumPy's "
-     "(docs/performance.md); its gradient 1 - y*y cancels near |x| > 4 and magnifies that ulp "
-     "(a float32 rounding difference, not a wrong formula)", "O2_fused"),
-    ("has zeros of the wrong sign", "dj.am", "min/max of +0.0 and -0.0: IEEE 754 allows either, "
-     "and NumPy's answer depends on the order it visits the elements, which differs between "
-     "the strided eager input and a graph's fed copy (PyTorch does not specify it either)"),
-    ("has unknown dims; name the dims to squeeze", "dj.squeeze(", "squeeze without dims of a "
-     "tensor with unknown dims (a documented limit: the result's rank would be unknown)"),
-    ("squeeze: dim", "dj.squeeze(", "squeeze of a dim unknown at build time that is not 1 when "
-     "the graph runs (a documented limit: eager leaves such a dim, as PyTorch does; a graph's "
-     "rank is fixed)"),
-    ("dj.cond: output", "dj.cond", "dj.cond refuses branches of different float dtypes in a graph "
-     "(a documented limit: a graph value has one dtype; eager returns the taken branch's)"),
-]
 
 _TEMPLATE = '''"""dongjing fuzzer reproducer (seed {seed}, program {index}).
 
@@ -77,23 +64,21 @@ if __name__ == "__main__":
 '''
 
 
-def known_reason(failure, program) -> str | None:
-    """Why a failure is known and owned elsewhere, or None when it is a real new failure."""
-    for text, code, reason, *mode in KNOWN_BUGS:
-        if mode and failure.mode != mode[0]:
-            continue
-        if text in failure.message and code in program.source():
-            return reason
-    return None
+FUZZ_MODES = ("default", "nan", "unknown")
 
 
-def modes_for(index: int, rotate: bool) -> list:
-    """All modes (O2 with fusion forced, which compiles kernels, on every tenth program), or
-    (`rotate`, for a quick slice) O1 or O2 plus one other mode in turn."""
+def modes_for(index: int, rotate: bool, mode: str = "default") -> list:
+    """All modes but the all-unknown graph (O2 with fusion forced, which compiles kernels, on
+    every tenth program), or (`rotate`, for a quick slice) O1 or O2 plus one other mode in turn,
+    then the short paths off and PyTorch; for the "unknown" fuzz mode the graphs with unknown
+    dims and O2."""
+    if mode == "unknown":
+        return ["unknown_dims", "unknown_all", "O2"]
     if not rotate:
-        return [m for m in MODES if m != "O2_fused" or index % 10 == 0]
+        return [m for m in MODES if m != "unknown_all" and (m != "O2_fused" or index % 10 == 0)]
     others = ["O0", "jit", "threads", "unknown_dims"]
-    return ["O2" if index % 2 == 0 else "O1", others[index % len(others)]]
+    return ["O2" if index % 2 == 0 else "O1", others[index % len(others)], "short_paths",
+            "torch"]
 
 
 def reproducer(program, failures, seed: int, index: int, filename: str) -> str:
@@ -109,15 +94,17 @@ def reproducer(program, failures, seed: int, index: int, filename: str) -> str:
                             list(MODES))
 
 
-def _write(out: str, program, failures, seed: int, index: int) -> None:
+def _write(out: str, program, failures, seed: int, index: int, mode: str = "default") -> None:
     os.makedirs(out, exist_ok=True)
-    name = os.path.join(out, f"fuzz_{seed}_{index}.py")
+    prefix = "" if mode == "default" else f"{mode}_"
+    name = os.path.join(out, f"fuzz_{prefix}{seed}_{index}.py")
     with open(name, "w") as fh:
         fh.write(reproducer(program, failures, seed, index, name))
 
 
 def run(n: int, seed: int, out: str | None, max_lines: int = 8, rotate: bool = False,
-        quiet: bool = False, start: int = 0, progress: str | None = None) -> dict:
+        quiet: bool = False, start: int = 0, progress: str | None = None,
+        mode: str = "default") -> dict:
     """Fuzz programs `start`..`start + n - 1` of `seed`'s sequence; returns {"new": [(index,
     Failure, Program)], "known": [(index, Failure, Program, reason)], "raw": [text],
     "seconds": s}."""
@@ -125,7 +112,7 @@ def run(n: int, seed: int, out: str | None, max_lines: int = 8, rotate: bool = F
     began = time.perf_counter()
     found: dict = {"new": [], "known": [], "raw": []}
     for index in range(start + n):
-        program, raw = generate(rng, max_lines)
+        program, raw = generate(rng, max_lines, mode)
         if index < start:
             continue
         found["raw"] += raw
@@ -134,7 +121,7 @@ def run(n: int, seed: int, out: str | None, max_lines: int = 8, rotate: bool = F
                 fh.write(str(index))
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            failures = check_program(program, modes_for(index, rotate))
+            failures = check_program(program, modes_for(index, rotate, mode))
         if not failures:
             continue
         new = [f for f in failures if known_reason(f, program) is None]
@@ -144,30 +131,31 @@ def run(n: int, seed: int, out: str | None, max_lines: int = 8, rotate: bool = F
             else:
                 found["known"].append((index, f, program, known_reason(f, program)))
         if out:
-            _write(out, program, failures, seed, index)
+            _write(out, program, failures, seed, index, mode)
         if not quiet:
             for f in failures:
                 tag = "NEW" if f in new else "KNOWN: " + known_reason(f, program)
                 print(f"program {index}: {f.mode}: {f.message[:200]}  [{tag}]")
     found["seconds"] = time.perf_counter() - began
+    found["torch_skipped"] = dict(fuzz_check.TORCH_SKIPPED)
     return found
 
 
-def _program_at(seed: int, index: int, max_lines: int):
+def _program_at(seed: int, index: int, max_lines: int, mode: str = "default"):
     rng = random.Random(seed)
     for _ in range(index + 1):
-        program, _ = generate(rng, max_lines)
+        program, _ = generate(rng, max_lines, mode)
     return program
 
 
-def _crashing_mode(seed: int, index: int, max_lines: int) -> Failure:
+def _crashing_mode(seed: int, index: int, max_lines: int, mode: str = "default") -> Failure:
     """The mode of program `index` that kills a fresh process running its modes in order (the
     crash may need the earlier modes' state: a read past an array faults only if unmapped)."""
     code = (f"import sys; sys.path.insert(0, {os.path.dirname(os.path.abspath(__file__))!r})\n"
             f"import warnings; warnings.simplefilter('ignore')\nimport fuzz_main\n"
             f"from fuzz_check import check_program\n"
-            f"p = fuzz_main._program_at({seed}, {index}, {max_lines})\n"
-            f"for mode in fuzz_main.modes_for({index}, False):\n"
+            f"p = fuzz_main._program_at({seed}, {index}, {max_lines}, {mode!r})\n"
+            f"for mode in fuzz_main.modes_for({index}, False, {mode!r}):\n"
             f"    print(mode, flush=True)\n    check_program(p, [mode])\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     if done.returncode < 0 and done.stdout.split():
@@ -175,18 +163,20 @@ def _crashing_mode(seed: int, index: int, max_lines: int) -> Failure:
     return Failure("unknown", "the process died, but not when the program ran again alone")
 
 
-def supervise(n: int, seed: int, out: str, max_lines: int = 8, start: int = 0) -> dict:
+def supervise(n: int, seed: int, out: str, max_lines: int = 8, start: int = 0,
+              mode: str = "default") -> dict:
     """`run` of programs `start`..`n - 1` in worker processes; a program that kills its worker
     is recorded (with the modes that crash) and skipped."""
     os.makedirs(out, exist_ok=True)
     progress, results = os.path.join(out, ".progress"), os.path.join(out, ".results.json")
-    found: dict = {"new": [], "known": [], "raw": []}
+    found: dict = {"new": [], "known": [], "raw": [], "torch_skipped": collections.Counter()}
     began = time.perf_counter()
     while start < n:
         code = (f"import sys, json; sys.path.insert(0, "
                 f"{os.path.dirname(os.path.abspath(__file__))!r})\nimport fuzz_main\n"
                 f"f = fuzz_main.run({n - start}, {seed}, {out!r}, {max_lines}, start={start}, "
-                f"progress={progress!r})\njson.dump(fuzz_main.summary(f), open({results!r}, 'w'))")
+                f"progress={progress!r}, mode={mode!r})\n"
+                f"json.dump(fuzz_main.summary(f), open({results!r}, 'w'))")
         rc = subprocess.run([sys.executable, "-W", "ignore", "-c", code]).returncode
         if rc >= 0:
             with open(results) as fh:
@@ -196,9 +186,9 @@ def supervise(n: int, seed: int, out: str, max_lines: int = 8, start: int = 0) -
             break
         with open(progress) as fh:
             index = int(fh.read())
-        program = _program_at(seed, index, max_lines)
-        failures = [_crashing_mode(seed, index, max_lines)]
-        _write(out, program, failures, seed, index)
+        program = _program_at(seed, index, max_lines, mode)
+        failures = [_crashing_mode(seed, index, max_lines, mode)]
+        _write(out, program, failures, seed, index, mode)
         for f in failures:
             reason = known_reason(f, program)
             tag = "KNOWN: " + reason if reason else "NEW"
@@ -213,7 +203,7 @@ def summary(found: dict) -> dict:
     """`run`'s findings as JSON-ready lists: [index, mode, message, reason or None]."""
     return {"new": [[i, f.mode, f.message, None] for i, f, _ in found["new"]],
             "known": [[i, f.mode, f.message, r] for i, f, _, r in found["known"]],
-            "raw": found["raw"]}
+            "raw": found["raw"], "torch_skipped": found.get("torch_skipped", {})}
 
 
 def main(argv=None) -> int:
@@ -223,18 +213,25 @@ def main(argv=None) -> int:
     parser.add_argument("--out", default="fuzz-failures")
     parser.add_argument("--max-lines", type=int, default=8)
     parser.add_argument("--start", type=int, default=0, help="skip the first programs")
+    parser.add_argument("--mode", choices=FUZZ_MODES + ("all",), default="default",
+                        help="default, nan (NaN/inf in every input), unknown (unknown dims), "
+                             "or all three in turn")
     args = parser.parse_args(argv)
-    found = supervise(args.n, args.seed, args.out, args.max_lines, args.start)
-    by_mode = collections.Counter(mode for _, mode, _, _ in found["new"])
-    known = collections.Counter(reason for *_, reason in found["known"])
-    print(f"\n{args.n - args.start} programs in {found['seconds']:.1f} s; new failures: "
-          f"{dict(by_mode)}; known: {dict(known)}; raw Python errors while generating: "
-          f"{len(found['raw'])}")
-    for line in sorted(set(found["raw"]))[:20]:
-        print("  raw:", line[:200])
-    if found["new"] or found["known"]:
-        print(f"reproducers written to {args.out}/")
-    return 1 if found["new"] else 0
+    new = False
+    for mode in FUZZ_MODES if args.mode == "all" else (args.mode,):
+        found = supervise(args.n, args.seed, args.out, args.max_lines, args.start, mode)
+        by_mode = collections.Counter(m for _, m, _, _ in found["new"])
+        known = collections.Counter(reason for *_, reason in found["known"])
+        print(f"\n[{mode}] {args.n - args.start} programs in {found['seconds']:.1f} s; new "
+              f"failures: {dict(by_mode)}; known: {dict(known)}; raw Python errors while "
+              f"generating: {len(found['raw'])}; not compared with PyTorch: "
+              f"{dict(found['torch_skipped'].most_common(8))}")
+        for line in sorted(set(found["raw"]))[:20]:
+            print("  raw:", line[:200])
+        if found["new"] or found["known"]:
+            print(f"reproducers written to {args.out}/")
+        new = new or bool(found["new"])
+    return 1 if new else 0
 
 
 if __name__ == "__main__":

@@ -48,14 +48,17 @@ class Program:
     inputs: list
     lines: list = field(default_factory=list)
     outputs: list = field(default_factory=list)
+    refused: list = field(default_factory=list)  # (lines before, expr, dongjing's error)
 
     def source(self) -> str:
         args = ", ".join(f"x{i}" for i in range(len(self.inputs)))
         body = "".join(f"    {line}\n" for line in self.lines)
         return f"def program({args}):\n{body}    return [{', '.join(self.outputs)}]\n"
 
-    def function(self):
-        scope = dict(NAMESPACE)
+    def function(self, namespace: dict | None = None):
+        """The program as a Python function, its names (`dj`, `F`, `ops`, `np`) from
+        `namespace` (default: dongjing's)."""
+        scope = dict(NAMESPACE if namespace is None else namespace)
         exec(compile(self.source(), "<fuzz-program>", "exec"), scope)
         return scope["program"]
 
@@ -139,10 +142,12 @@ def _values(rng: random.Random, shape: tuple, dtype, special: bool) -> np.ndarra
     return np.asarray(array, dtype=dtype)
 
 
-def generate(rng: random.Random, max_lines: int = 8) -> tuple[Program, list]:
-    """A random program and the eager values of its lines (dropped lines never appear)."""
+def generate(rng: random.Random, max_lines: int = 8, mode: str = "default"
+             ) -> tuple[Program, list]:
+    """A random program and the eager values of its lines (dropped lines never appear); in the
+    "nan" mode every input holds NaN, infinities and signed zeros among its values."""
     dtype = rng.choice([np.float32, np.float64])
-    special = rng.random() < 0.3
+    special = rng.random() < 0.3 or mode == "nan"
     first = _random_shape(rng)
     shapes = [first] + [_related_shape(rng, first) if rng.random() < 0.7 else _random_shape(rng)
                         for _ in range(rng.randint(0, 2))]
@@ -166,7 +171,10 @@ def generate(rng: random.Random, max_lines: int = 8) -> tuple[Program, list]:
         try:
             with np.errstate(all="ignore"):
                 value = eval(compile(expr, "<fuzz-line>", "eval"), scope)
-        except DongjingError:
+        except DongjingError as exc:  # kept: does PyTorch compute it? (fuzz_check, torch)
+            if len(program.refused) < 2:
+                program.refused.append((list(program.lines), expr, f"{type(exc).__name__}: "
+                                                                   f"{str(exc)[:150]}"))
             continue
         except Exception as exc:  # a raw Python error from dongjing: a validation gap
             raw_errors.append(f"{expr}  ->  {type(exc).__name__}: {exc}")

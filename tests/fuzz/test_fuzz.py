@@ -63,3 +63,81 @@ def test_threads_mode_keeps_a_data_dependent_program_valid():
     program = Program([Input(np.array([1.0, 2.0, 3.0]))],
                       ["v0 = x0[x0 > 0]", "v1 = dj.logical_and((x0 > 0), (v0 > 0))"], ["v1"])
     assert check_program(program, ["threads"]) == []
+
+
+def _program(lines, outputs, *arrays):
+    import numpy as np
+    from fuzz_program import Input, Program
+
+    return Program([Input(np.asarray(a)) for a in arrays], lines, outputs)
+
+
+def test_short_paths_mode_compares_bits_with_the_general_path(monkeypatch):
+    # runs everywhere (no torch needed): a short path that is off by one ulp is caught
+    import numpy as np
+
+    from dongjing.autograd import engine
+
+    program = _program(["v0 = x0 * x0 + x0", "v1 = dj.sum(v0)"], ["v1"],
+                       np.array([1.5, -0.0, np.nan], np.float32), np.float64(2.0))
+    assert check_program(program, ["short_paths"]) == []
+    real = engine._sum_of
+
+    def off_by_an_ulp(a, b):
+        total = real(a, b)
+        if engine._plain.on:  # only while short paths are on
+            total._data = np.nextafter(total._data, np.inf)
+        return total
+
+    monkeypatch.setattr(engine, "_sum_of", off_by_an_ulp)
+    found = check_program(program, ["short_paths"])
+    assert found and "differs in its bits" in found[0].message
+
+
+def test_zero_d_inputs_run_as_numpy_scalars_too():
+    import numpy as np
+
+    program = _program(["v0 = x0 * 2.0 + x1", "v1 = dj.exp(v0)"], ["v0", "v1"],
+                       np.array(0.5, np.float32), np.array([1.0, np.inf], np.float32))
+    assert check_program(program, ["short_paths", "O0"]) == []
+
+
+def test_the_comparison_with_pytorch(monkeypatch):
+    pytest.importorskip("torch")
+    import fuzz_torch
+    import numpy as np
+
+    nan_inf = np.array([[np.nan, np.inf, -np.inf, 2.0], [-0.0, 0.5, -3.0, 1e30]], np.float32)
+    program = _program(["v0 = dj.exp(x0)", "v1 = dj.sum(dj.tanh(v0) * x0, dim=1)",
+                        "v2 = dj.matmul(x0, dj.transpose(x0))"], ["v0", "v1", "v2"], nan_inf)
+    assert check_program(program, ["torch"]) == []
+    monkeypatch.setitem(fuzz_torch._SAME_OVERRIDES, "exp",
+                        lambda x: fuzz_torch.torch.exp(x) * 1.001)
+    found = check_program(program, ["torch"])
+    assert found and "differs from PyTorch" in found[0].message
+
+
+def test_pytorch_finds_what_dongjing_refuses():
+    pytest.importorskip("torch")
+    import numpy as np
+
+    program = _program(["v0 = dj.exp(x0)"], ["v0"], np.zeros((2, 3), np.float32))
+    program.refused.append((["v0 = dj.exp(x0)"], "dj.reshape(v0, (3, 2))", "ShapeError: a test"))
+    found = check_program(program, ["torch"])
+    assert found and "dongjing refuses `dj.reshape(v0, (3, 2))`" in found[0].message
+
+
+def test_float32_tolerance_follows_cancellation():
+    import fuzz_torch
+    import numpy as np
+
+    # a sum whose terms cancel: PyTorch's own float32 error is large, so a dongjing float32
+    # answer as far from PyTorch's is accepted; the same distance without cancellation is not
+    low, high = np.array([1e-3], np.float32), np.array([1.25e-3])
+    assert fuzz_torch.compare([np.array([1.4e-3], np.float32)], [low], [high], "x") is None
+    assert fuzz_torch.compare([np.array([1.4e-3], np.float32)], [low], [low.astype(float)],
+                              "x") is not None
+    nan = np.array([np.nan, np.inf, 1.0], np.float32)
+    assert fuzz_torch.compare([nan], [nan.copy()], None, "x") is None
+    assert "infinities" in fuzz_torch.compare([nan], [np.array([np.nan, -np.inf, 1.0],
+                                                                np.float32)], None, "x")

@@ -7,12 +7,19 @@ from collections.abc import Sequence
 
 from ..backends import backend_of, numpy_backend
 from ..errors import ShapeError
+from ..short_paths import declare as _declare_short_path
+from ..short_paths import state as _short
 from ..tensor import Tensor
 from .engine import run_backward
 from .function import accumulator_of
 
 _NDARRAY = numpy_backend.array_types[0]
 _numpy_array = numpy_backend.xp.array
+
+_declare_short_path("api.one_root_backward", __name__, "`loss.backward()` of one eager result "
+                    "without the lists and checks of the general entry")
+_declare_short_path("api.size_one_seed", __name__, "the seed of a one-element output made by "
+                    "reshaping a 0-d array instead of the backend's ones()")
 
 
 def _root_node(t):
@@ -41,7 +48,7 @@ def _initial_grad(t, gradient):
                 f"{t.shape}: pass gradient= (a tensor of that shape) to backward()"
             )
         data = t._data
-        if type(data) is _NDARRAY:  # the common case, without a backend lookup
+        if type(data) is _NDARRAY and _short.on:  # short path: api.size_one_seed
             one = _numpy_array(1, data.dtype)  # a fifth of `ones`' cost
             return Tensor._make(one.reshape(data.shape) if data.ndim else one)
         return Tensor._make(backend_of(data).ones(data.shape, data.dtype))
@@ -99,8 +106,8 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False) 
 
 
 def _backward(tensors, grad_tensors, retain_graph, create_graph) -> None:
-    if isinstance(tensors, Tensor) and tensors.grad_fn is not None and tensors._node is None:
-        # the common case: `loss.backward()` of one eager result
+    if (isinstance(tensors, Tensor) and tensors.grad_fn is not None and tensors._node is None
+            and _short.on):  # short path: api.one_root_backward
         if retain_graph is None:
             retain_graph = create_graph
         return run_backward([tensors.grad_fn], [_initial_grad(tensors, grad_tensors)],

@@ -10,6 +10,8 @@ from ..backends import backend_of, numpy_backend
 from ..eager_modes import plain as _plain
 from ..errors import AutogradError, DongjingError
 from ..profiler import hooks as _profiler  # `_profiler.on`: a profiler is recording
+from ..short_paths import declare as _declare_short_path
+from ..short_paths import state as _short
 from ..tensor import Tensor, _GradScope
 from ..tensor import ndarray as _ndarray
 from . import anomaly
@@ -20,6 +22,14 @@ from .provenance import caller, describe, modification
 
 _numpy_add_into = numpy_backend.add_into
 _make = Tensor._make
+
+_declare_short_path("engine.one_root", __name__, "one root's buffers set up without the loops")
+_declare_short_path("engine.sum_of", __name__, "two gradients of one dtype summed by NumPy's add "
+                    "directly instead of the add op (plain mode)")
+_declare_short_path("engine.add_into", __name__, "a third gradient added in place into a sum the "
+                    "engine made, instead of a new add")
+_declare_short_path("engine.leaf_at_once", __name__, "a leaf whose gradient is complete "
+                    "accumulated at once, not queued")
 
 
 def _dependencies(roots) -> dict:
@@ -138,7 +148,7 @@ def _run_backward(
     # Gradients held in two places (the caller's own, or one object a rule sent along two
     # edges, as add's does): whoever keeps one copies it first. The ids stay valid while the
     # object lives; a stale id only costs a needless copy.
-    if len(roots) == 1:  # `loss.backward()`: the common case, without the loops
+    if len(roots) == 1 and _short.on:  # short path: engine.one_root
         root = roots[0]
         buffers = {root: grads[0]}
         ready = [] if root in deps else [root]
@@ -153,7 +163,7 @@ def _run_backward(
     freed_at = True if retain_graph else (caller() or True)  # named if backward comes again
     previous = recording()  # the engine's switch: recording only for create_graph
     write_grad_mode(create_graph)
-    leaves_direct = capture is None and not _profiler.on
+    leaves_direct = capture is None and not _profiler.on and _short.on  # engine.leaf_at_once
     try:
         while ready:
             node = ready.pop()
@@ -193,8 +203,9 @@ def _run_backward(
                     prev = buffers.get(fn)
                     if prev is None:
                         buffers[fn] = g
-                    elif id(prev) in owned and _same_kind(prev._data, g._data):
-                        _add_into(prev._data, g._data)
+                    elif (id(prev) in owned and _short.on
+                          and _same_kind(prev._data, g._data)):
+                        _add_into(prev._data, g._data)  # short path: engine.add_into
                     elif create_graph:
                         buffers[fn] = prev + g  # on the tape
                     else:
@@ -206,7 +217,7 @@ def _run_backward(
                 if left:
                     continue
                 if type(fn) is AccumulateGrad and leaves_direct and not fn.pre_hooks:
-                    # a leaf whose gradient is complete: accumulated now, not queued
+                    # short path: engine.leaf_at_once (accumulated now, not queued)
                     leaf_grad = buffers.pop(fn, None)
                     if leaf_grad is not None:
                         if owned:
@@ -236,7 +247,7 @@ def _sum_of(a, b):
     otherwise."""
     da, db = a._data, b._data
     if _plain.on and type(da) is _ndarray and type(db) is _ndarray and da.dtype is db.dtype:
-        return _make(da + db)
+        return _make(da + db)  # short path: engine.sum_of
     return a + b
 
 

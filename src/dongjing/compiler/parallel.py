@@ -7,6 +7,9 @@ import os
 import threading
 from queue import SimpleQueue
 
+from ..short_paths import declare as _declare_short_path
+from ..short_paths import state as _short
+
 MIN_SIZE = 1 << 18  # elements; below this a thread hand-off costs more than it saves
 # W3 on the 2-core machine (best of 40, machine lightly loaded): 865 µs split vs 1,096 µs on one
 # thread. Under heavy load from other processes a second thread can lose; `ENABLED = False`
@@ -15,11 +18,15 @@ ENABLED = True
 _jobs: SimpleQueue | None = None  # (function, args, reply queue) for the worker thread
 _lock = threading.Lock()
 
+_declare_short_path("parallel.halves", __name__, "large calls split in two halves on two threads "
+                    "(unfold2d, max pooling and its gradient, relu and its gradient eagerly; "
+                    "compiled programs' ufuncs and kernels, decided when they compile)")
+
 
 def threads() -> int:
     """How many threads large elementwise calls use (1 unless ENABLED; then OMP_NUM_THREADS,
     default 2, at most 2)."""
-    if not ENABLED:
+    if not ENABLED or not _short.on:  # short path: parallel.halves (off: one thread)
         return 1
     try:
         wanted = int(os.environ.get("OMP_NUM_THREADS", "2"))

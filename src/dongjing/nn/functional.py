@@ -127,7 +127,8 @@ def conv2d(x: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Size =
     """
     x = as_tensor(x)
     _check_4d("conv2d", x)
-    if weight.ndim != 4 or (x.shape[1] is not None and x.shape[1] != weight.shape[1]):
+    if weight.ndim != 4 or None not in (x.shape[1], weight.shape[1]) and \
+            x.shape[1] != weight.shape[1]:
         raise ShapeError(
             f"conv2d: input of shape {x.shape} does not fit a weight of shape {weight.shape} "
             f"(the input's channels must equal the weight's dim 1)"

@@ -4,9 +4,13 @@ from __future__ import annotations
 
 from ..backends import numpy_backend
 from ..eager_modes import plain as _plain
+from ..short_paths import declare as _declare_short_path
 
 _numpy = numpy_backend.xp
 _ndarray = numpy_backend.array_types[0]
+
+_declare_short_path("broadcast.sum_to_shape", __name__, "a broadcast gradient no tape needs "
+                    "summed by the sum op's forward without dispatch (plain mode)")
 
 
 def sum_to_shape(g, shape: tuple):
@@ -25,7 +29,8 @@ def sum_to_shape(g, shape: tuple):
         lead + i for i, d in enumerate(shape) if d == 1 and gshape[lead + i] != 1
     )
     if _plain.on and not g.requires_grad and g._node is None and type(g._data) is _ndarray:
-        return _off_tape(g._data, stretched, lead)  # no profiler event or check is due
+        # short path: broadcast.sum_to_shape (no profiler event or check is due)
+        return _off_tape(g._data, stretched, lead)
     # the dims are canonical (sorted, non-negative), so the op is applied without the
     # public function's argument checks: this runs for every broadcast gradient
     if stretched:

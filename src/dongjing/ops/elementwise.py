@@ -215,11 +215,19 @@ def _relu_into(x, out):
 
 def _relu_backward_forward(xp, g, x):
     out = _on_two_threads(_relu_backward_into, g, x) if g.dtype == x.dtype else None
-    return xp.multiply(g, x > 0) if out is None else out
+    return xp.where(x <= 0, xp.zeros((), g.dtype), g) if out is None else out
+
+
+def _relu_backward_out(xp, g, x, out):
+    # PyTorch's threshold_backward: 0 where x <= 0 (not g * 0, NaN for an infinite g), g
+    # elsewhere, NaN included
+    xp.copyto(out, g)
+    xp.copyto(out, 0, where=x <= 0)
+    return out
 
 
 def _relu_backward_into(g, x, out):
-    return numpy_backend.xp.multiply(g, x > 0, out=out)
+    return _relu_backward_out(numpy_backend.xp, g, x, out)
 
 
 _relu = define("relu", forward=_relu_forward, infer=inf.numeric("relu"),
@@ -233,14 +241,14 @@ exp, log, sqrt, tanh, sigmoid, abs, relu, sign = (
     op.binding for op in (_exp, _log, _sqrt, _tanh, _sigmoid, _abs, _relu, _sign))
 
 
-# relu's gradient g * (x > 0) as one op (PyTorch's threshold_backward): one pass, not three
+# relu's gradient as one op (PyTorch's threshold_backward): one pass, not three
 _relu_backward = define(
     "relu_backward", forward=_relu_backward_forward,
     infer=inf.elementwise("relu_backward"), kind=E,
     grads=(lambda gg, g, x: relu_backward(gg, x), None),  # zero almost everywhere in x
-    forward_out=lambda xp, g, x, out: xp.multiply(g, x > 0, out=out),
+    forward_out=_relu_backward_out,
     binding=binary, public="relu_backward", onnx=onnx_rules.relu_backward,
-    doc="g where x > 0, else 0: the gradient of relu at x.",
+    doc="0 where x <= 0, else g (NaN included): the gradient of relu at x.",
 )
 relu_backward = _relu_backward.binding
 
@@ -266,11 +274,12 @@ tanh_backward = _tanh_backward.binding
 
 # --- maximum, minimum, where, clip ---------------------------------------------------------
 def _extremum_grads(pick):
-    def weight(a, b, dtype):  # ties split the gradient evenly, as PyTorch does
-        return add(cast(pick(a, b), dtype), mul(cast(eq(a, b), dtype), 0.5))
+    def weight(a, b, dtype):  # PyTorch's rule: 0 where the other input wins, 1/2 at ties, else
+        # 1 (so with a NaN on either side both inputs get the whole gradient)
+        return sub(1.0, add(cast(pick(b, a), dtype), mul(cast(eq(a, b), dtype), 0.5)))
 
     return (lambda g, a, b: mul(g, weight(a, b, g.dtype)),
-            lambda g, a, b: mul(g, sub(1.0, weight(a, b, g.dtype))))
+            lambda g, a, b: mul(g, weight(b, a, g.dtype)))
 
 
 _maximum = define("maximum", ufunc="maximum", infer=inf.elementwise("maximum"), kind=E,

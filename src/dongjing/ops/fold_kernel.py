@@ -16,6 +16,11 @@ own form on two halves of the batch at once.
 from __future__ import annotations
 
 from ..backends import numpy_backend
+from ..short_paths import declare as _declare_short_path
+from ..short_paths import state as _short
+
+_declare_short_path("fold_kernel.fold_planes", __name__, "fold2d as one compiled (numba) pass "
+                    "per plane instead of NumPy's kh*kw strided adds")
 
 _FOLD = """def _fold_planes(n, kh, kw, oh, ow, sh, sw, ph, pw, h, w, zero, cols, out):
     plane = kh * kw * oh * ow
@@ -65,7 +70,8 @@ def _kernel(dtype_name: str):
 def fold_planes(xp, cols, size, kernel_size, stride, padding):
     """`fold2d` of NumPy `cols` (N, C, kh, kw, OH, OW) into a new (N, C, *size) array, or None
     where the compiled form does not apply (then NumPy's strided adds run)."""
-    if type(cols) is not numpy_backend.array_types[0]:  # NumPy's own arrays only
+    # short path: fold_kernel.fold_planes (NumPy's own arrays only)
+    if type(cols) is not numpy_backend.array_types[0] or not _short.on:
         return None
     dtype = cols.dtype
     if dtype.name not in _DTYPES or not cols.flags.c_contiguous or cols.size == 0:

@@ -7,11 +7,15 @@ from .. import infer as inf
 from ..dispatch import apply1, apply2, apply_binary, off_tape
 from ..errors import ShapeError
 from ..registry import Onnx, Spec, binds, define
+from ..short_paths import declare as _declare_short_path
 from ..tensor import Tensor
 from .convert import pair
 from .shape import _permute, squeeze, transpose, unsqueeze
 
 _make = Tensor._make
+
+_declare_short_path("linalg.matmul_grad", __name__, "2-d matmul gradient products by NumPy's @ "
+                    "on the arrays (dispatch.off_tape), without the permute and matmul dispatches")
 
 
 def _matmul_infer(a: Spec, b: Spec):
@@ -41,7 +45,7 @@ def _swap_last(x):
 
 def _matmul_grad_a(g, a, b):
     if a.ndim == 2 and b.ndim == 2:  # the common case, without reshaping
-        if off_tape(g, b):  # the backward engine's product, without two dispatches
+        if off_tape(g, b):  # short path: linalg.matmul_grad (without two dispatches)
             return _make(_matmul.forward(g._data, _transposed(b._data)))
         return apply2(_matmul, g, apply1(_permute, b, dims=(1, 0)))
     b2 = b if b.ndim > 1 else unsqueeze(b, -1)
@@ -64,7 +68,7 @@ def _is_transpose(t) -> bool:
 
 def _matmul_grad_b(g, a, b):
     if a.ndim == 2 and b.ndim == 2:
-        direct = off_tape(g, a)  # the backward engine's product, without the dispatches
+        direct = off_tape(g, a)  # short path: linalg.matmul_grad (without the dispatches)
         if _is_transpose(b):  # x @ w.T (every Linear): the same product as (g.T @ a).T,
             # computed so that w's gradient comes out in C order, the layout of w itself (a
             # transposed gradient makes the optimizer's update of w a strided pass)

@@ -57,12 +57,12 @@ def pow_scalar(e, node, ins):
 
 
 def relu_backward(e, node, ins):
-    """g * (x > 0)."""
+    """0 where x <= 0, else g."""
     g, x = ins
-    positive = e.node("Greater", [x, scalar(e, 0, in_dtype(node, 1), "zero")],
-                      name=node.name + "_positive")
-    return e.node("Mul", [e.cast(g, in_dtype(node, 0), node.dtype),
-                          e.cast(positive, dtypes.bool_, node.dtype)])
+    off = e.node("LessOrEqual", [x, scalar(e, 0, in_dtype(node, 1), "zero")],
+                 name=node.name + "_off")
+    return e.node("Where", [off, scalar(e, 0, node.dtype, "zero_grad"),
+                            e.cast(g, in_dtype(node, 0), node.dtype)])
 
 
 def tanh_backward(e, node, ins):

@@ -32,6 +32,9 @@ def _prod_forward(xp, x, dim=None, keepdim=False):
 def _prod_grad(g, x, *, out, dim=None, keepdim=False):
     # d out / d x_i = product of the others: out / x_i where x_i != 0; where x_i is the only
     # zero of its slice, the product of the rest; where the slice has two zeros, 0
+    reduced = tuple(x.shape) if dim is None else (x.shape[dim],)
+    if reduced == (1,) * len(reduced):  # one factor: 1, also for inf and NaN (PyTorch)
+        return _restore(g, x, dim, keepdim)
     zero = eq(x, 0.0)
     safe = where(zero, 1.0, x)
     zeros = sum(cast(zero, x.dtype), dim, keepdim=True)

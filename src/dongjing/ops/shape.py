@@ -320,7 +320,15 @@ def _concat_infer(*xs: Spec, dim):
 
 
 def _concat_vjp(g, inputs, out, needs, attrs):
-    dim = attrs["dim"]
+    # cat promotes mixed dtypes: each input's part of g is cast back to that input's dtype (as
+    # PyTorch's gradients are), or a float32 input would get a float64 gradient
+    from .elementwise import cast
+
+    return tuple(p if p is None or p.dtype == x.dtype else cast(p, x.dtype)
+                 for p, x in zip(_concat_parts(g, inputs, needs, attrs["dim"]), inputs))
+
+
+def _concat_parts(g, inputs, needs, dim):
     if any(x.shape[dim] is None for x in inputs):
         return _concat_vjp_at_run_time(g, inputs, needs, dim)
     grads, start = [], 0

@@ -19,7 +19,7 @@ from .bindings import binary, float_binary
 from .compare import eq, ge, logical_or, lt
 from .convert import as_tensor, pair
 from .elementwise import abs as _abs
-from .elementwise import add, cast, clip, clone, div, exp, mul, neg, sqrt, sub, where
+from .elementwise import add, cast, clip, clone, div, mul, neg, sigmoid, sqrt, sub, where
 from .linalg import mm
 from .math import _checked, _integer_division_infer, isnan, trunc
 from .reduce import mean
@@ -61,8 +61,10 @@ _hypot = define(
 
 
 def _logaddexp_grad(which):
-    def rule(g, a, b, *, out):
-        return mul(g, exp(sub(a if which == 0 else b, out)))
+    def rule(g, a, b):
+        # sigmoid(a - b), not exp(a - out): an infinite input's gradient is 1, not
+        # exp(inf - inf) = NaN (PyTorch: logaddexp(2, inf) gives gradients 0 and 1)
+        return mul(g, sigmoid(sub(a, b) if which == 0 else sub(b, a)))
 
     return rule
 

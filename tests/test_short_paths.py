@@ -1,0 +1,346 @@
+"""Every declared short path (`dongjing.short_paths.REGISTRY`) against the general path, bit for
+bit: each case runs once as it is and once inside `short_paths.disabled()`. A short path declared
+without a case here, or marked in the source (`# short path: NAME`) without a declaration,
+fails the suite."""
+
+from __future__ import annotations
+
+import importlib
+import pathlib
+import re
+
+import numpy as np
+import pytest
+
+import dongjing as dj
+from dongjing import dispatch, short_paths
+from dongjing.compiler import kernels, parallel
+from dongjing.compiler.passes import fuse_elementwise as fusion
+
+SRC = pathlib.Path(dj.__file__).parent
+MARKER = re.compile(r"#\s*short path: ([a-z_]+\.[a-z_0-9.]+)")
+SPECIAL = np.array([np.nan, np.inf, -np.inf, -0.0, 0.0, 1.5, -2.0, 3e38])
+
+
+def _marked() -> dict:
+    """{name: module} of every `# short path: NAME` comment under src/dongjing (imported)."""
+    found = {}
+    for path in SRC.rglob("*.py"):
+        names = MARKER.findall(path.read_text())
+        if names:
+            module = ".".join(("dongjing",) + path.relative_to(SRC).with_suffix("").parts)
+            importlib.import_module(module)  # its declarations run
+            for name in names:
+                found[name] = module
+    return found
+
+
+def _bits(value):
+    """What must agree bit for bit: for a Tensor its array's type, dtype, shape and bytes, and
+    whether it requires grad; for an array the same; None stays None."""
+    if value is None:
+        return None
+    if isinstance(value, dj.Tensor):
+        return ("tensor", value.requires_grad) + _bits(value._data)
+    array = value
+    assert type(array) is np.ndarray, f"a {type(array).__name__}, not an ndarray"
+    return (array.dtype.str, array.shape, array.tobytes())
+
+
+def _both(case):
+    """`case()` (a list of Tensors/arrays/None) with short paths on, then off; asserts that every
+    result agrees bit for bit and gives the results."""
+    fast = [_bits(v) for v in case()]
+    with short_paths.disabled():
+        assert not short_paths.enabled()
+        general = [_bits(v) for v in case()]
+    assert short_paths.enabled()
+    for k, (f, g) in enumerate(zip(fast, general)):
+        assert f == g, f"result {k}: short path {f!r:.200} vs general {g!r:.200}"
+    assert len(fast) == len(general)
+    return fast
+
+
+def _leaf(values, dtype=np.float32):
+    return dj.tensor(np.array(values, dtype=dtype), requires_grad=True)
+
+
+def _grads(loss, leaves):
+    loss.backward()
+    return [loss] + [t.grad for t in leaves]
+
+
+# --- the cases, one or more per declared short path ----------------------------------------
+def _apply1():
+    out = []
+    for dtype in (np.float32, np.float64):
+        x = _leaf(SPECIAL.reshape(2, 4), dtype)
+        s = dj.sum(x)  # a full reduction: NumPy's scalar becomes a 0-d array
+        out += [dj.exp(x), dj.sum(x, dim=1), s, dj.amax(x), dj.neg(x), dj.reshape(x, (4, 2))]
+        out += _grads(dj.sum(dj.tanh(x * 0.0)), [x])
+        out += [dj.sum(dj.tensor(np.float32(2.5))), dj.abs(dj.tensor(-0.0))]  # 0-d inputs
+    return out
+
+
+def _apply2():
+    a, b = _leaf([[1.0, np.nan], [np.inf, -0.0]], np.float64), _leaf([[2.0, 3.0]], np.float32)
+    return [dj.maximum(a, b), dj.matmul(a, dj.transpose(a)), dj.pow(dj.abs(a) + 0.5, b),
+            dj.hypot(a, b)] + _grads(dj.sum(dj.maximum(a, b) * b), [a, b])
+
+
+def _apply_binary():
+    a, b = _leaf([1.0, -0.0, np.nan, np.inf]), _leaf([3.0, 0.0, 1.0, -np.inf])
+    return [a + b, a - b, a * b, a / b, a == b, a < b, a + 1, 2.0 * b,
+            dj.tensor(np.array(2.0)) / dj.tensor(np.array(0.0))] + _grads(
+        dj.sum(a * b + a / b), [a, b])
+
+
+def _matmul_grads():
+    rng = np.random.default_rng(0)
+    x = dj.tensor(rng.standard_normal((5, 3)).astype(np.float32), requires_grad=True)
+    w = dj.tensor(rng.standard_normal((4, 3)).astype(np.float32), requires_grad=True)
+    v = dj.tensor(rng.standard_normal((3, 2)).astype(np.float32), requires_grad=True)
+    loss = dj.sum(dj.matmul(x, w.T)) + dj.sum(dj.matmul(x, v) * 2.0)  # x @ w.T and x @ v
+    return _grads(loss, [x, w, v])
+
+
+def _sum_to_shape():
+    a = _leaf(np.arange(3.0).reshape(3, 1), np.float64)
+    b = _leaf(np.arange(8.0).reshape(2, 1, 4) - 3.5, np.float64)
+    c = _leaf(np.float64(-1.0), np.float64)  # 0-d: a full reduction of the gradient
+    return _grads(dj.sum((a + b) * c), [a, b, c])
+
+
+def _engine_sums():
+    # one leaf reached along three paths: the sums and the in-place third add
+    x = _leaf([1.5, -0.0, 2.0], np.float64)
+    loss = dj.sum(x * 0.3) + dj.sum((x + 0.0) / x * 0.2) + dj.sum(x / 1.0 * 0.5)
+    return _grads(loss, [x])
+
+
+def _engine_sums_0d():
+    # issue 30's crash: 0-d float64 gradients summed by NumPy give a NumPy scalar
+    x = dj.tensor(np.array(1.5), requires_grad=True)
+    v1 = x + 0.0
+    v2 = v1 / x
+    v3 = x / 1.0
+
+    def w(c):
+        return dj.tensor(c, dtype=dj.float64)
+
+    loss = (v1 * w(0.3)).sum() + (v2 * w(0.2)).sum() + (v3 * w(0.5)).sum()
+    y = dj.tensor(np.array(0.5), requires_grad=True)
+    return _grads(loss, [x]) + _grads(y * y, [y])  # y*y: mul's two gradients, summed
+
+
+def _one_root_and_seed():
+    x = _leaf([[2.0, -3.0]])
+    y = _leaf(np.float64(0.5), np.float64)
+    out = _grads(dj.sum(x * x, dim=1, keepdim=True), [x])  # a (1, 1) seed
+    out += _grads(dj.exp(y), [y])  # a 0-d seed
+    z = _leaf([1.0, 2.0])
+    (dj.sum(z) * 2.0).backward(retain_graph=True)
+    out.append(z.grad.clone())
+    loss = dj.sum(z * z)
+    loss.backward(dj.tensor(np.float32(3.0)))  # an explicit seed
+    out.append(z.grad)
+    return out
+
+
+def _leaf_at_once():
+    x = _leaf([1.0, 2.0, 3.0])
+    h = x * 2.0
+    h.retain_grad()
+    hooked = _leaf([4.0])
+    hooked.register_hook(lambda g: g * 10.0)
+    loss = dj.sum(h * h) + dj.sum(hooked * x)
+    out = _grads(loss, [x, hooked])
+    return out + [h.grad]
+
+
+def _inplace_direct():
+    t = dj.tensor(np.array([1.0, -0.0, np.nan, 4.0], np.float32))
+    t += dj.tensor(np.array([1.0, 2.0, 3.0, np.inf], np.float32))
+    t.mul_(2.5)
+    t.sub_(1, alpha=3)
+    t.div_(dj.tensor(np.array([2.0, 0.0, 1.0, -1.0], np.float32)))
+    return [t, dj.tensor(np.zeros((2, 2))).add_(dj.tensor(np.ones(2)))]
+
+
+def _halves_eager(monkeypatch):
+    monkeypatch.setenv("OMP_NUM_THREADS", "2")
+    monkeypatch.setattr(parallel, "NUMPY_MIN_SIZE", 8)
+    if parallel.threads() < 2:
+        pytest.skip("one CPU: no second thread to split onto")
+    rng = np.random.default_rng(1)
+
+    def case():
+        data = rng.standard_normal((4, 2, 5, 5))
+        data[0, 0, 0, :2] = [np.nan, -np.inf]
+        x = dj.tensor(data, requires_grad=True)
+        pooled = dj.nn.functional.max_pool2d(x, 2, padding=1)
+        cols = dj.ops.unfold2d(x, (2, 2), (1, 1), (1, 1))
+        relu = dj.relu(x)
+        loss = dj.sum(pooled) + dj.sum(cols * 0.5) + dj.sum(relu * relu)
+        return [pooled, cols, relu] + _grads(loss, [x])
+
+    state = rng.bit_generator.state
+    return case, state, rng
+
+
+def _halves_compiled(monkeypatch):
+    monkeypatch.setenv("OMP_NUM_THREADS", "2")
+    monkeypatch.setattr(parallel, "MIN_SIZE", 4)
+    monkeypatch.setattr(fusion, "MIN_SIZE", 1)
+    if parallel.threads() < 2:
+        pytest.skip("one CPU: no second thread to split onto")
+    data = np.random.default_rng(2).standard_normal((6, 5))
+
+    def case():
+        with dj.Graph() as g:
+            x = dj.placeholder((6, 5), dj.float64)
+            y = dj.tanh(x) * 3.0 + dj.exp(x)
+            z = dj.maximum(y, x)
+            (gx,) = dj.gradients(dj.sum(z * y), [x])
+        sess = dj.Session(g, optimize=2)  # compiled here: the split is decided now
+        return list(sess.run([y, z, gx], {x: data}))
+
+    return case
+
+
+# name -> a case (a function giving the results to compare), or a fixture-taking factory
+CASES = {
+    "dispatch.apply1": [_apply1],
+    "dispatch.apply2": [_apply2],
+    "dispatch.apply_binary": [_apply_binary],
+    "dispatch.off_tape": [_matmul_grads, _sum_to_shape],
+    "linalg.matmul_grad": [_matmul_grads],
+    "broadcast.sum_to_shape": [_sum_to_shape],
+    "engine.one_root": [_one_root_and_seed, _engine_sums],
+    "engine.sum_of": [_engine_sums, _engine_sums_0d],
+    "engine.add_into": [_engine_sums, _engine_sums_0d],
+    "engine.leaf_at_once": [_leaf_at_once],
+    "api.one_root_backward": [_one_root_and_seed],
+    "api.size_one_seed": [_one_root_and_seed],
+    "tensor_inplace.direct": [_inplace_direct],
+    "parallel.halves": ["halves"],  # test_two_halves_equal_one_call below
+    "fold_kernel.fold_planes": ["fold"],  # test_compiled_fold_equals_numpy below
+}
+
+
+def test_every_declared_short_path_has_a_differential_case():
+    marked = _marked()
+    declared = dict(short_paths.REGISTRY)
+    assert set(marked) <= set(declared), \
+        f"marked in the source but never declared: {sorted(set(marked) - set(declared))}"
+    unmarked = {n for n, p in declared.items() if marked.get(n) != p.module}
+    assert not unmarked, f"declared without a `# short path: NAME` comment in their module: " \
+                         f"{sorted(unmarked)}"
+    missing = sorted(set(declared) - set(CASES))
+    assert not missing, f"short paths without a differential case in {__file__}: {missing}"
+    assert not set(CASES) - set(declared), "cases for short paths nobody declares"
+
+
+# issue 30's first defect, fixed on the branch that owns the engine's 0-d sums (rel-eager);
+# drop this mark once it has landed
+_ZERO_D_SUM = pytest.mark.xfail(reason="issue 30 item 1: two 0-d gradients summed by NumPy give "
+                                "a NumPy scalar", strict=False)
+
+
+@pytest.mark.parametrize("name,case", [
+    pytest.param(n, c, id=f"{n}-{c.__name__}",
+                 marks=[_ZERO_D_SUM] if c is _engine_sums_0d else [])
+    for n, cs in CASES.items() for c in cs if callable(c)])
+def test_short_path_equals_general_path(name, case):
+    _both(case)
+
+
+def test_the_switch_reroutes_dispatch_and_backward(monkeypatch):
+    calls = []
+    for name in ("_apply1_full", "_apply2_full"):
+        real = getattr(dispatch, name)
+        monkeypatch.setattr(dispatch, name,
+                            lambda *a, _real=real, _name=name: calls.append(_name) or _real(*a))
+    x = dj.tensor([1.0, 2.0], requires_grad=True)
+    dj.exp(x)
+    dj.maximum(x, x)
+    assert calls == []
+    with short_paths.disabled():
+        with short_paths.disabled():  # nested blocks: off until the outer one ends
+            pass
+        assert not short_paths.enabled() and not dispatch._plain.on
+        dj.exp(x)
+        dj.maximum(x, x)
+        assert parallel.threads() == 1
+        assert not dispatch.off_tape(x)
+    assert calls == ["_apply1_full", "_apply2_full"]
+    assert short_paths.enabled() and dispatch._plain.on
+
+
+def test_two_halves_equal_one_call(monkeypatch):
+    case, state, rng = _halves_eager(monkeypatch)
+    calls = []
+    real = parallel.split_leading
+    monkeypatch.setattr(parallel, "split_leading",
+                        lambda *a: calls.append(a[0].__name__) or real(*a))
+    fast = [_bits(v) for v in case()]
+    assert calls, "the eager halves were not taken"
+    calls.clear()
+    rng.bit_generator.state = state
+    with short_paths.disabled():
+        general = [_bits(v) for v in case()]
+    assert not calls, "the halves were taken with short paths off"
+    assert fast == general
+    compiled = _halves_compiled(monkeypatch)
+    fast = compiled()
+    with short_paths.disabled():
+        general = compiled()
+    for f, g in zip(fast, general):
+        assert f.dtype == g.dtype and f.tobytes() == g.tobytes()
+
+
+@pytest.mark.skipif(not kernels.available(), reason="needs numba")
+def test_compiled_fold_equals_numpy():
+    rng = np.random.default_rng(3)
+
+    def case():
+        cols = rng.standard_normal((2, 3, 2, 2, 4, 4)).astype(np.float32)
+        cols[0, 0, 0, 0, 0, 0] = np.nan
+        x = dj.tensor(cols, requires_grad=True)
+        folded = dj.ops.fold2d(x, (5, 5), (2, 2), (1, 1), (0, 0))
+        return [folded] + _grads(dj.sum(folded * folded), [x])
+
+    state = rng.bit_generator.state
+    from dongjing.ops import fold_kernel
+
+    assert fold_kernel.fold_planes(np, np.ones((1, 1, 2, 2, 4, 4), np.float32), (5, 5), (2, 2),
+                                   (1, 1), (0, 0)) is not None
+    fast = [_bits(v) for v in case()]
+    rng.bit_generator.state = state
+    with short_paths.disabled():
+        assert fold_kernel.fold_planes(np, np.ones((1, 1, 2, 2, 4, 4), np.float32), (5, 5),
+                                       (2, 2), (1, 1), (0, 0)) is None
+        general = [_bits(v) for v in case()]
+    assert fast == general
+
+
+def test_a_short_path_raises_the_general_paths_error():
+    # the short paths run the forward before the dtype rule's checks (once the rule's verdict
+    # is cached): the error must still be the rule's, without NumPy's chained beneath it
+    def errors():
+        found = []
+        for dtype in (np.float32, np.float32):  # the second call takes the short path
+            for fn in (lambda a, b: a @ b, dj.matmul, lambda a, b: a + b, dj.maximum):
+                try:
+                    fn(dj.ones(2, 3, dtype=dtype), dj.ones(4, 5, dtype=dtype))
+                except dj.ShapeError as exc:
+                    shown = exc.__cause__ or (None if exc.__suppress_context__
+                                              else exc.__context__)
+                    found.append((type(exc), str(exc), shown))  # shown: chained in a report
+        return found
+
+    fast = errors()
+    with short_paths.disabled():
+        general = errors()
+    assert fast == general and len(fast) == 8
+    assert all(shown is None for *_, shown in fast)
