@@ -1,16 +1,15 @@
 """Code generation: an optimized graph becomes one Python function, one line per node.
 
-The only place that writes Python source. Node names are the variable names; each line ends
-with the user's source line that created the node. Ops lower to their NumPy ufunc (with
-`out=` into a planned buffer) where the op table says so, else to a call of `op.forward`.
+The only place that writes Python source. Variables are generated (`v0`, `v1`, ...: ASCII,
+unique, never made from a node's name, which may be any string); each line ends with a comment
+naming the node and the user's source line that created it, escaped (`safety.py`). Ops lower to
+their NumPy ufunc (with `out=` into a planned buffer) where the op table says so, else to a call
+of `op.forward`.
 """
 
 from __future__ import annotations
 
-import builtins
 import functools
-import keyword
-import re
 
 import numpy as np
 
@@ -18,6 +17,14 @@ from . import loops, parallel
 from .ir import numel
 from .kernels import FORMULA_NAMES, compile_kernel, formula_lines
 from .memory import MemoryPlan, kernel_output
+from .safety import (
+    comment,
+    global_base,
+    is_plain,
+    keyword_argument,
+    local_name,
+    percent_name,
+)
 
 
 class Namespace:
@@ -29,12 +36,13 @@ class Namespace:
         self._ids: dict = {}
 
     def bind(self, base: str, value) -> str:
-        """A global name for `value` (one name per object)."""
+        """A global name for `value` (one name per object); `base` is made an ASCII identifier
+        starting with `_` (see `safety.global_base`)."""
         key = id(value)
         name = self._ids.get(key)
         if name is not None:
             return name
-        name = base
+        name = base = global_base(base)
         i = 1
         while name in self.values:
             name = f"{base}{i}"
@@ -45,27 +53,13 @@ class Namespace:
 
     def reserve(self, base: str) -> str:
         """A global name not taken yet, for a function the generated source defines."""
-        name, i = base, 1
+        name = base = global_base(base)
+        i = 1
         while name in self.values:
             name = f"{base}{i}"
             i += 1
         self.values[name] = None
         return name
-
-
-def _identifier(name: str, taken: set) -> str:
-    ident = re.sub(r"\W", "_", name)
-    if not ident or ident[0].isdigit() or ident[0] == "_":
-        ident = "v" + ident
-    if keyword.iskeyword(ident) or hasattr(builtins, ident) or ident in ("feeds", "outputs",
-                                                                            "pending"):
-        ident += "_"
-    base, i = ident, 1
-    while ident in taken:
-        ident = f"{base}_{i}"
-        i += 1
-    taken.add(ident)
-    return ident
 
 
 def _literal(value):
@@ -158,6 +152,8 @@ def kernel_source(name: str, body, kinds: list) -> tuple[str, dict]:
             continue
         ufunc = op.ufunc
         fn = f"_u_{ufunc.__name__}"
+        if not is_plain(ufunc.__name__) or ufuncs.get(fn, ufunc) is not ufunc:
+            fn = f"_u{j}"  # a ufunc made by np.frompyfunc, say: its name is no identifier
         ufuncs[fn] = ufunc
         lines.append(f"        t{j} = {fn}({', '.join(refs)})")
     for k, j in enumerate(body.outputs):
@@ -192,7 +188,7 @@ class Generator:
     def name(self, node) -> str:
         var = self.var.get(node)
         if var is None:
-            var = self.var[node] = _identifier(node.name, self.taken)
+            var = self.var[node] = local_name(self.taken)
         return var
 
     def attrs_source(self, node) -> str:
@@ -201,7 +197,7 @@ class Generator:
             text = _literal(value)
             if text is None:
                 text = self.ns.bind(f"_{key}", value)
-            parts.append(f"{key}={text}")
+            parts.append(keyword_argument(key, text))
         return ", ".join(parts)
 
     def out_target(self, node) -> str | None:
@@ -292,8 +288,9 @@ class Generator:
         if timed:
             lines.append("    _ts = [_clk()]; _tsa = _ts.append")
         if self.feeds:
+            fed = ", ".join(percent_name(n.name) if n is not None else "-" for n in self.feeds)
             lines.append(f"    {', '.join(feed_names)}{',' if len(feed_names) == 1 else ''}"
-                         " = feeds")
+                         f" = feeds  # {fed}")
         lines.append("    pending = []")
         for node in self.order:
             if node in feed_set:
@@ -336,13 +333,12 @@ class Generator:
         elif op.name == "variable":
             text = f"{var} = {self.ns.bind('_' + var + '_ref', node.attrs['ref'])}._data"
         elif op.kind == "source":
-            return f"    raise _SourceError({node.name!r})  # {node.source or ''}"
+            return f"    raise _SourceError({node.name!r}){comment(None, node.source)}"
         elif op.kind == "effect" and "ref" in node.attrs:
             text = self.assignment(node)
         else:
             text = f"{var} = {self.call(node)}"
-        comment = f"  # {node.source}" if node.source else ""
-        return f"    {text}{comment}"
+        return f"    {text}{comment(node.name, node.source)}"
 
     def splits(self, node) -> bool:
         """A large same-shape ufunc call that runs as two halves on two threads."""
@@ -382,7 +378,7 @@ class Generator:
         var = self.name(node)
         for k, u in enumerate(outs):
             flat_out.append(f"{var}[{k}]" if len(u.shape) == 1 else f"{var}[{k}].reshape(-1)")
-        kernel_name = f"_kernel_{var}"
+        kernel_name = self.ns.reserve("_kernel_fused")  # a loop body's kernels share the names
         source, ufuncs = kernel_source(kernel_name, body, kinds)
         params = tuple((kind, inp.dtype.name) for kind, inp in zip(kinds, node.inputs))
         params += tuple(("out", u.dtype.name) for u in outs)
@@ -416,7 +412,7 @@ class Generator:
             flat.append(f"{var}[{k}].reshape(-1)")
         kernel, source = cuda_kernels.build(
             self.xp, body, [i.dtype.name for i in node.inputs], [u.dtype.name for u in outs])
-        kernel_name = f"_kernel_{var}"
+        kernel_name = self.ns.reserve("_kernel_fused")
         self.ns.values[kernel_name] = kernel
         self.kernels[kernel_name] = source
         tuple_text = "(" + ", ".join(storage) + ("," if len(storage) == 1 else "") + ")"
