@@ -168,6 +168,28 @@ def test_string_attributes_and_odd_attribute_keys_enter_only_as_literals(level, 
         _assert_safe_source(dj.Session(g, optimize=level).source(y))
 
 
+class _Sneaky(str):
+    """A string whose repr is code (a string attribute must never be written through it)."""
+
+    def __repr__(self):
+        return "__import__('builtins').__setattr__('DJ_TEST_REPR_RAN', 1) or 'x'"
+
+
+@pytest.mark.parametrize("level", (1, 2))
+def test_attribute_values_are_written_only_through_builtin_reprs(level, strange_op):
+    g = dj.Graph()
+    with g.as_default():
+        x = dj.placeholder((3,), dj.float64, name="x")
+        y = apply(strange_op, x, **{"\ufb01": _Sneaky("abc"), "fi": "a"})
+    try:
+        sess = dj.Session(g, optimize=level)
+        np.testing.assert_array_equal(sess.run(y, {x: np.ones(3)}), [4.0, 4.0, 4.0])
+        assert "__import__" not in sess.source(y) and not hasattr(builtins, "DJ_TEST_REPR_RAN")
+    finally:
+        if hasattr(builtins, "DJ_TEST_REPR_RAN"):
+            delattr(builtins, "DJ_TEST_REPR_RAN")
+
+
 def test_a_newline_in_the_calling_files_name_injects_nothing(tmp_path):
     flag = "DJ_TEST_INJECTED"
     payload = f"    __import__('builtins').{flag} = 1"

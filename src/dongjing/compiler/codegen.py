@@ -63,14 +63,16 @@ class Namespace:
 
 
 def _literal(value):
-    """Python source for a simple attribute value, or None if it must be bound by name."""
-    if value is None or isinstance(value, (bool, int, str)):
+    """Python source for a simple attribute value, or None if it must be bound by name. Only
+    the exact builtin types: a subclass's `repr` (an enum's, say) need not be a literal."""
+    kind = type(value)
+    if value is None or kind is bool or kind is int or kind is str:
         return repr(value)
-    if isinstance(value, float):
+    if kind is float:
         return repr(value) if np.isfinite(value) else None
     if isinstance(value, np.dtype):
         return f"_np.dtype({value.str!r})"
-    if isinstance(value, tuple):
+    if kind is tuple:
         parts = [_literal(v) for v in value]
         if any(p is None for p in parts):
             return None
@@ -97,12 +99,12 @@ def forward_out_for(op, xp):
     return None
 
 
-def _permute_source(x, attrs):
-    return f"{x}.transpose({_literal(attrs['dims'])})"
+def _permute_source(gen, x, attrs):
+    return f"{x}.transpose({gen.literal('_dims', attrs['dims'])})"
 
 
-def _reshape_source(x, attrs):
-    return f"{x}.reshape({_literal(attrs['shape'])})"
+def _reshape_source(gen, x, attrs):
+    return f"{x}.reshape({gen.literal('_shape', attrs['shape'])})"
 
 
 def _getitem_source(node, args) -> str | None:
@@ -191,14 +193,15 @@ class Generator:
             var = self.var[node] = local_name(self.taken)
         return var
 
+    def literal(self, base: str, value) -> str:
+        """Source for an attribute value: a Python literal (strings escaped by `repr`), else
+        a global bound to the value itself."""
+        text = _literal(value)
+        return self.ns.bind(base, value) if text is None else text
+
     def attrs_source(self, node) -> str:
-        parts = []
-        for key, value in node.attrs.items():
-            text = _literal(value)
-            if text is None:
-                text = self.ns.bind(f"_{key}", value)
-            parts.append(keyword_argument(key, text))
-        return ", ".join(parts)
+        return ", ".join(keyword_argument(key, self.literal(f"_{key}", value))
+                         for key, value in node.attrs.items())
 
     def out_target(self, node) -> str | None:
         """Where `node` writes: a planned buffer, a Variable's array (in place), storage a
@@ -224,29 +227,31 @@ class Generator:
         if op.kind == "fused":
             return self.kernel_call(node, args)
         if kernel_output(node):
-            return f"{args[0]}[{node.attrs['index']}]"
+            return f"{args[0]}[{int(node.attrs['index'])}]"
         if op.name == "getitem" and out is None:
             text = _getitem_source(node, args)
             if text is not None:
                 return text
         special = _VIEW_LOWERING.get(op.name)
         if special is not None and out is None:
-            return special(args[0], node.attrs)
+            return special(self, args[0], node.attrs)
         if self.backend is not None and op.name == "concat":  # capturable (device_ops.py)
             from .device_ops import concat_by_copies
 
             fn = self.ns.bind("_concat_copies", concat_by_copies(self.xp))
-            extra = f"dim={node.attrs['dim']}" + (f", out={out}" if out else "")
+            extra = f"dim={self.literal('_dim', node.attrs['dim'])}"
+            extra += f", out={out}" if out else ""
             return f"{fn}({', '.join(args)}, {extra})"
         if self.backend is not None and op.name == "matmul" and self.gemm() is not None:
             fn = self.ns.bind("_gemm", self.gemm())  # cuBLAS itself: capturable (cuda_gemm.py)
             return f"{fn}({args[0]}, {args[1]}{', ' + out if out else ''})"
         ufunc = None if op.ufunc is None else _ufunc_source(op.ufunc, self.xp)
         if op.name == "sum" and out is not None and node.dtype == node.inputs[0].dtype:
-            dim, keep = node.attrs.get("dim"), node.attrs.get("keepdim", False)
+            dim = self.literal("_dim", node.attrs.get("dim"))
+            keep = self.literal("_keepdim", node.attrs.get("keepdim", False))
             if self.backend is not None:
-                return f"_np.sum({args[0]}, axis={_literal(dim)}, out={out}, keepdims={keep})"
-            return f"_np.add.reduce({args[0]}, {_literal(dim)}, None, {out}, {keep})"
+                return f"_np.sum({args[0]}, axis={dim}, out={out}, keepdims={keep})"
+            return f"_np.add.reduce({args[0]}, {dim}, None, {out}, {keep})"
         if out is not None and self.splits(node):
             fn = self.ns.bind("_split_ufunc", parallel.split_ufunc)
             return f"{fn}({ufunc}, {out}, {', '.join(args)})"
