@@ -168,6 +168,40 @@ def test_string_attributes_and_odd_attribute_keys_enter_only_as_literals(level, 
         _assert_safe_source(dj.Session(g, optimize=level).source(y))
 
 
+@pytest.fixture
+def listed_op():
+    """An op whose attributes (lists: bound as globals, not literals) are named like the
+    locals of generated loops and the planned buffers."""
+    op = define(
+        "listed",
+        forward=lambda xp, x, **attrs: x * sum(sum(v) for v in attrs.values()),
+        infer=infer.floating("listed"),
+        grads=(lambda g, x, **attrs: g * sum(sum(v) for v in attrs.values()),),
+        kind=Kind.OPAQUE,
+        doc="x times the sum of its list attributes.",
+    )
+    yield op
+    OPS.pop(op.name, None)
+
+
+@pytest.mark.parametrize("level", LEVELS)
+def test_globals_never_take_the_names_of_loop_locals_or_buffers(level, listed_op):
+    attrs = {"k": [1.0], "v0": [2.0], "v1": [4.0], "init0": [8.0], "buf0": [16.0],
+             "np": [32.0], "SourceError": [64.0]}  # 127 in all
+    g = dj.Graph()
+    with g.as_default():
+        n = dj.placeholder((), dj.int64, name="n")
+        x = dj.placeholder((2,), dj.float64, name="x")
+        _, s = dj.while_loop(lambda i, s: i < n,
+                             lambda i, s: (i + 1, s + apply(listed_op, x * 2.0, **attrs)),
+                             [dj.constant(np.int64(0)), dj.constant(np.zeros(2))])
+    sess = dj.Session(g, optimize=level)
+    np.testing.assert_array_equal(sess.run(s, {n: 3, x: np.array([1.0, 0.5])}),
+                                  [3 * 254.0, 3 * 127.0])
+    if level:
+        _assert_safe_source(sess.source(s))
+
+
 class _Sneaky(str):
     """A string whose repr is code (a string attribute must never be written through it)."""
 
@@ -227,7 +261,7 @@ def test_safety_helpers():
     assert comment("x²", "a.py:1") == "  # %'x²'  a.py:1"
     assert comment("h1", None) == "  # %h1"
     assert global_base("strange op²\n") == "_strange_op__" and global_base("if") == "_if"
-    assert global_base("_buf") == "_buf"
+    assert global_base("_buf") == "_g_buf" and global_base("buf0") == "_g_buf0"
     assert keyword_argument("dim", "1") == "dim=1"
     assert keyword_argument("\ufb01", "1") == "**{'\ufb01': 1}"
     assert keyword_argument("lambda", "1") == "**{'lambda': 1}"

@@ -21,6 +21,7 @@ from .safety import (
     comment,
     global_base,
     is_plain,
+    is_reserved,
     keyword_argument,
     local_name,
     percent_name,
@@ -42,23 +43,25 @@ class Namespace:
         name = self._ids.get(key)
         if name is not None:
             return name
-        name = base = global_base(base)
-        i = 1
-        while name in self.values:
-            name = f"{base}{i}"
-            i += 1
+        name = self._free(base)
         self.values[name] = value
         self._ids[key] = name
         return name
 
     def reserve(self, base: str) -> str:
         """A global name not taken yet, for a function the generated source defines."""
+        name = self._free(base)
+        self.values[name] = None
+        return name
+
+    def _free(self, base: str) -> str:
+        """`global_base(base)`, or with `_1`, `_2`, ... appended: a name neither bound here
+        nor reserved for generated code's own names."""
         name = base = global_base(base)
         i = 1
-        while name in self.values:
-            name = f"{base}{i}"
+        while name in self.values or is_reserved(name):
+            name = f"{base}_{i}"
             i += 1
-        self.values[name] = None
         return name
 
 
@@ -180,6 +183,7 @@ class Generator:
         self.taken: set = taken if taken is not None else set()
         self.buf_prefix = buf_prefix  # a loop body's buffers get names of their own
         self.kernels: dict = {}
+        self.kernel_names: dict = {}  # fused node -> its kernel's global name
         self.out_override: dict = {}  # node -> storage a generated loop gives it (loops.py)
         self.loops: dict = {}  # control node -> the name of its generated loop function
         self.loop_sources: dict = {}  # that function's name -> its source
@@ -334,7 +338,7 @@ class Generator:
             value = node.attrs["value"]
             if self.backend is not None:  # moved to the device once, when the program is built
                 value = self.backend.move(value)
-            text = f"{var} = {self.ns.bind('_' + var, value)}"
+            text = f"{var} = {self.ns.bind(f'_{var}_const', value)}"
         elif op.name == "variable":
             text = f"{var} = {self.ns.bind('_' + var + '_ref', node.attrs['ref'])}._data"
         elif op.kind == "source":
@@ -383,7 +387,7 @@ class Generator:
         var = self.name(node)
         for k, u in enumerate(outs):
             flat_out.append(f"{var}[{k}]" if len(u.shape) == 1 else f"{var}[{k}].reshape(-1)")
-        kernel_name = self.ns.reserve("_kernel_fused")  # a loop body's kernels share the names
+        kernel_name = self.kernel_name(node)
         source, ufuncs = kernel_source(kernel_name, body, kinds)
         params = tuple((kind, inp.dtype.name) for kind, inp in zip(kinds, node.inputs))
         params += tuple(("out", u.dtype.name) for u in outs)
@@ -398,6 +402,15 @@ class Generator:
             all_args = ", ".join(flat_in + flat_out)
             call = (f"{fn}({kernel_name}, {body.size}, ({all_args},), {_literal(flags)})")
         return f"{tuple_text}; {call}"
+
+    def kernel_name(self, node) -> str:
+        """The global naming `node`'s fused kernel: one per node, kept when the source is
+        generated again (the profiler's timed variant), unique in the namespace that loop
+        bodies share."""
+        name = self.kernel_names.get(node)
+        if name is None:
+            name = self.kernel_names[node] = self.ns.reserve("_kernel_fused")
+        return name
 
     def cuda_kernel_call(self, node, args, body, outs) -> str:
         """A fused group as one CUDA kernel (CuPy `ElementwiseKernel`) writing flat views of
@@ -417,7 +430,7 @@ class Generator:
             flat.append(f"{var}[{k}].reshape(-1)")
         kernel, source = cuda_kernels.build(
             self.xp, body, [i.dtype.name for i in node.inputs], [u.dtype.name for u in outs])
-        kernel_name = self.ns.reserve("_kernel_fused")
+        kernel_name = self.kernel_name(node)
         self.ns.values[kernel_name] = kernel
         self.kernels[kernel_name] = source
         tuple_text = "(" + ", ".join(storage) + ("," if len(storage) == 1 else "") + ")"

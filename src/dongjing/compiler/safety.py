@@ -28,12 +28,26 @@ def local_name(taken: set) -> str:
     return name
 
 
+# Names generated code gives its loop functions' locals (loops.py), the timed variant's locals
+# and the globals set outside `Namespace.bind` (planned buffers, `_np`, `_SourceError`, `_clk`):
+# a bound global must be none of them, or a statement would read the wrong value.
+_RESERVED = re.compile(r"_(?:v|init|cc|bc|S|h|P|s|g|f|c|a|d)\d+|_(?:k|cap|n|ts|tsa|np|clk)"
+                       r"|_SourceError|_buf\w*")
+
+
 def global_base(base: str) -> str:
     """`base` (an op or attribute name, or a generated name) as an ASCII identifier starting
-    with `_`: the stem of a global of the generated function (made unique by its Namespace)."""
+    with `_` and not starting with `_buf` (the planned buffers' stem): the stem of a global of
+    the generated function (made unique by its Namespace, see `is_reserved`)."""
     if not _ASCII_IDENTIFIER.match(base) or keyword.iskeyword(base):
         base = _NOT_IDENTIFIER_CHAR.sub("_", base)
-    return base if base.startswith("_") else "_" + base
+    base = base if base.startswith("_") else "_" + base
+    return "_g" + base if base.startswith("_buf") else base
+
+
+def is_reserved(name: str) -> bool:
+    """A name generated code uses for its own locals or fixed globals (see `_RESERVED`)."""
+    return bool(_RESERVED.fullmatch(name))
 
 
 def is_plain(text: str) -> bool:
