@@ -339,6 +339,13 @@ def test_an_index_out_of_range_under_jit_is_a_dongjing_error(level, requires_gra
         select(x, dj.tensor([0, 9]))
 
 
+def test_an_index_out_of_range_under_jit_with_check_numerics_is_a_dongjing_error():
+    pick = dj.jit(lambda x, i: x[i] * 2.0, check_numerics=True)
+    assert pick(dj.tensor([1.0, 2.0]), dj.tensor(1)).item() == 4.0
+    with pytest.raises(IndexOutOfRangeError, match=r"out of range at run time.*'i'"):
+        pick(dj.tensor([1.0, 2.0]), dj.tensor(-3))
+
+
 # --- outputs a trace can return ---------------------------------------------------------------
 class Pair(NamedTuple):
     first: object

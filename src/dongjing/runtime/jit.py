@@ -84,7 +84,10 @@ class JitFunction:
         arrays: list = []
         trace = self._trace_for(args, kwargs, arrays)
         if self.check_numerics or anomaly_state.on:
-            _check_numerics(trace, arrays)
+            try:
+                _check_numerics(trace, arrays)
+            except IndexError as exc:
+                raise _index_error(exc, trace, self.name) from None
         elif key is not None:
             self._repeat = (key, trace)
         return self._run(trace, arrays, args, kwargs)
@@ -96,10 +99,7 @@ class JitFunction:
                 tensors = list(args) if kwargs is None else _tensor_args(args, kwargs)
             return trace.run(arrays, tensors)
         except IndexError as exc:  # an index argument valid when traced, out of range now
-            if isinstance(exc, DongjingError):
-                raise
-            raise _index_error(exc, trace, self.name).with_traceback(exc.__traceback__) \
-                from None
+            raise _index_error(exc, trace, self.name) from None
         except (TypeError, ValueError, AttributeError):  # parameters moved to a GPU since?
             trace.check_placement(arrays, f"dj.jit({self.name})")
             raise
@@ -244,13 +244,16 @@ class JitFunction:
         return f"<dj.jit {self.name} ({self.cache_size} traced)>"
 
 
-def _index_error(exc: IndexError, trace: Trace, name: str) -> IndexOutOfRangeError:
+def _index_error(exc: IndexError, trace: Trace, name: str) -> IndexError:
     """The error for an index that was valid when the function was traced but not in this
-    call (as Session.run says it)."""
+    call (as Session.run says it); a dongjing error is kept as it is."""
+    if isinstance(exc, DongjingError):
+        return exc
     fed = [n.name for n in trace.placeholders if n.dtype.kind in "iu"]
     hint = f" (integer arguments: {', '.join(map(repr, fed))})" if fed else ""
-    return IndexOutOfRangeError(f"dj.jit({name}): an index is out of range at run time{hint}: "
-                                f"{exc}")
+    error = IndexOutOfRangeError(f"dj.jit({name}): an index is out of range at run time{hint}: "
+                                 f"{exc}")
+    return error.with_traceback(exc.__traceback__)
 
 
 def _append_bounded(history: list, item) -> None:
