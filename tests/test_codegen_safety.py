@@ -202,6 +202,19 @@ def test_globals_never_take_the_names_of_loop_locals_or_buffers(level, listed_op
         _assert_safe_source(sess.source(s))
 
 
+@pytest.mark.parametrize("level", LEVELS)
+def test_numpy_scalar_attributes_are_bound_not_written_through_their_repr(level):
+    # NumPy 2 writes repr(np.float64(0.5)) as "np.float64(0.5)": no name of the program
+    g = dj.Graph()
+    with g.as_default():
+        x = dj.placeholder((3,), dj.float64, name="x")
+        y = dj.clamp(x, min=np.float64(0.5), max=np.float64(2.0))
+        z = dj.sum(x, dim=np.int64(0))
+    got = dj.Session(g, optimize=level).run([y, z], {x: np.array([0.0, 1.0, 3.0])})
+    np.testing.assert_array_equal(got[0], [0.5, 1.0, 2.0])
+    assert got[1] == 4.0
+
+
 class _Sneaky(str):
     """A string whose repr is code (a string attribute must never be written through it)."""
 
