@@ -1,16 +1,15 @@
 """Code generation: an optimized graph becomes one Python function, one line per node.
 
-The only place that writes Python source. Node names are the variable names; each line ends
-with the user's source line that created the node. Ops lower to their NumPy ufunc (with
-`out=` into a planned buffer) where the op table says so, else to a call of `op.forward`.
+The only place that writes Python source. Variables are generated (`v0`, `v1`, ...: ASCII,
+unique, never made from a node's name, which may be any string); each line ends with a comment
+naming the node and the user's source line that created it, escaped (`safety.py`). Ops lower to
+their NumPy ufunc (with `out=` into a planned buffer) where the op table says so, else to a call
+of `op.forward`.
 """
 
 from __future__ import annotations
 
-import builtins
 import functools
-import keyword
-import re
 
 import numpy as np
 
@@ -18,6 +17,15 @@ from . import loops, parallel
 from .ir import numel
 from .kernels import FORMULA_NAMES, compile_kernel, formula_lines
 from .memory import MemoryPlan, kernel_output
+from .safety import (
+    comment,
+    global_base,
+    is_plain,
+    is_reserved,
+    keyword_argument,
+    local_name,
+    percent_name,
+)
 
 
 class Namespace:
@@ -29,54 +37,45 @@ class Namespace:
         self._ids: dict = {}
 
     def bind(self, base: str, value) -> str:
-        """A global name for `value` (one name per object)."""
+        """A global name for `value` (one name per object); `base` is made an ASCII identifier
+        starting with `_` (see `safety.global_base`)."""
         key = id(value)
         name = self._ids.get(key)
         if name is not None:
             return name
-        name = base
-        i = 1
-        while name in self.values:
-            name = f"{base}{i}"
-            i += 1
+        name = self._free(base)
         self.values[name] = value
         self._ids[key] = name
         return name
 
     def reserve(self, base: str) -> str:
         """A global name not taken yet, for a function the generated source defines."""
-        name, i = base, 1
-        while name in self.values:
-            name = f"{base}{i}"
-            i += 1
+        name = self._free(base)
         self.values[name] = None
         return name
 
-
-def _identifier(name: str, taken: set) -> str:
-    ident = re.sub(r"\W", "_", name)
-    if not ident or ident[0].isdigit() or ident[0] == "_":
-        ident = "v" + ident
-    if keyword.iskeyword(ident) or hasattr(builtins, ident) or ident in ("feeds", "outputs",
-                                                                            "pending"):
-        ident += "_"
-    base, i = ident, 1
-    while ident in taken:
-        ident = f"{base}_{i}"
-        i += 1
-    taken.add(ident)
-    return ident
+    def _free(self, base: str) -> str:
+        """`global_base(base)`, or with `_1`, `_2`, ... appended: a name neither bound here
+        nor reserved for generated code's own names."""
+        name = base = global_base(base)
+        i = 1
+        while name in self.values or is_reserved(name):
+            name = f"{base}_{i}"
+            i += 1
+        return name
 
 
 def _literal(value):
-    """Python source for a simple attribute value, or None if it must be bound by name."""
-    if value is None or isinstance(value, (bool, int, str)):
+    """Python source for a simple attribute value, or None if it must be bound by name. Only
+    the exact builtin types: a subclass's `repr` (an enum's, say) need not be a literal."""
+    kind = type(value)
+    if value is None or kind is bool or kind is int or kind is str:
         return repr(value)
-    if isinstance(value, float):
+    if kind is float:
         return repr(value) if np.isfinite(value) else None
     if isinstance(value, np.dtype):
         return f"_np.dtype({value.str!r})"
-    if isinstance(value, tuple):
+    if kind is tuple:
         parts = [_literal(v) for v in value]
         if any(p is None for p in parts):
             return None
@@ -103,12 +102,12 @@ def forward_out_for(op, xp):
     return None
 
 
-def _permute_source(x, attrs):
-    return f"{x}.transpose({_literal(attrs['dims'])})"
+def _permute_source(gen, x, attrs):
+    return f"{x}.transpose({gen.literal('_dims', attrs['dims'])})"
 
 
-def _reshape_source(x, attrs):
-    return f"{x}.reshape({_literal(attrs['shape'])})"
+def _reshape_source(gen, x, attrs):
+    return f"{x}.reshape({gen.literal('_shape', attrs['shape'])})"
 
 
 def _getitem_source(node, args) -> str | None:
@@ -158,6 +157,8 @@ def kernel_source(name: str, body, kinds: list) -> tuple[str, dict]:
             continue
         ufunc = op.ufunc
         fn = f"_u_{ufunc.__name__}"
+        if not is_plain(ufunc.__name__) or ufuncs.get(fn, ufunc) is not ufunc:
+            fn = f"_u{j}"  # a ufunc made by np.frompyfunc, say: its name is no identifier
         ufuncs[fn] = ufunc
         lines.append(f"        t{j} = {fn}({', '.join(refs)})")
     for k, j in enumerate(body.outputs):
@@ -182,6 +183,7 @@ class Generator:
         self.taken: set = taken if taken is not None else set()
         self.buf_prefix = buf_prefix  # a loop body's buffers get names of their own
         self.kernels: dict = {}
+        self.kernel_names: dict = {}  # fused node -> its kernel's global name
         self.out_override: dict = {}  # node -> storage a generated loop gives it (loops.py)
         self.loops: dict = {}  # control node -> the name of its generated loop function
         self.loop_sources: dict = {}  # that function's name -> its source
@@ -192,17 +194,18 @@ class Generator:
     def name(self, node) -> str:
         var = self.var.get(node)
         if var is None:
-            var = self.var[node] = _identifier(node.name, self.taken)
+            var = self.var[node] = local_name(self.taken)
         return var
 
+    def literal(self, base: str, value) -> str:
+        """Source for an attribute value: a Python literal (strings escaped by `repr`), else
+        a global bound to the value itself."""
+        text = _literal(value)
+        return self.ns.bind(base, value) if text is None else text
+
     def attrs_source(self, node) -> str:
-        parts = []
-        for key, value in node.attrs.items():
-            text = _literal(value)
-            if text is None:
-                text = self.ns.bind(f"_{key}", value)
-            parts.append(f"{key}={text}")
-        return ", ".join(parts)
+        return ", ".join(keyword_argument(key, self.literal(f"_{key}", value))
+                         for key, value in node.attrs.items())
 
     def out_target(self, node) -> str | None:
         """Where `node` writes: a planned buffer, a Variable's array (in place), storage a
@@ -228,29 +231,31 @@ class Generator:
         if op.kind == "fused":
             return self.kernel_call(node, args)
         if kernel_output(node):
-            return f"{args[0]}[{node.attrs['index']}]"
+            return f"{args[0]}[{int(node.attrs['index'])}]"
         if op.name == "getitem" and out is None:
             text = _getitem_source(node, args)
             if text is not None:
                 return text
         special = _VIEW_LOWERING.get(op.name)
         if special is not None and out is None:
-            return special(args[0], node.attrs)
+            return special(self, args[0], node.attrs)
         if self.backend is not None and op.name == "concat":  # capturable (device_ops.py)
             from .device_ops import concat_by_copies
 
             fn = self.ns.bind("_concat_copies", concat_by_copies(self.xp))
-            extra = f"dim={node.attrs['dim']}" + (f", out={out}" if out else "")
+            extra = f"dim={self.literal('_dim', node.attrs['dim'])}"
+            extra += f", out={out}" if out else ""
             return f"{fn}({', '.join(args)}, {extra})"
         if self.backend is not None and op.name == "matmul" and self.gemm() is not None:
             fn = self.ns.bind("_gemm", self.gemm())  # cuBLAS itself: capturable (cuda_gemm.py)
             return f"{fn}({args[0]}, {args[1]}{', ' + out if out else ''})"
         ufunc = None if op.ufunc is None else _ufunc_source(op.ufunc, self.xp)
         if op.name == "sum" and out is not None and node.dtype == node.inputs[0].dtype:
-            dim, keep = node.attrs.get("dim"), node.attrs.get("keepdim", False)
+            dim = self.literal("_dim", node.attrs.get("dim"))
+            keep = self.literal("_keepdim", node.attrs.get("keepdim", False))
             if self.backend is not None:
-                return f"_np.sum({args[0]}, axis={_literal(dim)}, out={out}, keepdims={keep})"
-            return f"_np.add.reduce({args[0]}, {_literal(dim)}, None, {out}, {keep})"
+                return f"_np.sum({args[0]}, axis={dim}, out={out}, keepdims={keep})"
+            return f"_np.add.reduce({args[0]}, {dim}, None, {out}, {keep})"
         if out is not None and self.splits(node):
             fn = self.ns.bind("_split_ufunc", parallel.split_ufunc)
             return f"{fn}({ufunc}, {out}, {', '.join(args)})"
@@ -292,8 +297,9 @@ class Generator:
         if timed:
             lines.append("    _ts = [_clk()]; _tsa = _ts.append")
         if self.feeds:
+            fed = ", ".join(percent_name(n.name) if n is not None else "-" for n in self.feeds)
             lines.append(f"    {', '.join(feed_names)}{',' if len(feed_names) == 1 else ''}"
-                         " = feeds")
+                         f" = feeds  # {fed}")
         lines.append("    pending = []")
         for node in self.order:
             if node in feed_set:
@@ -332,17 +338,16 @@ class Generator:
             value = node.attrs["value"]
             if self.backend is not None:  # moved to the device once, when the program is built
                 value = self.backend.move(value)
-            text = f"{var} = {self.ns.bind('_' + var, value)}"
+            text = f"{var} = {self.ns.bind(f'_{var}_const', value)}"
         elif op.name == "variable":
             text = f"{var} = {self.ns.bind('_' + var + '_ref', node.attrs['ref'])}._data"
         elif op.kind == "source":
-            return f"    raise _SourceError({node.name!r})  # {node.source or ''}"
+            return f"    raise _SourceError({node.name!r}){comment(None, node.source)}"
         elif op.kind == "effect" and "ref" in node.attrs:
             text = self.assignment(node)
         else:
             text = f"{var} = {self.call(node)}"
-        comment = f"  # {node.source}" if node.source else ""
-        return f"    {text}{comment}"
+        return f"    {text}{comment(node.name, node.source)}"
 
     def splits(self, node) -> bool:
         """A large same-shape ufunc call that runs as two halves on two threads."""
@@ -382,7 +387,7 @@ class Generator:
         var = self.name(node)
         for k, u in enumerate(outs):
             flat_out.append(f"{var}[{k}]" if len(u.shape) == 1 else f"{var}[{k}].reshape(-1)")
-        kernel_name = f"_kernel_{var}"
+        kernel_name = self.kernel_name(node)
         source, ufuncs = kernel_source(kernel_name, body, kinds)
         params = tuple((kind, inp.dtype.name) for kind, inp in zip(kinds, node.inputs))
         params += tuple(("out", u.dtype.name) for u in outs)
@@ -397,6 +402,15 @@ class Generator:
             all_args = ", ".join(flat_in + flat_out)
             call = (f"{fn}({kernel_name}, {body.size}, ({all_args},), {_literal(flags)})")
         return f"{tuple_text}; {call}"
+
+    def kernel_name(self, node) -> str:
+        """The global naming `node`'s fused kernel: one per node, kept when the source is
+        generated again (the profiler's timed variant), unique in the namespace that loop
+        bodies share."""
+        name = self.kernel_names.get(node)
+        if name is None:
+            name = self.kernel_names[node] = self.ns.reserve("_kernel_fused")
+        return name
 
     def cuda_kernel_call(self, node, args, body, outs) -> str:
         """A fused group as one CUDA kernel (CuPy `ElementwiseKernel`) writing flat views of
@@ -416,7 +430,7 @@ class Generator:
             flat.append(f"{var}[{k}].reshape(-1)")
         kernel, source = cuda_kernels.build(
             self.xp, body, [i.dtype.name for i in node.inputs], [u.dtype.name for u in outs])
-        kernel_name = f"_kernel_{var}"
+        kernel_name = self.kernel_name(node)
         self.ns.values[kernel_name] = kernel
         self.kernels[kernel_name] = source
         tuple_text = "(" + ", ".join(storage) + ("," if len(storage) == 1 else "") + ")"

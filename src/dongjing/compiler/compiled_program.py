@@ -7,6 +7,7 @@ import linecache
 import re
 import threading
 import types
+import weakref
 
 import numpy as np
 
@@ -18,6 +19,16 @@ from ..runtime.program import Program, commit_assignments
 _counter = itertools.count()
 # the planned buffers' global names (codegen.Generator.buffers; a loop body's have a prefix)
 _BUFFER = re.compile(r"_buf(\w*_)?\d+")
+
+
+def register_source(owner, filename: str, source: str) -> None:
+    """Put generated `source` in `linecache` under `filename` (so tracebacks and debuggers show
+    it) for as long as `owner` lives: the entry goes when `owner` is collected, so a process
+    that compiles and drops many programs (dj.jit over changing shapes) keeps only the live
+    ones' text."""
+    lines = source.splitlines(keepends=True)
+    linecache.cache[filename] = (len(source), None, lines, filename)
+    weakref.finalize(owner, linecache.cache.pop, filename, None)
 
 
 class _SourceError(GraphError):
@@ -39,8 +50,7 @@ class CompiledProgram(Program):
         self.fetch_nodes = list(fetch_nodes)
         self.feed_nodes = list(feed_nodes)
         self.filename = f"<dongjing-program-{next(_counter)}>"
-        lines = source.splitlines(keepends=True)
-        linecache.cache[self.filename] = (len(source), None, lines, self.filename)
+        register_source(self, self.filename, source)
         namespace["_SourceError"] = _SourceError
         code = compile(source, self.filename, "exec")
         exec(code, namespace)  # defines `program` from our own generated source

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from .ir import is_pure
 from .memory import can_write_into, kernel_output
+from .safety import percent_name
 
 LOOP_OPS = frozenset({"while_loop", "while_record", "while_grad"})
 
@@ -27,7 +28,7 @@ def loop_call(gen, node, args: list) -> str | None:
         level = _level(node)
         if not level:
             return None
-        name = gen.ns.reserve("_loop_" + gen.name(node))
+        name = gen.ns.reserve("_loop_" + node.op.name)
         write = _write_grad if node.op.name == "while_grad" else _write_while
         gen.loop_sources[name] = write(gen, node, name, level)
         gen.loops[node] = name
@@ -96,7 +97,9 @@ class _Body:
     def bind(self, index: int, value: str) -> list:
         """`arg_name = value` for arg `index`, if the body reads that arg."""
         name = self.args[index]
-        return [] if name is None else [f"{name} = {value}"]
+        if name is None:
+            return []
+        return [f"{name} = {value}  # {percent_name(self.gen.feeds[index].name)}"]
 
     def shares_buffer(self, index: int) -> bool:
         """Output `index` may share a planned buffer, which the next iteration writes over."""

@@ -3,9 +3,9 @@ profiling, then cached) and the timed walk of the interpreter's steps."""
 
 from __future__ import annotations
 
-import linecache
 import time
 
+from ..compiler.compiled_program import register_source
 from . import hooks
 
 
@@ -18,8 +18,7 @@ class TimedVariant:
         source = gen.generate("program_timed", timed=True)
         self.labels = [_label(t) for t in gen.ticks]
         self.filename = program.filename[:-1] + "-timed>"
-        lines = source.splitlines(keepends=True)
-        linecache.cache[self.filename] = (len(source), None, lines, self.filename)
+        register_source(self, self.filename, source)  # dropped with this variant
         namespace = dict(program.namespace)  # same buffers, kernels and constants
         namespace["_clk"] = time.perf_counter_ns
         exec(compile(source, self.filename, "exec"), namespace)  # our generated source

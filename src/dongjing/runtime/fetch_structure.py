@@ -3,6 +3,8 @@ hashable key saying "same nest, same leaves" so a Session can reuse what it prep
 
 from __future__ import annotations
 
+import copy
+from collections import OrderedDict
 from collections.abc import Callable
 from operator import itemgetter
 from typing import Any
@@ -20,7 +22,9 @@ def flatten(fetches, out: list, is_leaf: Callable[[Any], bool] | None = None
         keys = list(fetches)
         parts = [flatten(fetches[k], out, is_leaf) for k in keys]
         kind = type(fetches)
-        return lambda vals: kind((k, p(vals)) for k, p in zip(keys, parts))
+        if kind is dict or kind is OrderedDict:
+            return lambda vals: kind((k, p(vals)) for k, p in zip(keys, parts))
+        return lambda vals: _refilled(fetches, zip(keys, (p(vals) for p in parts)))
     if isinstance(fetches, (list, tuple)):
         parts = [flatten(f, out, is_leaf) for f in fetches]
         kind = type(fetches)
@@ -32,6 +36,15 @@ def flatten(fetches, out: list, is_leaf: Callable[[Any], bool] | None = None
     index = len(out)
     out.append(fetches)
     return lambda vals: vals[index]
+
+
+def _refilled(template: dict, items):
+    """A dict of `template`'s own type and settings (a defaultdict's factory, say) holding
+    `items`: dict subclasses need not take pairs in their constructor."""
+    new = copy.copy(template)
+    new.clear()
+    new.update(items)
+    return new
 
 
 def rebuilder(fetches, out: list) -> Callable[[list], Any]:

@@ -11,7 +11,7 @@ from collections import OrderedDict
 
 from ..autograd.anomaly import state as anomaly_state
 from ..autograd.grad_mode import state as grad_state
-from ..errors import JitError
+from ..errors import DongjingError, IndexOutOfRangeError, JitError
 from ..graph import builder
 from ..tensor import Tensor, grad_scope
 from ..validation import check_choice
@@ -27,6 +27,7 @@ from .trace_grads import describe_guard_change
 from .tracing import Trace
 
 RETRACE_WARNING = 8  # traces of one function before dj.jit warns (once)
+HISTORY = 1000  # the latest retrace reasons and compile times kept (a long run's memory is bounded)
 DEFAULT_CACHE_SIZE = 256  # traces kept per jitted function (as Session keeps 256 programs)
 
 
@@ -34,7 +35,8 @@ class JitFunction:
     """A function compiled by tracing; call it like the original (see `dj.jit`).
 
     Inspect with `.retrace_reasons`, `.cache_size`, `.compile_times`, `.graph(*args)`,
-    `.optimized_graph(*args)` and `.source(*args)`.
+    `.optimized_graph(*args)` and `.source(*args)`. The two lists keep the latest `HISTORY`
+    (1000) entries.
     """
 
     check_numerics = False  # set by dj.jit(..., check_numerics=True)
@@ -82,7 +84,10 @@ class JitFunction:
         arrays: list = []
         trace = self._trace_for(args, kwargs, arrays)
         if self.check_numerics or anomaly_state.on:
-            _check_numerics(trace, arrays)
+            try:
+                _check_numerics(trace, arrays)
+            except IndexError as exc:
+                raise _index_error(exc, trace, self.name) from None
         elif key is not None:
             self._repeat = (key, trace)
         return self._run(trace, arrays, args, kwargs)
@@ -93,6 +98,8 @@ class JitFunction:
             if grad_state.grad_enabled:
                 tensors = list(args) if kwargs is None else _tensor_args(args, kwargs)
             return trace.run(arrays, tensors)
+        except IndexError as exc:  # an index argument valid when traced, out of range now
+            raise _index_error(exc, trace, self.name) from None
         except (TypeError, ValueError, AttributeError):  # parameters moved to a GPU since?
             trace.check_placement(arrays, f"dj.jit({self.name})")
             raise
@@ -162,7 +169,7 @@ class JitFunction:
             kept.append(trace)
             self._cache.move_to_end(sig)
             self._evict()
-        self.compile_times.append(trace.compile_time)
+        _append_bounded(self.compile_times, trace.compile_time)
         self._last_signature = sig
         if len(self.compile_times) == RETRACE_WARNING:
             reason = self.retrace_reasons[-1] if self.retrace_reasons else "new signature"
@@ -221,10 +228,11 @@ class JitFunction:
 
     def _note_retrace(self, sig: tuple, traces: list | None) -> None:
         if traces:
-            self.retrace_reasons.append("; ".join(describe_guard_change(traces[-1].guards)))
+            _append_bounded(self.retrace_reasons,
+                            "; ".join(describe_guard_change(traces[-1].guards)))
         elif self._last_signature is not None:
             reasons = describe_changes(self._last_signature, sig)
-            self.retrace_reasons.append("; ".join(reasons) or "new signature")
+            _append_bounded(self.retrace_reasons, "; ".join(reasons) or "new signature")
 
     def __getattr__(self, name: str):
         module = self.__dict__.get("module")
@@ -234,6 +242,25 @@ class JitFunction:
 
     def __repr__(self) -> str:
         return f"<dj.jit {self.name} ({self.cache_size} traced)>"
+
+
+def _index_error(exc: IndexError, trace: Trace, name: str) -> IndexError:
+    """The error for an index that was valid when the function was traced but not in this
+    call (as Session.run says it); a dongjing error is kept as it is."""
+    if isinstance(exc, DongjingError):
+        return exc
+    fed = [n.name for n in trace.placeholders if n.dtype.kind in "iu"]
+    hint = f" (integer arguments: {', '.join(map(repr, fed))})" if fed else ""
+    error = IndexOutOfRangeError(f"dj.jit({name}): an index is out of range at run time{hint}: "
+                                 f"{exc}")
+    return error.with_traceback(exc.__traceback__)
+
+
+def _append_bounded(history: list, item) -> None:
+    """Append `item`, dropping the oldest entries beyond `HISTORY` (a tenth at a time)."""
+    history.append(item)
+    if len(history) > HISTORY + HISTORY // 10:
+        del history[:-HISTORY]
 
 
 def _check_setting(check) -> tuple:

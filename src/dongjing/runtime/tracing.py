@@ -8,7 +8,8 @@ import re
 import time
 import warnings
 
-from ..errors import DeviceError, DongjingError, GraphError, SideEffectError
+from ..dtypes import ARRAY_SCALARS, is_dtype
+from ..errors import DeviceError, DongjingError, GraphError, JitError, SideEffectError
 from ..tensor import Tensor
 from . import placement
 from .fetch_structure import flatten
@@ -50,7 +51,7 @@ class Trace:
                     f"dj.jit({name}, strict=True): {effects.log[0]} (this runs once, while "
                     f"tracing; the compiled function will not repeat it)")
             out_leaves: list = []
-            self._rebuild = _flatten(out, out_leaves)
+            self._rebuild = _flatten(out, out_leaves, name)
             out_nodes = [to_node(self.graph, t) for t in out_leaves]
         self.name = name
         self.guards = grads.guards
@@ -198,10 +199,44 @@ def _parameter_names(fn) -> list:
             if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
 
 
-def _flatten(value, leaves: list):
+def _flatten(value, leaves: list, name: str):
     """Collect the Tensor leaves of an output nest; return a function rebuilding the nest
-    (None, numbers and strings are returned as traced)."""
+    (None, numbers and strings are returned as traced). Anything else is refused (see
+    `check_output`): a set or an object holding traced tensors would hand them, symbolic, to
+    eager code."""
+    check_output(value, name)
     return flatten(value, leaves, lambda v: isinstance(v, Tensor))
+
+
+_CONSTANTS = (type(None), bool, int, float, complex, str, bytes, ARRAY_SCALARS)
+
+
+def check_output(value, name: str, path: str = "the result") -> None:
+    """Raise JitError unless `value` is what a jitted function may return: tensors, in tuples,
+    lists, dicts and namedtuples (nested as deep as wanted), with None, Python numbers, strings,
+    array scalars and dtypes between them, as PyTorch's and JAX's output trees hold."""
+    if isinstance(value, (Tensor, *_CONSTANTS)) or is_dtype(value):
+        return
+    if isinstance(value, dict):
+        for key, item in value.items():
+            check_output(item, name, f"{path}[{key!r}]")
+        return
+    if isinstance(value, (list, tuple)) and _rebuildable(value):
+        for i, item in enumerate(value):
+            check_output(item, name, f"{path}[{i}]")
+        return
+    kind = type(value).__qualname__
+    hint = ("sets have no order: return a tuple or list" if isinstance(value, (set, frozenset))
+            else "wrap it with dj.tensor(...)" if hasattr(value, "__array__")
+            else "return tensors in a tuple, list, dict or namedtuple")
+    raise JitError(f"dj.jit({name}): {path} is a {kind}, which a jitted function cannot return "
+                   f"(its tensors would leave the trace symbolic); {hint}")
+
+
+def _rebuildable(value) -> bool:
+    """A list or tuple that `flatten` can rebuild: exactly list or tuple, or a namedtuple."""
+    kind = type(value)
+    return kind in (list, tuple) or (issubclass(kind, tuple) and hasattr(kind, "_fields"))
 
 
 def _take_update_ops(graph) -> None:
