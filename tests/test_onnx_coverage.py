@@ -2,6 +2,7 @@
 installed onnx package and the op table: regenerate them when either changes."""
 
 import importlib.util
+import subprocess
 import sys
 from pathlib import Path
 
@@ -21,11 +22,11 @@ def _tool():
 
 
 def test_the_coverage_pages_are_current():
-    tool = _tool()
-    cov = tool.measure()
-    for lang, path in tool.PAGES.items():
-        assert path.read_text(encoding="utf-8") == tool.render(cov, lang), (
-            f"{path.name} ({lang}) is out of date: run python tools/onnx_coverage.py")
+    # in a fresh process: the suite's own processes hold ops that tests declare or that
+    # differentiating a loop adds, which the pages do not count
+    done = subprocess.run([sys.executable, str(TOOL), "--check"], capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
 
 
 def test_the_figures_count_what_the_tables_list():

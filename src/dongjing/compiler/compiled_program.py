@@ -16,6 +16,8 @@ from ..errors import GraphError
 from ..profiler import hooks as _profiler  # `_profiler.on`: a profiler is recording
 from ..runtime.program import Program, commit_assignments
 
+# the module name the generated programs run under (what warnings filters match)
+GENERATED_MODULE = "dongjing.generated"
 _counter = itertools.count()
 # the planned buffers' global names (codegen.Generator.buffers; a loop body's have a prefix)
 _BUFFER = re.compile(r"_buf(\w*_)?\d+")
@@ -52,6 +54,7 @@ class CompiledProgram(Program):
         self.filename = f"<dongjing-program-{next(_counter)}>"
         register_source(self, self.filename, source)
         namespace["_SourceError"] = _SourceError
+        namespace["__name__"] = GENERATED_MODULE  # warnings name dongjing, not "<string>"
         code = compile(source, self.filename, "exec")
         exec(code, namespace)  # defines `program` from our own generated source
         namespace.update(kernels or {})  # the compiled kernels, not their Python text
