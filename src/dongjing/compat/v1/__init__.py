@@ -9,15 +9,19 @@ See docs/coming-from-tensorflow.md for what maps and what does not.
 
 from ...graph import Graph
 from ...tensor import Tensor
+from . import errors_namespace as errors
 from . import initializer_names as initializers
-from . import nn, train
-from .collections import (
+from . import nn, summary, train
+from .clip_ops import clip_by_global_norm, clip_by_norm, global_norm
+from .config import ConfigProto, GPUOptions, GraphOptions
+from .graph_collections import (
     GraphKeys,
     add_to_collection,
     add_to_collections,
     get_collection,
     get_collection_ref,
 )
+from .session_state import FailedPreconditionError
 from .control import (
     cond,
     gradients,
@@ -137,6 +141,7 @@ from .session import eval_tensor as _eval_tensor
 from .session import get_shape as _get_shape
 from .unsupported import NotProvidedError, module_getattr
 from .variables import (
+    AssignOp,
     Variable,
     assign,
     assign_add,

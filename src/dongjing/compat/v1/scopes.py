@@ -241,7 +241,7 @@ def get_variable(name: str, shape=None, dtype=None, initializer=None, regularize
         with name_scope(full + "/Regularizer/"):
             loss = regularizer(var)
         if loss is not None:
-            from .collections import GraphKeys, add_to_collection
+            from .graph_collections import GraphKeys, add_to_collection
 
             add_to_collection(GraphKeys.REGULARIZATION_LOSSES, loss, graph)
     return var

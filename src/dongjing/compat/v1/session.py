@@ -112,14 +112,16 @@ class Session(_DjSession):
             raise GraphError("Attempted to use a closed Session.")
         spec, feeds = specialize(self.graph, feed_dict)
         effects: list = []
-        resolved = _resolve(fetches, spec, effects)
+        finishing: list = []
+        resolved = _resolve(fetches, spec, effects, finishing)
         if effects:
             resolved = (resolved, effects)
         self._check_initialized(resolved, feeds)
         variables = state_of(self.graph).variables
         with self._state.installed([v for var in variables for v in (var, var._flag)]):
             out = super().run(resolved, feeds)
-        return out[0] if effects else out
+        out = out[0] if effects else out
+        return _finish(fetches, out) if finishing else out
 
     def _check_initialized(self, fetches, feeds) -> None:
         """Raise FailedPreconditionError if the run reads a tf.Variable this Session has not
@@ -206,11 +208,15 @@ class _AsDefault:
         return False
 
 
-def _resolve(fetches, spec, effects: list):
+def _resolve(fetches, spec, effects: list, finishing: list):
     """The fetch nest with Deferreds built for `spec` and Operations as their graph ops (an
-    assignment as the value it assigns, its effect appended to `effects`)."""
+    assignment as the value it assigns, its effect appended to `effects`; a summary as the
+    tensors it needs, noted in `finishing`)."""
     if isinstance(fetches, Deferred):
-        return _resolve(spec.value(fetches), spec, effects)
+        return _resolve(spec.value(fetches), spec, effects, finishing)
+    if hasattr(fetches, "_fetch_tensors"):
+        finishing.append(fetches)
+        return fetches._fetch_tensors()
     if isinstance(fetches, Operation):
         if fetches.tensor is None:
             return _no_op(spec.graph)
@@ -220,13 +226,27 @@ def _resolve(fetches, spec, effects: list):
             return value
         return fetches.tensor
     if isinstance(fetches, dict):
-        return type(fetches)((k, _resolve(v, spec, effects)) for k, v in fetches.items())
+        return type(fetches)((k, _resolve(v, spec, effects, finishing))
+                             for k, v in fetches.items())
     if isinstance(fetches, (list, tuple)):
-        items = [_resolve(v, spec, effects) for v in fetches]
+        items = [_resolve(v, spec, effects, finishing) for v in fetches]
         return type(fetches)(items) if type(fetches) in (list, tuple) else type(fetches)(*items)
     if fetches is None:
         raise GraphError("cannot fetch None: sess.run fetches tensors, Variables or operations")
     return fetches
+
+
+def _finish(fetches, out):
+    """`out` (values in the shape of the resolved fetches) with each summary's values made into
+    what TF gives for it (serialized bytes)."""
+    if hasattr(fetches, "_fetch_tensors"):
+        return fetches._finish(out)
+    if isinstance(fetches, dict):
+        return type(fetches)((k, _finish(v, out[k])) for k, v in fetches.items())
+    if isinstance(fetches, (list, tuple)) and not isinstance(fetches, Deferred):
+        items = [_finish(f, o) for f, o in zip(fetches, out)]
+        return type(fetches)(items) if type(fetches) in (list, tuple) else type(fetches)(*items)
+    return out
 
 
 def _no_op(graph):
