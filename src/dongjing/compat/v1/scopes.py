@@ -42,12 +42,10 @@ def _unique(graph, key: str, base: str) -> str:
 
 
 def name_of_variable(graph, name: str, exact: bool = False) -> str:
-    """The full name of a new tf.Variable: inside the current name scope and unique (TF's
-    `W`, `W_1`, ...), or `name` itself when `exact` (get_variable names it)."""
-    if exact:
-        _counts(graph, "_op_names")[name] += 1
-        return name
-    return _unique(graph, "_op_names", state_of(graph).name_scope + name)
+    """The full name of a new tf.Variable, unique in the graph (TF's `W`, `W_1`, ...): inside
+    the current name scope, or (`exact`: get_variable's full name) outside it."""
+    prefix = "" if exact else state_of(graph).name_scope
+    return _unique(graph, "_op_names", prefix + name)
 
 
 @contextmanager

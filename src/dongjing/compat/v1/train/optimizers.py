@@ -53,12 +53,9 @@ class Optimizer:
                  aggregation_method=None, colocate_gradients_with_ops=False, name=None,
                  grad_loss=None) -> Operation:
         """The train op: compute_gradients then apply_gradients."""
-        grads = self.compute_gradients(loss, var_list, grad_loss=grad_loss)
-        if not any(g is not None for g, _ in grads):
-            raise ValueError(f"No gradients provided for any variable, check your graph for "
-                             f"ops that do not support gradients, between variables "
-                             f"{[v.name for _, v in grads]} and loss {loss}.")
-        return self.apply_gradients(grads, global_step, name)
+        if callable(loss) and not isinstance(loss, Tensor):
+            loss = loss()
+        return _minimize(self, loss, global_step, var_list, name, grad_loss)
 
     def get_slot_names(self) -> list:
         """The names of this optimizer's slots."""
@@ -133,6 +130,17 @@ def _compute_gradients(loss, var_list, grad_loss):
     return list(zip(grads, var_list))
 
 
+@tf_function
+def _minimize(opt, loss, global_step, var_list, name, grad_loss):
+    grads = _compute_gradients(loss, var_list, grad_loss)
+    if not any(g is not None for g, _ in grads):
+        raise ValueError(f"No gradients provided for any variable, check your graph for ops "
+                         f"that do not support gradients, between variables "
+                         f"{[v.name for _, v in grads]} and loss {loss}.")
+    return _apply_gradients(opt, grads, global_step, name)
+
+
+@tf_function
 def _apply_gradients(opt, grads_and_vars, global_step, name):
     pairs = [(g, v) for g, v in grads_and_vars if g is not None]
     if not pairs:
