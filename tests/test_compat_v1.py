@@ -478,15 +478,19 @@ def test_random_ops_draw_every_run_and_reinitialize_variables():
     assert run(s1).tolist() == run(s2).tolist()  # an op seed gives that op's own sequence
 
 
+def _initialize_and_run(variable, fetches, feed_dict):
+    with tf.Session() as sess:
+        sess.run(variable.initializer)
+        return sess.run(fetches, feed_dict)
+
+
 def test_reset_graphs_are_freed():
     import gc
     import weakref
 
     x = tf.placeholder("float")
     v = tf.Variable(1.0)
-    with tf.Session() as sess:
-        sess.run(v.initializer)
-        sess.run(v * x, {x: [1.0]})
+    _initialize_and_run(v, v * x, {x: [1.0]})
     old = weakref.ref(tf.get_default_graph())
     del x, v
     tf.reset_default_graph()

@@ -98,7 +98,7 @@ def test_saver_restores_into_another_session(tmp_path):
     saver = tf.train.Saver(max_to_keep=2)
     with tf.Session() as sess:
         sess.run(tf.global_variables_initializer())
-        for i in range(3):
+        for _ in range(3):
             sess.run([train, n.assign_add(1)])
             path = saver.save(sess, str(tmp_path / "model.ckpt"), global_step=n)
         kept = sess.run(w)

@@ -14,14 +14,6 @@ from . import initializer_names as initializers
 from . import nn, summary, train
 from .clip_ops import clip_by_global_norm, clip_by_norm, global_norm
 from .config import ConfigProto, GPUOptions, GraphOptions
-from .graph_collections import (
-    GraphKeys,
-    add_to_collection,
-    add_to_collections,
-    get_collection,
-    get_collection_ref,
-)
-from .session_state import FailedPreconditionError
 from .control import (
     cond,
     gradients,
@@ -44,7 +36,25 @@ from .dtypes import (
     int64,
     uint8,
 )
+from .graph_collections import (
+    GraphKeys,
+    add_to_collection,
+    add_to_collections,
+    get_collection,
+    get_collection_ref,
+)
 from .graphs import get_default_graph, reset_default_graph
+from .initializers import (
+    constant_initializer,
+    glorot_normal_initializer,
+    glorot_uniform_initializer,
+    ones_initializer,
+    random_normal_initializer,
+    random_uniform_initializer,
+    truncated_normal_initializer,
+    variance_scaling_initializer,
+    zeros_initializer,
+)
 from .math_ops import (
     abs,
     add,
@@ -103,17 +113,6 @@ from .math_ops import (
     zeros_like,
 )
 from .math_ops import range_ as range  # noqa: A004
-from .initializers import (
-    constant_initializer,
-    glorot_normal_initializer,
-    glorot_uniform_initializer,
-    ones_initializer,
-    random_normal_initializer,
-    random_uniform_initializer,
-    truncated_normal_initializer,
-    variance_scaling_initializer,
-    zeros_initializer,
-)
 from .random_ops import (
     get_seed,
     random_normal,
@@ -139,6 +138,7 @@ from .session import (
 )
 from .session import eval_tensor as _eval_tensor
 from .session import get_shape as _get_shape
+from .session_state import FailedPreconditionError
 from .unsupported import NotProvidedError, module_getattr
 from .variables import (
     AssignOp,

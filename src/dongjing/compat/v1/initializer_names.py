@@ -3,14 +3,32 @@ initializer ops."""
 
 from .initializers import (
     Constant as constant,
+)
+from .initializers import (
     GlorotNormal as glorot_normal,
+)
+from .initializers import (
     GlorotUniform as glorot_uniform,
+)
+from .initializers import (
     Ones as ones,
+)
+from .initializers import (
     RandomNormal as random_normal,
+)
+from .initializers import (
     RandomUniform as random_uniform,
+)
+from .initializers import (
     TruncatedNormal as truncated_normal,
+)
+from .initializers import (
     VarianceScaling as variance_scaling,
+)
+from .initializers import (
     Zeros as zeros,
+)
+from .initializers import (
     he_normal,
     he_uniform,
     lecun_normal,

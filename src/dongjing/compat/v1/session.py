@@ -179,6 +179,7 @@ class Session(_DjSession):
         """Close the session: its variable values are freed."""
         super().close()
         self._state = SessionState()
+        self._reads.clear()
 
 
 class InteractiveSession(Session):

@@ -16,8 +16,8 @@ from ...ops.state import assign as _dj_assign
 from ...ops.state import group as _dj_group
 from ...tensor import Tensor
 from .deferred import Deferred
-from .graph_collections import GraphKeys, get_collection, register_variable
 from .dtypes import to_array
+from .graph_collections import GraphKeys, get_collection, register_variable
 from .graphs import building, get_default_graph, state_of, tf_function
 from .scopes import name_of_variable
 from .session import Operation, eval_tensor, get_shape

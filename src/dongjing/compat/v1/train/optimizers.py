@@ -15,6 +15,7 @@ from ....graph.gradients import gradients as _dj_gradients
 from ....ops.state import assign as _dj_assign
 from ....ops.state import group as _dj_group
 from ....tensor import Tensor
+from ..deferred import has_deferred
 from ..graphs import building, tf_function
 from ..scopes import name_scope
 from ..session import Operation
@@ -47,7 +48,10 @@ class Optimizer:
     def apply_gradients(self, grads_and_vars, global_step=None, name=None) -> Operation:
         """One op applying one step with the given gradients (and adding 1 to
         `global_step`)."""
-        return _apply_gradients(self, list(grads_and_vars), global_step, name)
+        grads_and_vars = list(grads_and_vars)
+        if has_deferred([g for g, _ in grads_and_vars]):
+            self._make_state([v for g, v in grads_and_vars if g is not None])
+        return _apply_gradients(self, grads_and_vars, global_step, name)
 
     def minimize(self, loss, global_step=None, var_list=None, gate_gradients=1,
                  aggregation_method=None, colocate_gradients_with_ops=False, name=None,
@@ -55,6 +59,8 @@ class Optimizer:
         """The train op: compute_gradients then apply_gradients."""
         if callable(loss) and not isinstance(loss, Tensor):
             loss = loss()
+        if has_deferred((loss,)):  # built at run time: make the state now, as TF does
+            self._make_state(trainable_variables() if var_list is None else var_list)
         return _minimize(self, loss, global_step, var_list, name, grad_loss)
 
     def get_slot_names(self) -> list:
@@ -68,6 +74,15 @@ class Optimizer:
     def variables(self) -> list:
         """The optimizer's own variables (slots and non-slot state)."""
         return list(self._slots.values()) + list(self._non_slots.values())
+
+    def _make_state(self, var_list) -> None:
+        """Make the slots of `var_list` and the non-slot state now (before the initializer)."""
+        var_list = [v for v in var_list if isinstance(v, Variable)]
+        if var_list:
+            with var_list[0]._graph.as_default():
+                self._prepare(var_list[0]._graph)
+                for var in var_list:
+                    self._make_slots(var)
 
     # --- for subclasses ------------------------------------------------------------------------
     def _make_slots(self, var) -> None:
@@ -149,7 +164,7 @@ def _apply_gradients(opt, grads_and_vars, global_step, name):
     with building((pairs[0][0],)) as graph:
         updates = []
         opt._prepare(graph)  # non-slot state first, as TF creates it
-        for g, v in pairs:
+        for _, v in pairs:
             if not isinstance(v, Variable):
                 raise GraphError(f"apply_gradients: {v!r} is not a tf.Variable")
             opt._make_slots(v)
