@@ -117,8 +117,7 @@ class Session(_DjSession):
         if effects:
             resolved = (resolved, effects)
         self._check_initialized(resolved, feeds)
-        variables = state_of(self.graph).variables
-        with self._state.installed([v for var in variables for v in (var, var._flag)]):
+        with self._state.installed(state_of(self.graph).variables):
             out = super().run(resolved, feeds)
         out = out[0] if effects else out
         return _finish(fetches, out) if finishing else out
@@ -128,14 +127,18 @@ class Session(_DjSession):
         initialized (before running anything)."""
         key = run_key(fetches, feeds)
         entry = self._reads.get(key)
+        if entry is not None and entry[0] == self.graph.version and entry[2]:
+            return  # all were initialized before, and this Session never uninitializes
         if entry is None or entry[0] != self.graph.version:
-            entry = self._reads[key] = (self.graph.version, self._variables_read(fetches, feeds))
+            entry = [self.graph.version, self._variables_read(fetches, feeds), False]
+            self._reads[key] = entry
         for var in entry[1]:
             if not self._state.array(var._flag):
                 raise FailedPreconditionError(
                     f"Attempting to use uninitialized value {var.var_name} (run "
                     "tf.global_variables_initializer() or the variable's initializer in this "
                     "Session first: each Session holds its own values)")
+        entry[2] = True
 
     def _variables_read(self, fetches, feeds) -> list:
         from .variables import Variable

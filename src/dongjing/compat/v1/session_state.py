@@ -62,6 +62,7 @@ class SessionState:
     def __init__(self):
         self.values: dict = {}
         self.streams: dict = {}
+        self._cached = None  # ((id, length) of the variable list, [(var, array)])
 
     def array(self, var) -> np.ndarray:
         """This Session's array for `var` (a fresh, uninitialized one on first use)."""
@@ -73,21 +74,32 @@ class SessionState:
     def set(self, var, value) -> None:
         """Set this Session's value of `var` (restoring a checkpoint)."""
         array = self.array(var)
-        array[...] = np.asarray(value, dtype=array.dtype)
+        array[...] = np.asarray(value, dtype=array.dtype)  # in place: installed pairs see it
 
     @contextmanager
-    def installed(self, variables):
-        """Run the body with this Session's arrays in `variables` (and its random streams)."""
+    def installed(self, tf_variables: list):
+        """Run the body with this Session's arrays in `tf_variables` and their is-initialized
+        flags (the graph's list, which only grows), and with its random streams."""
         with _lock:
-            homes = [(var, var._data) for var in variables]
-            for var, _ in homes:
-                var._data = self.array(var)
+            pairs = self._pairs(tf_variables)
+            homes = [var._data for var, _ in pairs]
+            for var, array in pairs:
+                var._data = array
             previous = getattr(_active, "state", None)
             _active.state = self
             try:
                 yield
             finally:
                 _active.state = previous
-                for var, home in homes:
-                    self.values[id(var)] = (var, var._data)  # the run may have rebound it
+                for (var, array), home in zip(pairs, homes):
+                    if var._data is not array:  # the run rebound it: keep what it holds now
+                        self.values[id(var)] = (var, var._data)
+                        self._cached = None
                     var._data = home
+
+    def _pairs(self, tf_variables: list) -> list:
+        key = (id(tf_variables), len(tf_variables))
+        if self._cached is None or self._cached[0] != key:
+            pairs = [(v, self.array(v)) for var in tf_variables for v in (var, var._flag)]
+            self._cached = (key, pairs)
+        return self._cached[1]
