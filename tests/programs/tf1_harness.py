@@ -29,11 +29,11 @@ CASES = {
     "tf1_cs20si_linreg_placeholder.py": {"for i in range(100): ": "for i in range(4): "},
     "tf1_cs20si_variables.py": {},
     "tf1_cs20si_variable_sharing.py": {},
-    "tf1_save_restore_model.py": {"for epoch in range(3):": "for epoch in range(2):",
-                                  "for epoch in range(7):": "for epoch in range(2):",
+    "tf1_save_restore_model.py": {"for epoch in range(3):": "for epoch in range(1):",
+                                  "for epoch in range(7):": "for epoch in range(1):",
                                   **_FAST_MLP},
     "tf1_tensorboard_basic.py": {"training_epochs = 25": "training_epochs = 2"},
-    "tf1_tensorboard_advanced.py": {"training_epochs = 25": "training_epochs = 2", **_FAST_MLP},
+    "tf1_tensorboard_advanced.py": {"training_epochs = 25": "training_epochs = 1", **_FAST_MLP},
 }
 
 
