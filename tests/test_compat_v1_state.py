@@ -104,6 +104,8 @@ def test_saver_restores_into_another_session(tmp_path):
         kept = sess.run(w)
         slots = sess.run(tf.global_variables())
     assert path.endswith("model.ckpt-3") and tf.train.latest_checkpoint(str(tmp_path)) == path
+    state = tf.train.get_checkpoint_state(str(tmp_path))
+    assert state.all_model_checkpoint_paths == [str(tmp_path / "model.ckpt-2"), path]
     assert sorted(p.name for p in tmp_path.iterdir()) == [
         "checkpoint", "model.ckpt-2.safetensors", "model.ckpt-3.safetensors"]
     with tf.Session() as sess:

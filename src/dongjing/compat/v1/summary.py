@@ -4,6 +4,7 @@ package's writer and protos (`pip install dongjing[tensorboard]`)."""
 
 from __future__ import annotations
 
+import re
 import time
 
 import numpy as np
@@ -96,7 +97,10 @@ def merge_all(key=GraphKeys.SUMMARIES, scope=None, name=None):
 
 
 def _tag(graph, name: str, family) -> str:
+    """The summary's tag: TF's cleaned name (characters other than letters, digits and `_./-`
+    become `_`) inside the current name scope."""
     prefix = state_of(graph).name_scope
+    name = re.sub(r"[^-/\w.]", "_", name).lstrip("/")
     return f"{prefix}{family}/{name}" if family else f"{prefix}{name}"
 
 

@@ -26,7 +26,13 @@ from .optimizers import (
     Optimizer,
     RMSPropOptimizer,
 )
-from .saver import Saver, checkpoint_exists, latest_checkpoint
+from .saver import (
+    CheckpointState,
+    Saver,
+    checkpoint_exists,
+    get_checkpoint_state,
+    latest_checkpoint,
+)
 
 __getattr__ = module_getattr("tf.train")
 
@@ -60,7 +66,8 @@ def global_step(sess, global_step_tensor) -> int:
 create_global_step = get_or_create_global_step
 
 __all__ = [
-    "AdadeltaOptimizer", "AdagradOptimizer", "AdamOptimizer", "FtrlOptimizer",
+    "AdadeltaOptimizer", "AdagradOptimizer", "AdamOptimizer", "CheckpointState", "FtrlOptimizer",
+    "get_checkpoint_state",
     "GradientDescentOptimizer", "MomentumOptimizer", "Optimizer", "RMSPropOptimizer", "Saver",
     "checkpoint_exists", "cosine_decay", "create_global_step", "exponential_decay",
     "get_global_step", "get_or_create_global_step", "global_step", "inverse_time_decay",

@@ -136,17 +136,40 @@ def _write_state(folder: str, newest: str, kept: list, filename: str) -> None:
 
 def latest_checkpoint(checkpoint_dir: str, latest_filename=None) -> str | None:
     """The newest checkpoint prefix recorded in `checkpoint_dir` (None if there is none)."""
-    path = os.path.join(os.fspath(checkpoint_dir), latest_filename or "checkpoint")
+    state = get_checkpoint_state(checkpoint_dir, latest_filename)
+    if state is None or not os.path.exists(state.model_checkpoint_path + _SUFFIX):
+        return None
+    return state.model_checkpoint_path
+
+
+class CheckpointState:
+    """What TF's `checkpoint` state file says: the newest prefix and all kept ones."""
+
+    def __init__(self, model_checkpoint_path: str, all_model_checkpoint_paths: list):
+        self.model_checkpoint_path = model_checkpoint_path
+        self.all_model_checkpoint_paths = all_model_checkpoint_paths
+
+    def __repr__(self) -> str:
+        return f"CheckpointState(model_checkpoint_path={self.model_checkpoint_path!r})"
+
+
+def get_checkpoint_state(checkpoint_dir: str, latest_filename=None) -> CheckpointState | None:
+    """The checkpoint state recorded in `checkpoint_dir` (None if there is none)."""
+    folder = os.fspath(checkpoint_dir)
+    path = os.path.join(folder, latest_filename or "checkpoint")
     if not os.path.exists(path):
         return None
     with open(path) as f:
-        match = re.search(r'^model_checkpoint_path:\s*"(.*)"\s*$', f.read(), re.M)
-    if match is None:
+        text = f.read()
+
+    def absolute(p):
+        return p if os.path.isabs(p) else os.path.join(folder, p)
+
+    newest = re.search(r'^model_checkpoint_path:\s*"(.*)"\s*$', text, re.M)
+    if newest is None:
         return None
-    prefix = match.group(1)
-    if not os.path.isabs(prefix):
-        prefix = os.path.join(os.fspath(checkpoint_dir), prefix)
-    return prefix if os.path.exists(prefix + _SUFFIX) else None
+    kept = re.findall(r'^all_model_checkpoint_paths:\s*"(.*)"\s*$', text, re.M)
+    return CheckpointState(absolute(newest.group(1)), [absolute(p) for p in kept])
 
 
 def checkpoint_exists(checkpoint_prefix: str) -> bool:
