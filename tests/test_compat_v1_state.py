@@ -96,13 +96,14 @@ def test_saver_restores_into_another_session(tmp_path):
     n = tf.Variable(0, name="counter", trainable=False)
     train = tf.train.AdamOptimizer(0.1).minimize(tf.reduce_sum(w * w))
     saver = tf.train.Saver(max_to_keep=2)
+    later = tf.Variable(5.0, name="later")  # made after the Saver: not saved, as in TF
     with tf.Session() as sess:
         sess.run(tf.global_variables_initializer())
         for _ in range(3):
             sess.run([train, n.assign_add(1)])
             path = saver.save(sess, str(tmp_path / "model.ckpt"), global_step=n)
         kept = sess.run(w)
-        slots = sess.run(tf.global_variables())
+        slots = sess.run(tf.global_variables()[:-1])
     assert path.endswith("model.ckpt-3") and tf.train.latest_checkpoint(str(tmp_path)) == path
     state = tf.train.get_checkpoint_state(str(tmp_path))
     assert state.all_model_checkpoint_paths == [str(tmp_path / "model.ckpt-2"), path]
@@ -110,8 +111,10 @@ def test_saver_restores_into_another_session(tmp_path):
         "checkpoint", "model.ckpt-2.safetensors", "model.ckpt-3.safetensors"]
     with tf.Session() as sess:
         saver.restore(sess, path)  # restoring initializes
+        with pytest.raises(tf.errors.FailedPreconditionError, match="later"):
+            sess.run(later)
         np.testing.assert_array_equal(sess.run(w), kept)
-        for a, b in zip(sess.run(tf.global_variables()), slots):
+        for a, b in zip(sess.run(tf.global_variables()[:-1]), slots):
             np.testing.assert_array_equal(a, b)
         sess.run(train)  # Adam continues from the restored slots
     with tf.Session() as sess, pytest.raises(tf.errors.NotFoundError):

@@ -34,11 +34,19 @@ class Saver:
         self._max_to_keep = max_to_keep
         self._pad = pad_step_number
         self._last: list = []  # prefixes this saver wrote, oldest first
-        if var_list is not None:
-            self._named()  # check the list now, as TF does
+        if not defer_build:  # TF takes the variables that exist now (later ones are not saved)
+            self.build()
+
+    def build(self) -> None:
+        """Fix the variables to save: `var_list`, or the global variables that exist now."""
+        if self._var_list is None:
+            self._var_list = global_variables()
+        self._named()  # check the list now, as TF does
 
     def _named(self) -> dict:
-        var_list = global_variables() if self._var_list is None else self._var_list
+        if self._var_list is None:
+            self.build()
+        var_list = self._var_list
         if isinstance(var_list, dict):
             named = dict(var_list)
         else:
