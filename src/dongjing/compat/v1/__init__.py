@@ -138,10 +138,8 @@ from .session import (
 )
 from .session import eval_tensor as _eval_tensor
 from .session import get_shape as _get_shape
-from .session_state import FailedPreconditionError
 from .unsupported import NotProvidedError, module_getattr
 from .variables import (
-    AssignOp,
     Variable,
     assign,
     assign_add,
