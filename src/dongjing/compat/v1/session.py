@@ -10,7 +10,7 @@ from __future__ import annotations
 from ...errors import GraphError
 from ...runtime import interpreter
 from ...runtime.feeds import resolve_key
-from ...runtime.fetch_structure import flatten, run_key
+from ...runtime.fetch_structure import flatten, identified, run_key
 from ...runtime.session import Session as _DjSession
 from ...tensor import Tensor
 from .deferred import Deferred, specialize
@@ -104,8 +104,9 @@ class Session(_DjSession):
         return _AsDefault(self)
 
     def run(self, fetches, feed_dict=None, options=None, run_metadata=None):
-        """Values of `fetches` (tensors, Variables, Operations, in lists/tuples/dicts); None for
-        Operations. Unknown-rank placeholders take the rank of what is fed."""
+        """Values of `fetches` (tensors, Variables, Operations, summaries, in lists/tuples/
+        dicts): None for an Operation, the value assigned for an assignment, serialized bytes
+        for a summary. Unknown-rank placeholders take the rank of what is fed."""
         if options is not None or run_metadata is not None:
             not_provided("Session.run(options=..., run_metadata=...) (tracing)")
         if self._closed:
@@ -130,7 +131,11 @@ class Session(_DjSession):
         if entry is not None and entry[0] == self.graph.version and entry[2]:
             return  # all were initialized before, and this Session never uninitializes
         if entry is None or entry[0] != self.graph.version:
-            entry = [self.graph.version, self._variables_read(fetches, feeds), False]
+            if len(self._reads) >= 256:  # fetch structures that keep changing
+                self._reads.clear()
+            # the fetched objects are kept so that the ids in `key` stay theirs
+            entry = [self.graph.version, self._variables_read(fetches, feeds), False,
+                     identified(fetches, list(feeds or ()))]
             self._reads[key] = entry
         for var in entry[1]:
             if not self._state.array(var._flag):
