@@ -55,6 +55,7 @@ class Graph:
         self._by_name: dict[str, Node] = {}
         self._captured: dict[int, tuple] = {}  # id(eager tensor) -> (tensor, node)
         self.version = 0  # bumped on every change; sessions cache compiled code per version
+        self.name_prefix = ""  # prefixed to new node names (compat.v1's tf.name_scope sets it)
 
     # --- building ---------------------------------------------------------------------------
     def unique_name(self, base: str) -> str:
@@ -67,6 +68,8 @@ class Graph:
                 return name
 
     def add_node(self, op, inputs, attrs, shape, dtype, name: str | None = None) -> Node:
+        if self.name_prefix and op.name != "variable":  # a Variable keeps its own full name
+            name = self.name_prefix + (name or op.name)
         if name is not None and name in self._by_name:
             name = self.unique_name(name)
         node = Node(op, inputs, attrs, shape, dtype, name or self.unique_name(op.name), self,

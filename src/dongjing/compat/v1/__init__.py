@@ -9,7 +9,11 @@ See docs/coming-from-tensorflow.md for what maps and what does not.
 
 from ...graph import Graph
 from ...tensor import Tensor
-from . import nn, train
+from . import errors_namespace as errors
+from . import initializer_names as initializers
+from . import nn, summary, train
+from .clip_ops import clip_by_global_norm, clip_by_norm, global_norm
+from .config import ConfigProto, GPUOptions, GraphOptions
 from .control import (
     cond,
     gradients,
@@ -32,7 +36,25 @@ from .dtypes import (
     int64,
     uint8,
 )
+from .graph_collections import (
+    GraphKeys,
+    add_to_collection,
+    add_to_collections,
+    get_collection,
+    get_collection_ref,
+)
 from .graphs import get_default_graph, reset_default_graph
+from .initializers import (
+    constant_initializer,
+    glorot_normal_initializer,
+    glorot_uniform_initializer,
+    ones_initializer,
+    random_normal_initializer,
+    random_uniform_initializer,
+    truncated_normal_initializer,
+    variance_scaling_initializer,
+    zeros_initializer,
+)
 from .math_ops import (
     abs,
     add,
@@ -91,8 +113,29 @@ from .math_ops import (
     zeros_like,
 )
 from .math_ops import range_ as range  # noqa: A004
-from .random_ops import random_normal, random_uniform, set_random_seed, truncated_normal
-from .session import InteractiveSession, Operation, Session, TensorShape, get_default_session
+from .random_ops import (
+    get_seed,
+    random_normal,
+    random_uniform,
+    set_random_seed,
+    truncated_normal,
+)
+from .scopes import (
+    AUTO_REUSE,
+    VariableScope,
+    get_variable,
+    get_variable_scope,
+    name_scope,
+    variable_scope,
+)
+from .session import (
+    InteractiveSession,
+    Operation,
+    Session,
+    TensorShape,
+    get_default_session,
+    set_session_optimize,
+)
 from .session import eval_tensor as _eval_tensor
 from .session import get_shape as _get_shape
 from .unsupported import NotProvidedError, module_getattr
@@ -104,7 +147,10 @@ from .variables import (
     global_variables,
     global_variables_initializer,
     initialize_all_variables,
+    is_variable_initialized,
+    local_variables,
     local_variables_initializer,
+    model_variables,
     trainable_variables,
     variables_initializer,
 )

@@ -45,6 +45,12 @@ class GraphState:
         self.variables: list = []
         self.specializations: dict = {}
         self.global_step = None
+        self.seed = None  # tf.set_random_seed's graph-level seed
+        self.variable_names: set = set()  # op names of the graph's variables (TF unique names)
+        self.collections: dict = {}  # tf.add_to_collection's lists, by key
+        self.guards: dict = {}  # id(guard node) -> (guard, the read it makes only if initialized)
+        self.name_scope = ""  # the current tf.name_scope prefix ("outer/inner/")
+        self.variable_scopes: list = []  # the tf.variable_scope stack (innermost last)
 
 
 def state_of(graph: Graph) -> GraphState:

@@ -1,6 +1,8 @@
 """tf.random_normal / random_uniform / truncated_normal: a random graph op (a fresh draw every
-run, so a Variable's initializer draws again), from dongjing's generator (`tf.set_random_seed`
-seeds it) or, with an op-level `seed`, from that op's own generator."""
+run, so a Variable's initializer draws again). Seeds follow TF 1.x: with a graph seed
+(`tf.set_random_seed`) or an op seed, each op has its own stream, seeded by the pair TF derives
+(an unseeded op takes the graph's op count as its op seed), which every new Session starts
+over; with neither, the op draws from dongjing's generator (`dj.manual_seed`)."""
 
 from __future__ import annotations
 
@@ -9,11 +11,12 @@ import numpy as np
 from ...dispatch import apply1
 from ...errors import DTypeError
 from ...graph.builder import constant as _dj_constant
-from ...random import generator, manual_seed
+from ...random import generator
 from ...registry import Spec, register
 from .dtypes import as_dtype
-from .graphs import building
+from .graphs import building, get_default_graph, state_of
 from .math_ops import _static_shape
+from .session_state import Stream
 
 
 def _draw(rng, shape, dtype, dist, a, b) -> np.ndarray:
@@ -32,7 +35,7 @@ def _draw(rng, shape, dtype, dist, a, b) -> np.ndarray:
 
 
 def _forward(anchor, shape, dtype, dist, a, b, rng):
-    return _draw(rng if rng is not None else generator(), shape, dtype, dist, a, b)
+    return _draw(rng.generator() if rng is not None else generator(), shape, dtype, dist, a, b)
 
 
 def _infer(anchor: Spec, shape, dtype, dist, a, b, rng):
@@ -49,8 +52,8 @@ def random_tensor(shape, dtype, dist: str, a, b, seed=None):
     """A graph op drawing a fresh array of `shape` each run (used by the tf.random_* names)."""
     shape = _static_shape(shape, f"tf.{dist}")
     dtype = as_dtype(dtype)
-    rng = None if seed is None else np.random.default_rng(int(seed))
-    with building():
+    with building() as graph:
+        rng = stream_for(graph, seed)
         anchor = _dj_constant(np.zeros((), dtype))
         return apply1(_random, anchor, shape=shape, dtype=dtype, dist=dist, a=a, b=b, rng=rng)
 
@@ -81,6 +84,31 @@ def random_uniform(shape, minval=0, maxval=None, dtype="float32", seed=None, nam
     return random_tensor(shape, dtype, "uniform", minval, maxval, seed)
 
 
+_DEFAULT_GRAPH_SEED = 87654321  # TF's graph seed for an op seeded without a graph seed
+
+
+def stream_for(graph, op_seed) -> Stream | None:
+    """The stream of a random op created now in `graph` with `op_seed`, by TF 1.x's rules."""
+    graph_seed = state_of(graph).seed
+    if graph_seed is None and op_seed is None:
+        return None
+    if op_seed is None:
+        op_seed = len(graph.nodes)  # TF uses the graph's op count so far
+    if graph_seed is None:
+        graph_seed = _DEFAULT_GRAPH_SEED
+    return Stream((int(graph_seed) % 2**63, int(op_seed) % 2**63))
+
+
 def set_random_seed(seed: int) -> None:
-    """Seed the random ops that have no seed of their own (dongjing's generator)."""
-    manual_seed(int(seed))
+    """Set the default graph's seed: its random ops draw reproducible, per-op streams that
+    each new Session starts over (an op's own `seed=` picks its stream within it)."""
+    graph = get_default_graph()
+    state_of(graph).seed = None if seed is None else int(seed)
+    graph.seed = state_of(graph).seed
+
+
+def get_seed(op_seed):
+    """(graph seed, op seed) as TF 1.x derives them for an op created now (None, None: none)."""
+    graph = get_default_graph()
+    stream = stream_for(graph, op_seed)
+    return (None, None) if stream is None else stream.seeds

@@ -1,16 +1,32 @@
 """tf.Session / tf.InteractiveSession over dj.Session, the default-session stack, Operations
-(what runs for its effects) and `Tensor.eval`."""
+(what runs for its effects) and `Tensor.eval`.
+
+A tf.Session owns the values of its graph's tf.Variables and the streams of its random ops
+(session_state.py), as TF 1.x does; dj.Session keeps dongjing's shared state.
+"""
 
 from __future__ import annotations
 
 from ...errors import GraphError
+from ...runtime import interpreter
+from ...runtime.feeds import resolve_key
+from ...runtime.fetch_structure import flatten, identified, run_key
 from ...runtime.session import Session as _DjSession
 from ...tensor import Tensor
 from .deferred import Deferred, specialize
-from .graphs import get_default_graph
+from .graphs import get_default_graph, state_of
+from .session_state import FailedPreconditionError, SessionState
 from .unsupported import not_provided
 
 _sessions: list = []  # the default-session stack (innermost last)
+_default_optimize = [2]  # the compiler level of new tf.Sessions (set_session_optimize)
+
+
+def set_session_optimize(level: int) -> None:
+    """The compiler level (0, 1, 2; see dj.Session) of tf.Sessions made from now on."""
+    if level not in (0, 1, 2):
+        raise ValueError(f"set_session_optimize: level must be 0, 1 or 2, got {level!r}")
+    _default_optimize[0] = level
 
 
 class Operation:
@@ -62,8 +78,11 @@ class Session(_DjSession):
     def __init__(self, target: str = "", graph=None, config=None):
         if target:
             not_provided("tf.Session(target=...) (distributed TensorFlow)")
-        super().__init__(graph if graph is not None else get_default_graph())
+        super().__init__(graph if graph is not None else get_default_graph(),
+                         optimize=_default_optimize[0])
         self._contexts: list = []
+        self._state = SessionState()
+        self._reads: dict = {}  # run key -> (graph version, tf.Variables the run reads)
 
     def __enter__(self) -> Session:
         ctx = self.graph.as_default()
@@ -85,12 +104,90 @@ class Session(_DjSession):
         return _AsDefault(self)
 
     def run(self, fetches, feed_dict=None, options=None, run_metadata=None):
-        """Values of `fetches` (tensors, Variables, Operations, in lists/tuples/dicts); None for
-        Operations. Unknown-rank placeholders take the rank of what is fed."""
+        """Values of `fetches` (tensors, Variables, Operations, summaries, in lists/tuples/
+        dicts): None for an Operation, the value assigned for an assignment, serialized bytes
+        for a summary. Unknown-rank placeholders take the rank of what is fed."""
         if options is not None or run_metadata is not None:
             not_provided("Session.run(options=..., run_metadata=...) (tracing)")
+        if self._closed:
+            raise GraphError("Attempted to use a closed Session.")
         spec, feeds = specialize(self.graph, feed_dict)
-        return super().run(_resolve(fetches, spec), feeds)
+        effects: list = []
+        finishing: list = []
+        resolved = _resolve(fetches, spec, effects, finishing)
+        if effects:
+            resolved = (resolved, effects)
+        self._check_initialized(resolved, feeds)
+        with self._state.installed(state_of(self.graph).variables):
+            out = super().run(resolved, feeds)
+        out = out[0] if effects else out
+        return _finish(fetches, out) if finishing else out
+
+    def _check_initialized(self, fetches, feeds) -> None:
+        """Raise FailedPreconditionError if the run reads a tf.Variable this Session has not
+        initialized (before running anything)."""
+        key = run_key(fetches, feeds)
+        entry = self._reads.get(key)
+        if entry is not None and entry[0] == self.graph.version and entry[2]:
+            return  # all were initialized before, and this Session never uninitializes
+        if entry is None or entry[0] != self.graph.version:
+            if len(self._reads) >= 256:  # fetch structures that keep changing
+                self._reads.clear()
+            # the fetched objects are kept so that the ids in `key` stay theirs
+            entry = [self.graph.version, self._variables_read(fetches, feeds), False,
+                     identified(fetches, list(feeds or ()))]
+            self._reads[key] = entry
+        for var in entry[1]:
+            if not self._state.array(var._flag):
+                raise FailedPreconditionError(
+                    f"Attempting to use uninitialized value {var.var_name} (run "
+                    "tf.global_variables_initializer() or the variable's initializer in this "
+                    "Session first: each Session holds its own values)")
+        entry[2] = True
+
+    def _variables_read(self, fetches, feeds) -> list:
+        from .variables import Variable
+
+        leaves: list = []
+        flatten(fetches, leaves)
+        fetch_nodes = [self._fetch_node(f) for f in leaves]
+        fed = {resolve_key(self.graph, k) for k in (feeds or ())}
+        guards = state_of(self.graph).guards
+        reads: dict = {}
+
+        def note(node):
+            if node.op.name == "variable" and isinstance(node.attrs["ref"], Variable):
+                reads[id(node.attrs["ref"])] = node.attrs["ref"]
+
+        for node in fetch_nodes:
+            note(node)
+        for node in interpreter.needed_nodes(fetch_nodes, fed):
+            skip = None
+            if node.op.kind == "effect" and "ref" in node.attrs:
+                skip = node.inputs[0]  # the assignment's target is written, not read
+            elif id(node) in guards and guards[id(node)][0] is node:
+                skip = guards[id(node)][1]  # read only when initialized
+            for i in node.inputs:
+                if i is not skip:
+                    note(i)
+        return list(reads.values())
+
+    def load_variable(self, var, value) -> None:
+        """Set `var`'s value in this Session (Variable.load, Saver.restore)."""
+        self._state.set(var, value)
+        self._state.set(var._flag, True)
+
+    def variable_value(self, var):
+        """`var`'s value in this Session (a copy), or None before it is initialized."""
+        if not self._state.array(var._flag):
+            return None
+        return self._state.array(var).copy()
+
+    def close(self) -> None:
+        """Close the session: its variable values are freed."""
+        super().close()
+        self._state = SessionState()
+        self._reads.clear()
 
 
 class InteractiveSession(Session):
@@ -120,22 +217,45 @@ class _AsDefault:
         return False
 
 
-def _resolve(fetches, spec):
-    """The fetch nest with Deferreds built for `spec` and Operations as their graph ops."""
+def _resolve(fetches, spec, effects: list, finishing: list):
+    """The fetch nest with Deferreds built for `spec` and Operations as their graph ops (an
+    assignment as the value it assigns, its effect appended to `effects`; a summary as the
+    tensors it needs, noted in `finishing`)."""
     if isinstance(fetches, Deferred):
-        return _resolve(spec.value(fetches), spec)
+        return _resolve(spec.value(fetches), spec, effects, finishing)
+    if hasattr(fetches, "_fetch_tensors"):
+        finishing.append(fetches)
+        return fetches._fetch_tensors()
     if isinstance(fetches, Operation):
         if fetches.tensor is None:
             return _no_op(spec.graph)
+        value = getattr(fetches, "value", None)
+        if value is not None:
+            effects.append(fetches.tensor)
+            return value
         return fetches.tensor
     if isinstance(fetches, dict):
-        return type(fetches)((k, _resolve(v, spec)) for k, v in fetches.items())
+        return type(fetches)((k, _resolve(v, spec, effects, finishing))
+                             for k, v in fetches.items())
     if isinstance(fetches, (list, tuple)):
-        items = [_resolve(v, spec) for v in fetches]
+        items = [_resolve(v, spec, effects, finishing) for v in fetches]
         return type(fetches)(items) if type(fetches) in (list, tuple) else type(fetches)(*items)
     if fetches is None:
         raise GraphError("cannot fetch None: sess.run fetches tensors, Variables or operations")
     return fetches
+
+
+def _finish(fetches, out):
+    """`out` (values in the shape of the resolved fetches) with each summary's values made into
+    what TF gives for it (serialized bytes)."""
+    if hasattr(fetches, "_fetch_tensors"):
+        return fetches._finish(out)
+    if isinstance(fetches, dict):
+        return type(fetches)((k, _finish(v, out[k])) for k, v in fetches.items())
+    if isinstance(fetches, (list, tuple)) and not isinstance(fetches, Deferred):
+        items = [_finish(f, o) for f, o in zip(fetches, out)]
+        return type(fetches)(items) if type(fetches) in (list, tuple) else type(fetches)(*items)
+    return out
 
 
 def _no_op(graph):

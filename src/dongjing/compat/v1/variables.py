@@ -1,21 +1,25 @@
-"""tf.Variable: dongjing's Variable (state holding its own value) with TF1's construction,
-graph-building operators, assignment methods and initializers."""
+"""tf.Variable: dongjing's Variable with TF1's construction (initial values evaluated by the
+initializer, guarded against uninitialized Variables), names, graph-building operators,
+assignments that give their value, initializers and the variable collections."""
 
 from __future__ import annotations
 
 import operator
 
+import numpy as np
+
 from ... import ops as _ops
-from ...errors import FeedError, GraphError
+from ...errors import GraphError
 from ...graph import builder
 from ...graph.variable import Variable as _DjVariable
 from ...ops.state import assign as _dj_assign
 from ...ops.state import group as _dj_group
-from ...runtime.session import Session as _DjSession
 from ...tensor import Tensor
 from .deferred import Deferred
 from .dtypes import to_array
+from .graph_collections import GraphKeys, get_collection, register_variable
 from .graphs import building, get_default_graph, state_of, tf_function
+from .scopes import name_of_variable
 from .session import Operation, eval_tensor, get_shape
 from .unsupported import not_provided
 
@@ -23,19 +27,22 @@ from .unsupported import not_provided
 class Variable(_DjVariable):
     """`tf.Variable(initial_value, trainable=True, name=None, dtype=None)`.
 
-    It holds its value across runs (as dj.Variable); operators on it build graph ops in the
-    default graph (so gradients reach it); `global_variables_initializer()` (re)sets it to its
-    initial value, evaluated again (a random initial value draws again). It can be read before
-    the initializer runs (TensorFlow would raise): it holds its initial value from creation.
+    As in TF 1.x, its value lives in each Session: a Session reads it only after running its
+    initializer (or assigning it), and two Sessions hold two values. The initial value may be a
+    graph expression, evaluated when the initializer runs (a random one draws again); read
+    there, another Variable stands for its `initialized_value()`, so `tf.Variable(W * 2)`
+    starts from twice W's initial value. Operators on it build graph ops in its graph.
+    A `dj.Session` on the same graph sees one shared value (dongjing's own semantics).
     """
 
-    __slots__ = ("_initial", "_graph")
+    __slots__ = ("_initial", "_graph", "_flag", "_guarded")
 
     def __init__(self, initial_value=None, trainable: bool = True, collections=None,
                  validate_shape: bool = True, caching_device=None, name: str | None = None,
                  variable_def=None, dtype=None, expected_shape=None, import_scope=None,
                  constraint=None, **unsupported):
-        for feature, given in [("collections", collections), ("caching_device", caching_device),
+        exact_name = unsupported.pop("_exact_name", False)
+        for feature, given in [("caching_device", caching_device),
                                ("variable_def", variable_def), ("import_scope", import_scope),
                                ("constraint", constraint), ("expected_shape", expected_shape)]:
             if given is not None:
@@ -47,26 +54,45 @@ class Variable(_DjVariable):
                 not_provided(f"tf.Variable({feature}=...)")
         if initial_value is None:
             raise GraphError("tf.Variable needs an initial_value")
-        if callable(initial_value):
-            initial_value = initial_value()
         graph = get_default_graph()
+        if callable(initial_value):
+            with building():
+                initial_value = initial_value()
         if isinstance(initial_value, Deferred):
             raise GraphError("tf.Variable: the initial value depends on an unknown-rank "
-                             "placeholder; initial values cannot depend on placeholders")
+                             "placeholder; give the placeholder a shape")
+        full_name = name_of_variable(graph, name or "Variable", exact_name)
         if isinstance(initial_value, Tensor) and initial_value._node is not None:
-            initial = initial_value if dtype is None else _ops.cast(initial_value, dtype)
-            try:
-                array = _DjSession(initial._node.graph, optimize=0).run(initial)
-            except FeedError as exc:
-                raise GraphError(f"tf.Variable: the initial value cannot depend on placeholders "
-                                 f"({exc})") from None
+            graph = initial_value._node.graph
+            with graph.as_default():
+                initial = initial_value if dtype is None else _ops.cast(initial_value, dtype)
+                initial = guarded(initial)
+            if any(d is None for d in initial.shape):
+                raise GraphError(f"tf.Variable {full_name!r}: the initial value's shape "
+                                 f"{tuple(initial.shape)} is not fully known")
+            array = np.zeros(initial.shape, initial.dtype)
         else:
             array = to_array(initial_value, dtype)
             initial = array.copy()
-        super().__init__(array, name=name or "Variable", trainable=trainable)
+        super().__init__(array, name=full_name, trainable=trainable)
         self._initial = initial
         self._graph = graph
-        state_of(graph).variables.append(self)
+        self._flag = _DjVariable(np.array(False), name=f"{full_name}/is_initialized",
+                                 trainable=False)
+        self._guarded = None
+        state = state_of(graph)
+        state.variables.append(self)
+        register_variable(graph, self, collections, trainable)
+
+    @property
+    def name(self) -> str:
+        """TF's tensor name: `scope/name:0`."""
+        return f"{self.var_name}:0"
+
+    @property
+    def op(self):
+        """The variable's op (its `name` is the variable's name without `:0`)."""
+        return _VariableOp(self.var_name)
 
     # --- reading ------------------------------------------------------------------------------
     @property
@@ -76,9 +102,32 @@ class Variable(_DjVariable):
 
     @property
     def initial_value(self):
-        """The initial value (a graph tensor)."""
-        with building((self._initial,)):
-            return _ops.clone(self._initial)
+        """The initial value (a graph tensor, evaluated again in each run that needs it)."""
+        with self._graph.as_default():
+            return _ops.clone(self._initial_tensor())
+
+    def _initial_tensor(self) -> Tensor:
+        if isinstance(self._initial, Tensor):
+            return self._initial
+        return builder.constant(self._initial)
+
+    def initialized_value(self) -> Tensor:
+        """This Variable's value if the Session has initialized it, else its initial value
+        (TF's way to initialize one Variable from another's initial value)."""
+        if self._guarded is None:
+            with self._graph.as_default():
+                flag = Tensor._symbolic(builder.to_node(self._graph, self._flag))
+                read = self.value()
+                guard = _ops.where(flag, read, self._initial_tensor())
+            state_of(self._graph).guards[id(guard._node)] = (guard._node, read._node)
+            self._guarded = guard
+        return self._guarded
+
+    def load(self, value, session=None) -> None:
+        """Set this Variable's value in `session` (default: the default session) directly."""
+        from .session import _session
+
+        _session(session).load_variable(self, value)
 
     def value(self):
         """A graph tensor reading this Variable."""
@@ -92,7 +141,7 @@ class Variable(_DjVariable):
 
     # --- writing ------------------------------------------------------------------------------
     def assign(self, value, use_locking=None, name=None, read_value=True):
-        """An op setting this Variable to `value` when run (fetching it gives None)."""
+        """An op setting this Variable to `value` when run (fetching it gives that value)."""
         return assign(self, value)
 
     def assign_add(self, delta, use_locking=None, name=None, read_value=True):
@@ -156,23 +205,47 @@ def _target(ref, what: str):
 
 
 @tf_function
-def assign(ref, value, validate_shape=None, use_locking=None, name=None) -> Operation:
-    """An op setting Variable `ref` to `value` when run."""
-    return Operation(_dj_assign(_target(ref, "tf.assign"), value), name)
+def assign(ref, value, validate_shape=None, use_locking=None, name=None) -> AssignOp:
+    """An op setting Variable `ref` to `value` when run; fetching it gives the value set."""
+    return _assign_op(_target(ref, "tf.assign"), value, name)
 
 
 @tf_function
-def assign_add(ref, value, use_locking=None, name=None) -> Operation:
-    """An op adding `value` to Variable `ref` when run."""
+def assign_add(ref, value, use_locking=None, name=None) -> AssignOp:
+    """An op adding `value` to Variable `ref` when run; fetching it gives the new value."""
     ref = _target(ref, "tf.assign_add")
-    return Operation(_dj_assign(ref, _read(ref) + value), name)
+    return _assign_op(ref, _read(ref) + value, name)
 
 
 @tf_function
-def assign_sub(ref, value, use_locking=None, name=None) -> Operation:
-    """An op subtracting `value` from Variable `ref` when run."""
+def assign_sub(ref, value, use_locking=None, name=None) -> AssignOp:
+    """An op subtracting `value` from Variable `ref` when run; fetching it gives the new
+    value."""
     ref = _target(ref, "tf.assign_sub")
-    return Operation(_dj_assign(ref, _read(ref) - value), name)
+    return _assign_op(ref, _read(ref) - value, name)
+
+
+class AssignOp(Operation):
+    """A TF1 assignment: run for its effect, and fetching it gives the value assigned."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, effect, value, name=None):
+        super().__init__(effect, name)
+        self.value = value
+
+
+def _assign_op(ref, value, name) -> AssignOp:
+    effects = [_dj_assign(ref, value)]
+    value = effects[0]._node.inputs[1]
+    value = Tensor._symbolic(value)
+    if value.dtype != ref.dtype:
+        value = _ops.cast(value, ref.dtype)
+    if tuple(value.shape) != tuple(ref.shape):
+        value = _ops.broadcast_to(value, ref.shape)
+    if isinstance(ref, Variable):
+        effects.append(_dj_assign(ref._flag, True))  # assigning initializes, as in TF
+    return AssignOp(_dj_group(*effects), value, name)
 
 
 def _read(var):
@@ -189,19 +262,80 @@ def variables_initializer(var_list, name: str = "init") -> Operation:
     with graph.as_default():
         effects = []
         for var in var_list:
-            initial = var._initial if isinstance(var, Variable) else var._data.copy()
-            effects.append(_dj_assign(var, initial))
+            if isinstance(var, Variable):
+                effects += [_dj_assign(var, var._initial), _dj_assign(var._flag, True)]
+            else:
+                effects.append(_dj_assign(var, var._data.copy()))
         return Operation(_dj_group(*effects), name)
 
 
-def global_variables() -> list:
-    """The tf.Variables created in the default graph, in creation order."""
-    return list(state_of(get_default_graph()).variables)
+def is_variable_initialized(variable) -> Tensor:
+    """A boolean tensor: whether the running Session has initialized `variable`."""
+    with variable._graph.as_default():
+        return Tensor._symbolic(builder.to_node(variable._graph, variable._flag))
 
 
-def trainable_variables() -> list:
-    """The trainable tf.Variables of the default graph."""
-    return [v for v in global_variables() if v.trainable]
+def guarded(initial: Tensor) -> Tensor:
+    """`initial` with each tf.Variable it reads replaced by that Variable's
+    `initialized_value()`, as TF 1.x guards initial values against uninitialized dependencies."""
+    memo: dict = {}
+    node = _guard_node(initial._node, memo)
+    return initial if node is initial._node else Tensor._symbolic(node)
+
+
+def _guard_node(node, memo: dict):
+    done = memo.get(node)
+    if done is not None:
+        return done
+    if node.op.name == "variable" and isinstance(node.attrs.get("ref"), Variable):
+        out = node.attrs["ref"].initialized_value()._node
+    elif not node.inputs or id(node) in state_of(node.graph).guards:
+        out = node
+    else:
+        inputs = [_guard_node(i, memo) for i in node.inputs]
+        if all(a is b for a, b in zip(inputs, node.inputs)):
+            out = node
+        elif node.op.kind in ("control", "effect"):
+            raise GraphError(f"tf.Variable: an initial value reading another Variable through "
+                             f"{node.op.name!r} is not supported; use initialized_value()")
+        else:
+            out = node.graph.add_node(node.op, inputs, dict(node.attrs), node.shape,
+                                      node.dtype, node.name)
+    memo[node] = out
+    return out
+
+
+def global_variables(scope: str | None = None) -> list:
+    """The tf.Variables of the default graph's GLOBAL_VARIABLES collection (creation order),
+    those whose name starts with `scope` when given."""
+    return get_collection(GraphKeys.GLOBAL_VARIABLES, scope)
+
+
+def trainable_variables(scope: str | None = None) -> list:
+    """The default graph's TRAINABLE_VARIABLES (whose name starts with `scope` when given)."""
+    return get_collection(GraphKeys.TRAINABLE_VARIABLES, scope)
+
+
+def local_variables(scope: str | None = None) -> list:
+    """The default graph's LOCAL_VARIABLES."""
+    return get_collection(GraphKeys.LOCAL_VARIABLES, scope)
+
+
+def model_variables(scope: str | None = None) -> list:
+    """The default graph's MODEL_VARIABLES."""
+    return get_collection(GraphKeys.MODEL_VARIABLES, scope)
+
+
+class _VariableOp:
+    """`variable.op`: what TF code reads of a variable's op (its name)."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"<tf.Operation {self.name!r} type=VariableV2>"
 
 
 def global_variables_initializer() -> Operation:
@@ -210,8 +344,8 @@ def global_variables_initializer() -> Operation:
 
 
 def local_variables_initializer() -> Operation:
-    """There are no local variables here: an op that does nothing."""
-    return Operation(None, "init_local")
+    """One op initializing the default graph's LOCAL_VARIABLES."""
+    return variables_initializer(local_variables(), "init_local")
 
 
 initialize_all_variables = global_variables_initializer  # the pre-1.0 spelling
