@@ -84,12 +84,8 @@ class Tensor:
 
     @classmethod
     def _symbolic(cls, node) -> Tensor:
-        t = object.__new__(cls)
-        t._data = None
-        t.requires_grad = False
-        t.grad_fn = None
-        t._grad = None
-        t._version = [0]
+        """Wrap a graph node: `_make`'s slots (one initializer for both), no data."""
+        t = cls._make(None, False)
         t._node = node
         return t
 

@@ -90,7 +90,7 @@ def _direct(t: Tensor, name: str, ufunc, other, alpha=1) -> bool:
     # short path: tensor_inplace.direct
     if t._node is not None or type(t._data) is not np.ndarray or not _short.on:
         return False  # symbolic, on a device, or short paths off
-    if _grad_state.grad_enabled and getattr(t, "_view_of", None) is not None:
+    if _grad_state.grad_enabled and t._view_of is not None:
         return False  # a view: its root decides (run_inplace checks the chain)
     if isinstance(other, Tensor):
         if other._node is not None or type(other._data) is not np.ndarray:

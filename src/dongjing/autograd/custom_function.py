@@ -193,7 +193,17 @@ def _call_backward(cls, ctx, g, n_args: int) -> list:
         raise DongjingError(
             f"{cls.__name__}.backward returned {len(grads)} gradients for a forward of "
             f"{n_args} arguments (return None for an argument without gradient)")
-    return [g if g is None or isinstance(g, Tensor) else Tensor._make(g) for g in grads]
+    return [g if g is None or isinstance(g, Tensor) else Tensor._make(_as_array(g)) for g in grads]
+
+
+def _as_array(g):
+    """A gradient a user's backward returned as an array (a NumPy scalar becomes 0-d)."""
+    from ..backends import backend_of, numpy_backend
+
+    found = backend_of(g, None)
+    if found is not None and isinstance(g, found.array_types[0]):
+        return g
+    return numpy_backend.xp.asarray(g)
 
 
 def _grad_node(cls, g, inputs, template, k):

@@ -21,6 +21,7 @@ from .grad_mode import write as write_grad_mode
 from .provenance import caller, describe, modification
 
 _numpy_add_into = numpy_backend.add_into
+_numpy_asarray = numpy_backend.xp.asarray
 _make = Tensor._make
 
 _declare_short_path("engine.one_root", __name__, "one root's buffers set up without the loops")
@@ -247,7 +248,10 @@ def _sum_of(a, b):
     otherwise."""
     da, db = a._data, b._data
     if _plain.on and type(da) is _ndarray and type(db) is _ndarray and da.dtype is db.dtype:
-        return _make(da + db)  # short path: engine.sum_of
+        total = da + db  # short path: engine.sum_of
+        if type(total) is not _ndarray:  # two 0-d arrays sum to a NumPy scalar
+            total = _numpy_asarray(total)
+        return _make(total)
     return a + b
 
 

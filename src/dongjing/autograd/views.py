@@ -53,7 +53,7 @@ def chain_of(t) -> list:
     """`[root, ..., t]`: the bases `t` is a view of, outermost first."""
     links = [t]
     while True:
-        link = getattr(links[-1], "_view_of", None)
+        link = links[-1]._view_of
         if link is None:
             break
         links.append(link[0])
@@ -87,7 +87,7 @@ def tracked(t, *operands) -> bool:
         return False
     if t.requires_grad or any(getattr(o, "requires_grad", False) for o in operands):
         return True
-    return getattr(t, "_view_of", None) is not None and chain_of(t)[0].requires_grad
+    return t._view_of is not None and chain_of(t)[0].requires_grad
 
 
 def write_recorded(t, name: str, compute) -> None:
