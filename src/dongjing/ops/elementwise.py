@@ -235,8 +235,9 @@ _relu = define("relu", forward=_relu_forward, infer=inf.numeric("relu"),
                methods=("relu", "relu_"), forward_out=lambda xp, x, out: xp.maximum(x, 0, out=out),
                onnx="Relu", doc="max(x, 0).")
 _sign = define("sign", ufunc="sign", infer=inf.numeric("sign"), kind=E, binding=unary,
+               grads=(lambda g, x: zeros_like(g),),  # piecewise constant, as in PyTorch
                public="sign", methods=("sign", "sign_"), onnx="Sign",
-               doc="-1, 0 or 1 by the sign of x.")
+               doc="-1, 0 or 1 by the sign of x (zero gradient).")
 exp, log, sqrt, tanh, sigmoid, abs, relu, sign = (
     op.binding for op in (_exp, _log, _sqrt, _tanh, _sigmoid, _abs, _relu, _sign))
 
