@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import dtypes
-from .errors import DTypeError
+from .errors import ArgumentError, DTypeError
 
 
 def legacy_array(args: tuple, dtype) -> np.ndarray:
@@ -52,7 +52,10 @@ def to_array(data, dtype=None) -> np.ndarray:
             array = np.asarray(data)
         except ValueError as exc:
             raise ValueError(f"cannot make a tensor from this data: {exc}") from None
-        if array.dtype == np.float64:
+        if want is not None:  # Python numbers go straight to it: 0.1 as float64, not float32's
+            if array.dtype.kind in "iu" and want.kind in "iu" and array.size:
+                _check_fits(array, want)
+        elif array.dtype == np.float64:
             array = array.astype(dtypes.default_float)
         elif array.dtype.kind == "i":
             array = array.astype(dtypes.int64)
@@ -63,3 +66,14 @@ def to_array(data, dtype=None) -> np.ndarray:
     elif array is data:
         array = array.copy()
     return array
+
+
+def _check_fits(array: np.ndarray, want: np.dtype) -> None:
+    """Python ints that the integer dtype `want` cannot hold raise, as in NumPy 2 and PyTorch
+    (never a silent wrap-around)."""
+    info = np.iinfo(want)
+    low, high = array.min(), array.max()
+    if low < info.min or high > info.max:
+        bad = low if low < info.min else high
+        raise ArgumentError(f"the value {int(bad)} does not fit dtype {want} "
+                            f"(range {info.min} to {info.max})")

@@ -8,7 +8,8 @@ from ..dispatch import apply1
 from ..errors import DTypeError
 from ..registry import Kind, Onnx, Spec, binds, define
 from .convert import as_tensor
-from .elementwise import exp, log, mul, stop_gradient, sub
+from .elementwise import exp, log, mul, stop_gradient, sub, where
+from .math import isfinite
 from .reduce import amax, sum
 from .shape import squeeze
 
@@ -68,7 +69,10 @@ def logsumexp(x, dim, keepdim: bool = False):
     dim = inf.normalize_dims("logsumexp", dim, x.ndim)
     if any(x.shape[d] == 0 for d in dim):  # reliab: an empty sum is 0, log 0 = -inf (PyTorch)
         return log(sum(exp(x), dim, keepdim=keepdim))
-    shift = stop_gradient(amax(_pad_unknown(x, dim), dim, keepdim=True))
+    top = amax(_pad_unknown(x, dim), dim, keepdim=True)
+    # a row whose max is +-inf is not shifted (inf - inf is NaN): its sum of exps is then inf
+    # or 0 and its logsumexp +inf or -inf, as PyTorch's
+    shift = stop_gradient(where(isfinite(top), top, 0.0))
     out = log(sum(exp(sub(x, shift)), dim, keepdim=True)) + shift
     return out if keepdim else squeeze(out, dim)
 

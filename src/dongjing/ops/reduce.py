@@ -21,13 +21,27 @@ def _reduced_shape(shape, axes, keepdim):
     return tuple(d for i, d in enumerate(shape) if i not in axes)
 
 
-def _reduce_infer(name, out_dtype=None):
+def _reduce_infer(name, out_dtype=None, needs_elements=False):
     def infer(x: Spec, dim=None, keepdim=False):
         axes = inf.normalize_dims(name, dim, len(x.shape))
+        if needs_elements:
+            check_reducible(name, x.shape, axes)
         dtype = out_dtype(x.dtype) if out_dtype else x.dtype
         return _reduced_shape(x.shape, axes, keepdim), dtype
 
     return infer
+
+
+def check_reducible(name, shape, axes) -> None:
+    """Raise a ShapeError when a reduction without an identity (max, min, their args) would
+    reduce a dim of known size 0; over other dims an empty tensor reduces to an empty result,
+    as in PyTorch. `axes` None means every dim."""
+    reduced = range(len(shape)) if axes is None else axes
+    if any(shape[a] == 0 for a in reduced):
+        from ..errors import ShapeError
+
+        raise ShapeError(f"{name}: cannot reduce over a dim of size 0 of a tensor of shape "
+                         f"{tuple(shape)} (dim {axes}): the operation has no identity")
 
 
 def _sum_dtype(dtype):
@@ -102,42 +116,43 @@ def _nonempty(name, reduce):
 
 _amax = define("amax", forward=_nonempty("amax", lambda xp, x, dim, keepdim: xp.max(
                    x, axis=dim, keepdims=keepdim)),
-               infer=_reduce_infer("amax"), grads=(_extreme_grad,), kind=R,
+               infer=_reduce_infer("amax", needs_elements=True), grads=(_extreme_grad,), kind=R,
                onnx=onnx_rules.extreme("ReduceMax"), public="amax", methods="amax")
 _amin = define("amin", forward=_nonempty("amin", lambda xp, x, dim, keepdim: xp.min(
                    x, axis=dim, keepdims=keepdim)),
-               infer=_reduce_infer("amin"), grads=(_extreme_grad,), kind=R,
+               infer=_reduce_infer("amin", needs_elements=True), grads=(_extreme_grad,), kind=R,
                onnx=onnx_rules.extreme("ReduceMin"), public="amin", methods="amin")
 
 
 def _empty_check(name, x, dim):
     if x._node is None and x._data.size == 0:
-        from ..errors import ShapeError
-
-        raise ShapeError(f"{name}: cannot reduce an empty tensor of shape {x.shape}")
+        check_reducible(name, x._data.shape, dim)
 
 
 @binds(_amax)
 def amax(x, dim=None, keepdim: bool = False):
     """Largest value over all elements or over `dim`."""
     x = as_tensor(x)
+    dim = _canon_dim(x, dim)
     _empty_check("amax", x, dim)
-    return apply1(_amax, x, dim=_canon_dim(x, dim), keepdim=keepdim)
+    return apply1(_amax, x, dim=dim, keepdim=keepdim)
 
 
 @binds(_amin)
 def amin(x, dim=None, keepdim: bool = False):
     """Smallest value over all elements or over `dim`."""
     x = as_tensor(x)
+    dim = _canon_dim(x, dim)
     _empty_check("amin", x, dim)
-    return apply1(_amin, x, dim=_canon_dim(x, dim), keepdim=keepdim)
+    return apply1(_amin, x, dim=dim, keepdim=keepdim)
 
 
 def _arg_infer(name):
     def infer(x: Spec, dim=None, keepdim=False):
         if dim is None:
+            check_reducible(name, x.shape, None)
             return ((1,) * len(x.shape) if keepdim else ()), dtypes.int64
-        return _reduce_infer(name)(x, dim, keepdim)[0], dtypes.int64
+        return _reduce_infer(name, needs_elements=True)(x, dim, keepdim)[0], dtypes.int64
 
     return infer
 

@@ -14,7 +14,7 @@ from ..registry import Kind, Spec, binds, define
 from . import onnx_rules
 from .compare import eq, ne
 from .convert import as_tensor
-from .elementwise import abs, cast, div, mul, sqrt, sub, where
+from .elementwise import abs, cast, div, maximum, mul, sqrt, sub, where
 from .reduce import _canon_dim, _reduce_infer, _restore, _sum_dtype, amax, amin, count, mean, sum
 
 R = Kind.REDUCE
@@ -206,7 +206,8 @@ def var(x, dim=None, unbiased: bool | None = None, keepdim: bool = False, *,
     centered = sub(x, mean(x, dim, keepdim=True))
     total = sum(mul(centered, centered), dim, keepdim)
     n = count(x, dim, x.dtype)
-    return div(total, sub(n, c) if c else n)
+    # PyTorch's divisor max(N - correction, 0): too few elements give NaN (0/0), never -0
+    return div(total, maximum(sub(n, c), 0.0) if c else n)
 
 
 def std(x, dim=None, unbiased: bool | None = None, keepdim: bool = False, *,
