@@ -14,6 +14,7 @@ import numpy as np
 import dongjing as dj
 from dongjing.ops.broadcast import sum_to_like
 from dongjing.ops.index import Slot, getitem_grad, slice_assign
+from dongjing.ops.scatter import index_in_range
 
 
 @dataclass
@@ -70,6 +71,8 @@ CASES: dict[str, list[Case]] = {
     "log_softmax": [Case(lambda x: dj.log_softmax(x, dim=1), (_r(3, 4) * 3,)),
                     Case(lambda x: dj.softmax(x, dim=0), (_r(3, 2),), "softmax")],
     "relu_backward": [Case(dj.ops.elementwise.relu_backward, (_r(2, 5), _apart(2, 5)))],
+    "index_in_range": [Case(lambda i, x: index_in_range(i, x, 1, "test"),
+                            (_ints(5, high=4), _r(2, 4)), grad=False)],
     "sign": [Case(dj.sign, (_apart(4),)),
              Case(dj.sign, (_ints(4, high=9) - 4,), "int", grad=False)],
     "maximum": [Case(dj.maximum, (_apart(3, 4), _apart(4, seed=1) + 0.03), "broadcast")],

@@ -15,6 +15,7 @@ from ..errors import ShapeError
 from ..ops import erf, one_hot, relu, sigmoid, tanh, unfold2d
 from ..ops.convert import as_tensor
 from ..ops.nn import dropout_mask
+from ..ops.scatter import index_in_range
 from ..tensor import Tensor
 from ..transfer import constant_like
 from .losses import (
@@ -319,7 +320,11 @@ def batch_norm(x: Tensor, running_mean: Tensor | None, running_var: Tensor | Non
 
 def embedding(indices: Tensor, weight: Tensor) -> Tensor:
     """Rows of `weight` picked by integer `indices` (a gather; its gradient scatter-adds)."""
-    return weight[as_tensor(indices)]
+    weight = as_tensor(weight)
+    if weight.ndim != 2:
+        raise ShapeError(f"embedding: weight must be 2-d (num_embeddings, embedding_dim), got "
+                         f"shape {weight.shape}")
+    return weight[index_in_range(as_tensor(indices), weight, 0, "embedding")]
 
 
 from .attention_functional import (  # noqa: E402

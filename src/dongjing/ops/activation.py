@@ -9,7 +9,7 @@ from ..errors import DTypeError
 from ..registry import Kind, Onnx, Spec, binds, define
 from .convert import as_tensor
 from .elementwise import exp, log, mul, stop_gradient, sub, where
-from .math import isfinite
+from .math import isinf
 from .reduce import amax, sum
 from .shape import squeeze
 
@@ -72,7 +72,7 @@ def logsumexp(x, dim, keepdim: bool = False):
     top = amax(_pad_unknown(x, dim), dim, keepdim=True)
     # a row whose max is +-inf is not shifted (inf - inf is NaN): its sum of exps is then inf
     # or 0 and its logsumexp +inf or -inf, as PyTorch's
-    shift = stop_gradient(where(isfinite(top), top, 0.0))
+    shift = stop_gradient(where(isinf(top), 0.0, top))
     out = log(sum(exp(sub(x, shift)), dim, keepdim=True)) + shift
     return out if keepdim else squeeze(out, dim)
 

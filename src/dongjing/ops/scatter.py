@@ -10,7 +10,7 @@ from __future__ import annotations
 from .. import dtypes
 from .. import infer as inf
 from ..dispatch import apply
-from ..errors import DTypeError, ShapeError
+from ..errors import DTypeError, IndexOutOfRangeError, ShapeError
 from ..registry import Spec, binds, define
 from . import onnx_rules
 from .convert import as_tensor, pair
@@ -153,6 +153,41 @@ def scatter(input, dim: int, index, src=None, *, value=None, reduce: str | None 
 
 
 # --- composed selections ----------------------------------------------------------------------
+def _index_in_range_forward(xp, index, x, dim, func):
+    size = x.shape[dim]
+    if index.size:  # two passes over the indices: small next to the rows they pick
+        low, high = index.min(), index.max()
+        if low < 0 or high >= size:
+            bad = int(low) if low < 0 else int(high)
+            raise IndexOutOfRangeError(
+                f"{func}: index {bad} is out of range for dim {dim} of size {size} (indices "
+                f"must lie in [0, {size}); negative indices are refused, as in PyTorch)")
+    return index
+
+
+def _index_in_range_infer(index: Spec, x: Spec, dim, func):
+    if index.dtype.kind not in "iu":
+        raise DTypeError(f"{func}: index must be an integer tensor, got {index.dtype}")
+    return index.shape, index.dtype
+
+
+def _index_in_range_onnx(e, node, ins):
+    return e.node("Identity", ins[:1])  # the check runs in dongjing only
+
+
+# `index` itself, after checking at run time (eagerly, in a Session, under jit) that every
+# entry addresses a slice of `x` along `dim`: index_select and embedding read no wrapped rows
+_index_in_range = define("index_in_range", forward=_index_in_range_forward,
+                         infer=_index_in_range_infer, onnx=_index_in_range_onnx,
+                         doc="The index, checked to lie in [0, size of x along dim).")
+
+
+def index_in_range(index, x, dim: int, func: str):
+    """`index` (an integer tensor), raising IndexOutOfRangeError naming `func` when an entry is
+    negative or not below `x.shape[dim]` (checked when the values exist)."""
+    return apply(_index_in_range, index, x, dim=dim, func=func)
+
+
 def index_select(input, dim: int, index):
     """The slices of `input` at the 1-d integer `index` along `dim` (composed from indexing)."""
     from .index import getitem
@@ -163,7 +198,8 @@ def index_select(input, dim: int, index):
     if index.dtype.kind not in "iu":
         raise DTypeError(f"index_select: index must be an integer tensor, got {index.dtype}")
     dim = inf.normalize_dim("index_select", dim, x.ndim)
-    return getitem(x, (slice(None),) * dim + (index.reshape(-1),))
+    index = index_in_range(index.reshape(-1), x, dim, "index_select")
+    return getitem(x, (slice(None),) * dim + (index,))
 
 
 def masked_fill(input, mask, value):
