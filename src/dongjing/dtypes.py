@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .errors import DTypeError
+
 float32 = np.dtype("float32")
 float64 = np.dtype("float64")
 float16 = np.dtype("float16")
@@ -52,9 +54,13 @@ def as_dtype(dtype) -> np.dtype:
     if dtype is bool:
         return bool_
     try:
-        return np.dtype(dtype)
+        found = np.dtype(dtype)
     except TypeError:
         raise TypeError(f"{dtype!r} is not a dtype") from None
+    if found.kind not in "biuf":  # strings, objects, dates: never a tensor of them
+        raise DTypeError(f"{dtype!r} is not a dtype of tensors (tensors hold bools, integers "
+                         f"and floating point numbers; got NumPy's {found})")
+    return found
 
 
 _CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2}
@@ -137,3 +143,35 @@ FLOAT_SCALARS = (float, np.floating)
 
 ARRAY_SCALARS = np.generic
 """The array library's scalar type (a 0-d value that is not a Python number)."""
+
+
+_LEGACY_TYPES = {
+    "Float": float32, "Double": float64, "Half": float16, "Long": int64, "Int": int32,
+    "Short": int16, "Char": np.dtype("int8"), "Byte": uint8, "Bool": bool_,
+}
+_LEGACY_NAMES = {dtype: name for name, dtype in _LEGACY_TYPES.items()}
+
+
+def legacy_type_name(dtype: np.dtype) -> str:
+    """PyTorch's type string of a CPU tensor of `dtype` (`"torch.FloatTensor"`)."""
+    name = _LEGACY_NAMES.get(np.dtype(dtype))
+    if name is None:
+        raise DTypeError(f"{dtype} has no PyTorch type string")
+    return f"torch.{name}Tensor"
+
+
+def from_type_name(text: str) -> np.dtype:
+    """The dtype of a type string: PyTorch's `"torch.DoubleTensor"` (or `"DoubleTensor"`), or a
+    dtype's name (`"float64"`, `"torch.float64"`, `"dongjing.float64"`); DTypeError otherwise."""
+    base = text.rsplit(".", 1)[-1]
+    if base.endswith("Tensor") and base[: -len("Tensor")] in _LEGACY_TYPES:
+        if ".cuda." in text:
+            raise DTypeError(f"type({text!r}): CUDA type strings are not supported; use "
+                             ".to('cuda') and a dtype")
+        return _LEGACY_TYPES[base[: -len("Tensor")]]
+    try:
+        return as_dtype(base)
+    except TypeError:
+        raise DTypeError(f"type({text!r}): not a type string (expected e.g. "
+                         "'torch.FloatTensor', 'torch.LongTensor' or a dtype name such as "
+                         "'float64')") from None

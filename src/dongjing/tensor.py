@@ -411,7 +411,13 @@ class Tensor:
             device = _device("cuda", device)
         return self.to(device)
 
-    def type(self, dtype) -> Tensor:
+    def type(self, dtype=None) -> Tensor | str:
+        """This tensor in `dtype` (a dtype, or PyTorch's type string: "torch.DoubleTensor");
+        without `dtype`, PyTorch's type string of this tensor ("torch.FloatTensor")."""
+        if dtype is None:
+            return dtypes.legacy_type_name(self.dtype)
+        if isinstance(dtype, str):
+            dtype = dtypes.from_type_name(dtype)
         return self.to(dtype)
 
     def float(self) -> Tensor:

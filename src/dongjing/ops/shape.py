@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from .. import infer as inf
 from ..dispatch import apply, apply1, apply2
-from ..errors import ShapeError
+from ..errors import ArgumentError, ShapeError
 from ..registry import Kind, Onnx, Spec, binds, define
 from . import onnx_rules
 from .convert import as_tensor
@@ -87,9 +87,13 @@ def flatten(x, start_dim: int = 0, end_dim: int = -1):
     """Merge dims `start_dim..end_dim` into one."""
     x = as_tensor(x)
     n = x.ndim
+    start = inf.normalize_dim("flatten", start_dim, max(n, 1))  # a 0-d tensor takes 0 and -1
+    end = inf.normalize_dim("flatten", end_dim, max(n, 1))
     if n == 0:
         return reshape(x, (1,))
-    start, end = start_dim % n, end_dim % n
+    if start > end:
+        raise ArgumentError(f"flatten: start_dim ({start_dim}) cannot come after end_dim "
+                            f"({end_dim}) for a tensor of {n} dims")
     shape = x.shape
     merged = shape[start : end + 1]
     size = -1 if any(d is None for d in merged) else inf.numel(merged)
