@@ -374,11 +374,26 @@ def _concat_vjp_at_run_time(g, inputs, needs, dim):
 
 
 def _concat_forward(xp, *xs, dim):
+    first = xs[0].dtype
     try:
+        for x in xs:
+            if x.dtype != first:  # PyTorch's promotion (int64 + float32 -> float32), the
+                # infer rule's, not NumPy's (float64), so graphs and jit agree with eager
+                dtype = _promoted(xs)
+                return xp.concatenate(xs, axis=dim, dtype=dtype, casting="unsafe")
         return xp.concatenate(xs, axis=dim)
     except ValueError:  # sizes that were unknown when the graph was built, fed unequal
         raise ShapeError(f"concat: shapes {', '.join(inf.fmt(x.shape) for x in xs)} differ "
                          f"outside dim {dim}") from None
+
+
+def _promoted(xs):
+    from .. import dtypes
+
+    dtype = xs[0].dtype
+    for x in xs[1:]:
+        dtype = dtypes.promote(dtype, x.dtype)
+    return dtype
 
 
 _concat = define("concat", forward=_concat_forward,
