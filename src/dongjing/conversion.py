@@ -7,6 +7,7 @@ import numpy as np
 
 from . import dtypes
 from .errors import ArgumentError, DTypeError
+from .validation import allocation_failed, fits_integer
 
 
 def legacy_array(args: tuple, dtype) -> np.ndarray:
@@ -16,7 +17,13 @@ def legacy_array(args: tuple, dtype) -> np.ndarray:
         want = dtypes.float32 if dtype is None else dtypes.as_dtype(dtype)
         if any(a < 0 for a in args):
             raise ValueError(f"Tensor{args}: sizes must be non-negative")
-        return np.zeros(args or (0,), dtype=want)
+        try:
+            return np.zeros(args or (0,), dtype=want)
+        except (MemoryError, ValueError) as exc:
+            found = allocation_failed("Tensor()", f"an array of shape {args}", exc)
+            if found is None:
+                raise
+            raise found from None
     if len(args) == 2 and dtype is None and type(args[1]) is not int:
         return to_array(args[0], args[1])
     if len(args) != 1:
@@ -71,9 +78,8 @@ def to_array(data, dtype=None) -> np.ndarray:
 def _check_fits(array: np.ndarray, want: np.dtype) -> None:
     """Python ints that the integer dtype `want` cannot hold raise, as in NumPy 2 and PyTorch
     (never a silent wrap-around)."""
-    info = np.iinfo(want)
-    low, high = array.min(), array.max()
-    if low < info.min or high > info.max:
-        bad = low if low < info.min else high
+    if not fits_integer(array, want):
+        info = np.iinfo(want)
+        bad = array.min() if array.min() < info.min else array.max()
         raise ArgumentError(f"the value {int(bad)} does not fit dtype {want} "
                             f"(range {info.min} to {info.max})")

@@ -144,8 +144,8 @@ def arange(start, end=None, step=1, dtype=None, device=None,
     if end is None:
         start, end = 0, start
     for name, value in (("start", start), ("end", end)):
-        check_number("dj.arange", name, value)
-    check_number("dj.arange", "step", step, nonzero=True)
+        check_number("dj.arange", name, value, finite=True)
+    check_number("dj.arange", "step", step, nonzero=True, finite=True)
     if dtype is None:
         floats = any(isinstance(v, float) for v in (start, end, step))
         dtype = dtypes.default_float if floats else dtypes.int64
@@ -156,8 +156,8 @@ def arange(start, end=None, step=1, dtype=None, device=None,
 def linspace(start, end, steps: int, dtype=None, device=None) -> Tensor:
     """`steps` evenly spaced values from `start` to `end` (both included)."""
     where = placement(device, "dj.linspace")
-    check_number("dj.linspace", "start", start)
-    check_number("dj.linspace", "end", end)
+    check_number("dj.linspace", "start", start, finite=True)
+    check_number("dj.linspace", "end", end, finite=True)
     check_int("dj.linspace", "steps", steps, minimum=0)
     return _make(where.call("linspace", start, end, steps, dtype=_float(dtype)), False)
 

@@ -8,6 +8,7 @@ from typing import NamedTuple
 
 from .backends.base import default_backend as _default_backend
 from .errors import DeviceError
+from .validation import allocation_failed
 
 _ACCELERATORS = ("cuda", "mps", "xpu", "hip")
 
@@ -117,21 +118,31 @@ class Placement(NamedTuple):
 
     backend: object
     index: int | None
+    func: str = ""  # the factory creating through it ("dj.zeros"), named in its errors
 
     def call(self, name: str, *args, **kwargs):
         """`backend.xp.<name>(*args, **kwargs)` run on this device."""
         fn = getattr(self.backend.xp, name)
-        if self.index is None:
-            return fn(*args, **kwargs)
-        with self.backend.using(self.index):
-            return fn(*args, **kwargs)
+        try:
+            if self.index is None:
+                return fn(*args, **kwargs)
+            with self.backend.using(self.index):
+                return fn(*args, **kwargs)
+        except (MemoryError, ValueError) as exc:
+            _raise_allocation(self.func, name, args, exc)
+            raise
 
     def draw(self, name: str, *args, **kwargs):
         """A draw `name` of dongjing's seeded generator for this backend, on this device."""
         from .random import generator_for
 
-        with self.backend.using(self.index):
-            return getattr(generator_for(self.backend), name)(*args, **kwargs)
+        try:
+            with self.backend.using(self.index):
+                return getattr(generator_for(self.backend), name)(*args, **kwargs)
+        except (MemoryError, ValueError) as exc:
+            _raise_allocation(self.func, name, args + tuple(kwargs.values()), exc)
+            raise
+
 
     def put(self, array):
         """`array` (of any backend) moved here."""
@@ -141,14 +152,14 @@ class Placement(NamedTuple):
 def placement(dev, what: str) -> Placement:
     """Where a factory's `device=` argument puts its result (None: the default backend)."""
     if dev is None:  # the common case first, without the imports below
-        return Placement(_default_backend(), None)
+        return Placement(_default_backend(), None, what)
     from .backends import default_backend, for_device_type
 
     dev = check_device(dev, what, placed=True)
     if dev.type == "cpu":
-        return Placement(default_backend(), None)
+        return Placement(default_backend(), None, what)
     backend = for_device_type(dev.type)
-    return Placement(backend, backend.current_index() if dev.index is None else dev.index)
+    return Placement(backend, backend.current_index() if dev.index is None else dev.index, what)
 
 
 def device_of_array(array) -> device:
@@ -213,3 +224,13 @@ def parse_target(what: str, args: tuple, kwargs: dict) -> tuple:
         return dev, dtypes.as_dtype(dtype)
     except TypeError as exc:
         raise TypeError(f"{what}: {dtype!r} is neither a dtype nor a device") from exc
+
+
+def _raise_allocation(func: str, name: str, args: tuple, exc: Exception) -> None:
+    """Raise OutOfMemoryError (from None) naming `func` (the factory; else the backend's
+    `name`) when `exc` is an allocation failure."""
+    shapes = [a for a in args if isinstance(a, tuple)]
+    what = f"an array of shape {shapes[0]}" if shapes else f"the array of {name}{args}"
+    found = allocation_failed(func or f"dj.{name}", what, exc)
+    if found is not None:
+        raise found from None

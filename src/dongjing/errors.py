@@ -54,6 +54,10 @@ class IndexOutOfRangeError(DongjingError, IndexError):
     """An index (given or fed at run time) outside the dimension it indexes."""
 
 
+class OutOfMemoryError(DongjingError, MemoryError):
+    """An array too large to allocate (the message names the function and the size asked)."""
+
+
 class AutogradError(DongjingError, RuntimeError):
     """Backward cannot run as asked: a saved tensor modified in place, a graph already freed by
     an earlier backward, a hook returning a gradient of the wrong shape."""

@@ -9,15 +9,21 @@ from . import dtypes, ops
 from .conversion import to_array
 from .device import placement
 from .tensor import Tensor
+from .validation import check_size
 
 
-def _size(name: str, size: tuple) -> tuple:
-    if len(size) == 1 and isinstance(size[0], (tuple, list)):
-        size = tuple(size[0])
-    if not all(isinstance(d, (int, np.integer)) and not isinstance(d, bool) and d >= 0
-               for d in size):
-        raise TypeError(f"{name}: sizes must be non-negative integers, got {size!r}")
-    return tuple(int(d) for d in size)
+def _filled(self: Tensor, name: str, size: tuple, fill_value, dtype, device,
+            requires_grad) -> Tensor:
+    """`fill_value` in a new tensor of `size`, made where it lives (no float64 staging copy);
+    sizes are checked and an allocation failure raises OutOfMemoryError naming `name`."""
+    func = f"Tensor.{name}"
+    shape = check_size(func, size)
+    where = placement(self.device if device is None else device, func)
+    want = self.dtype if dtype is None else dtypes.as_dtype(dtype)
+    t = Tensor._make(where.call("full", shape, fill_value, want))
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
 
 
 def _new(self: Tensor, name: str, array: np.ndarray, dtype, device, requires_grad) -> Tensor:
@@ -31,27 +37,23 @@ def _new(self: Tensor, name: str, array: np.ndarray, dtype, device, requires_gra
 
 def new_zeros(self, *size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """Zeros of `size`, with this tensor's dtype by default."""
-    return _new(self, "new_zeros", np.zeros(_size("new_zeros", size)), dtype, device,
-                requires_grad)
+    return _filled(self, "new_zeros", size, 0, dtype, device, requires_grad)
 
 
 def new_ones(self, *size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """Ones of `size`, with this tensor's dtype by default."""
-    return _new(self, "new_ones", np.ones(_size("new_ones", size)), dtype, device,
-                requires_grad)
+    return _filled(self, "new_ones", size, 1, dtype, device, requires_grad)
 
 
 def new_empty(self, *size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """A tensor of `size` (zero-filled), with this tensor's dtype by default."""
-    return _new(self, "new_empty", np.zeros(_size("new_empty", size)), dtype, device,
-                requires_grad)
+    return _filled(self, "new_empty", size, 0, dtype, device, requires_grad)
 
 
 def new_full(self, size, fill_value, *, dtype=None, device=None,
              requires_grad: bool = False) -> Tensor:
     """`fill_value` everywhere in `size`, with this tensor's dtype by default."""
-    return _new(self, "new_full", np.full(_size("new_full", (size,)), fill_value), dtype,
-                device, requires_grad)
+    return _filled(self, "new_full", (size,), fill_value, dtype, device, requires_grad)
 
 
 def new_tensor(self, data, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:

@@ -7,7 +7,7 @@ import numbers
 
 import numpy as np
 
-from .errors import ArgumentError
+from .errors import ArgumentError, OutOfMemoryError
 
 
 def is_int(value) -> bool:
@@ -52,8 +52,9 @@ def check_dims(func: str, dim):
                         f"{type(dim).__name__} {dim!r}")
 
 
-def check_number(func: str, name: str, value, nonzero: bool = False):
-    """A real scalar (Python/NumPy number or bool; a 0-d array); ArgumentError otherwise."""
+def check_number(func: str, name: str, value, nonzero: bool = False, finite: bool = False):
+    """A real scalar (Python/NumPy number or bool; a 0-d array); ArgumentError otherwise (also
+    for zero with `nonzero`, and for NaN or an infinity with `finite`)."""
     if isinstance(value, np.ndarray) and value.ndim == 0:
         value = value[()]
     if not isinstance(value, (numbers.Real, np.bool_)) or isinstance(value, np.timedelta64):
@@ -61,6 +62,8 @@ def check_number(func: str, name: str, value, nonzero: bool = False):
                             f"{type(value).__name__} {value!r}")
     if nonzero and value == 0:
         raise ArgumentError(f"{func}: argument '{name}' must not be zero")
+    if finite and not np.isfinite(value):
+        raise ArgumentError(f"{func}: argument '{name}' must be finite, got {value}")
     return value
 
 
@@ -77,3 +80,12 @@ def fits_integer(array: np.ndarray, dtype: np.dtype) -> bool:
     """Whether every value of integer `array` is representable in integer `dtype`."""
     info = np.iinfo(dtype)
     return not array.size or (int(array.min()) >= info.min and int(array.max()) <= info.max)
+
+
+def allocation_failed(func: str, what: str, exc: Exception):
+    """The dongjing error for an array library's refusal to allocate (`MemoryError`, or NumPy's
+    ValueError for a size no array can have), or None for any other exception."""
+    if isinstance(exc, MemoryError) or (isinstance(exc, ValueError) and (
+            "too big" in str(exc) or "allowed size" in str(exc))):
+        return OutOfMemoryError(f"{func}: cannot allocate {what}: {exc}")
+    return None
