@@ -14,12 +14,13 @@ from .module import Module
 from .parameter import Parameter
 
 
-def _pair(v: Size, name: str = "size", minimum: int = 0) -> tuple[int, int]:
+def _pair(v: Size, name: str = "size", minimum: int = 0,
+          func: str = "nn.Conv2d") -> tuple[int, int]:
     """An int or a pair of ints as a pair, each checked to be an integer >= `minimum`."""
     pair = tuple(v) if isinstance(v, (tuple, list)) else (v, v)
     if len(pair) != 2:
-        raise ArgumentError(f"nn.Conv2d: argument '{name}' must be an int or a pair, got {v!r}")
-    return tuple(check_int("nn.Conv2d", name, d, minimum) for d in pair)
+        raise ArgumentError(f"{func}: argument '{name}' must be an int or a pair, got {v!r}")
+    return tuple(check_int(func, name, d, minimum) for d in pair)
 
 
 class Conv2d(Module):
@@ -56,6 +57,11 @@ class Conv2d(Module):
 class _Pool2d(Module):
     def __init__(self, kernel_size: Size, stride: Size | None = None, padding: Size = 0):
         super().__init__()
+        func = f"nn.{type(self).__name__}"  # checked now, as Conv2d's: not at the first call
+        _pair(kernel_size, "kernel_size", 1, func)
+        if stride is not None:
+            _pair(stride, "stride", 1, func)
+        _pair(padding, "padding", 0, func)
         self.kernel_size = kernel_size
         self.stride = kernel_size if stride is None else stride
         self.padding = padding
@@ -91,10 +97,14 @@ class Conv1d(Module):
         if dilation != 1 or groups != 1 or padding_mode != "zeros":
             raise NotImplementedError("nn.Conv1d: dilation, groups and padding_mode other than "
                                       "the defaults are not supported")
-        single = lambda v: int(v[0]) if isinstance(v, (tuple, list)) else int(v)  # noqa: E731
-        self.in_channels, self.out_channels = int(in_channels), int(out_channels)
-        self.kernel_size, self.stride = (single(kernel_size),), (single(stride),)
-        self.padding = (single(padding),)
+        def single(v, name, minimum):
+            return check_int("nn.Conv1d", name, v[0] if isinstance(v, (tuple, list)) else v,
+                             minimum)
+
+        self.in_channels = check_int("nn.Conv1d", "in_channels", in_channels, minimum=1)
+        self.out_channels = check_int("nn.Conv1d", "out_channels", out_channels, minimum=1)
+        self.kernel_size = (single(kernel_size, "kernel_size", 1),)
+        self.stride, self.padding = (single(stride, "stride", 1),), (single(padding, "padding", 0),)
         dtype = np.dtype(dtype or np.float32)
         self.weight = Parameter(np.empty((out_channels, in_channels, self.kernel_size[0]), dtype))
         if bias:

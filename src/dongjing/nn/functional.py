@@ -14,7 +14,7 @@ from .. import ops
 from ..errors import ShapeError
 from ..ops import erf, one_hot, relu, sigmoid, tanh, unfold2d
 from ..ops.convert import as_tensor
-from ..ops.nn import dropout_mask
+from ..ops.nn import dropout_mask, window_arguments
 from ..ops.scatter import index_in_range
 from ..tensor import Tensor
 from ..transfer import constant_like
@@ -138,6 +138,7 @@ def conv2d(x: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Size =
     if None in (c, kh, kw):
         raise ShapeError(f"conv2d: the weight's shape {weight.shape} must be known except "
                          f"dim 0 (the kernel size and channels fix the im2col layout)")
+    _, stride, padding = window_arguments("conv2d", 1, stride, padding)
     cols = unfold2d(x, (kh, kw), stride, padding)  # (N, C, kh, kw, OH, OW)
     oh, ow = cols.shape[4], cols.shape[5]
     cols = ops.reshape(cols, (-1, c * kh * kw, oh * ow))
@@ -168,7 +169,6 @@ def max_pool2d(x: Tensor, kernel_size: Size, stride: Size | None = None,
     """Largest value of each window (stride defaults to the kernel size)."""
     x = as_tensor(x)
     _check_4d("max_pool2d", x)
-    stride = kernel_size if stride is None else stride
     return ops.pooling.max_pool2d(x, kernel_size, stride, padding)
 
 
@@ -176,7 +176,7 @@ def conv1d(x: Tensor, weight: Tensor, bias: Tensor | None = None, stride: int = 
            padding: int | str = 0, dilation: int = 1, groups: int = 1) -> Tensor:
     """1-d cross-correlation of (N, C, L) `x` with (O, C, k) `weight` (as a conv2d of height 1)."""
     x = as_tensor(x)
-    _single = lambda v: int(v[0]) if isinstance(v, (tuple, list)) else int(v)  # noqa: E731
+    _single = lambda v: v[0] if isinstance(v, (tuple, list)) else v  # noqa: E731
     if _single(dilation) != 1 or groups != 1:
         raise NotImplementedError("conv1d: dilation and groups other than 1 are not supported")
     if padding == "valid":
@@ -186,8 +186,10 @@ def conv1d(x: Tensor, weight: Tensor, bias: Tensor | None = None, stride: int = 
     if x.ndim != 3 or weight.ndim != 3:
         raise ShapeError(f"conv1d: expects an (N, C, L) input and an (O, C, k) weight, got "
                          f"{x.shape} and {weight.shape}")
-    out = conv2d(ops.unsqueeze(x, 2), ops.unsqueeze(weight, 2), bias, (1, _single(stride)),
-                 (0, _single(padding)))
+    _, (stride, _), (padding, _) = window_arguments("conv1d", 1, _single(stride),
+                                                    _single(padding))
+    out = conv2d(ops.unsqueeze(x, 2), ops.unsqueeze(weight, 2), bias, (1, stride),
+                 (0, padding))
     return ops.squeeze(out, 2)
 
 
@@ -223,8 +225,8 @@ def avg_pool2d(x: Tensor, kernel_size: Size, stride: Size | None = None,
     """Mean of each window, zero padding included (stride defaults to the kernel size)."""
     x = as_tensor(x)
     _check_4d("avg_pool2d", x)
-    stride = kernel_size if stride is None else stride
-    return ops.mean(unfold2d(x, kernel_size, stride, padding), dim=(2, 3))
+    kernel, stride, padding = window_arguments("avg_pool2d", kernel_size, stride, padding)
+    return ops.mean(unfold2d(x, kernel, stride, padding), dim=(2, 3))
 
 
 # --- dropout, normalization, embedding -----------------------------------------------------

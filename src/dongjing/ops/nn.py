@@ -11,6 +11,7 @@ from ..backends import backend_of
 from ..dispatch import apply1
 from ..errors import DTypeError, ShapeError
 from ..registry import Cost, Kind, Spec, binds, define
+from ..validation import check_int
 from . import onnx_graph_rules
 from .convert import as_tensor
 
@@ -126,12 +127,29 @@ _fold = define("fold2d", forward=_fold_forward, infer=_fold_infer,
                onnx=None, onnx_reason="a gradient op (col2im): export the forward computation")
 
 
-def _pair(v, name: str) -> tuple[int, int]:
+_MINIMUM = {"kernel_size": 1, "stride": 1, "padding": 0}  # of each window argument
+
+
+def _pair(v, name: str, func: str = "unfold2d") -> tuple[int, int]:
+    """A window argument (`kernel_size`, `stride`, `padding`: an int or a pair of ints) as a
+    pair, checked: integers, kernel and stride >= 1, padding >= 0 (ArgumentError naming
+    `func`), before any division by a stride or a kernel."""
     if isinstance(v, (tuple, list)):
         if len(v) != 2:
-            raise ShapeError(f"{name} must be an int or a pair of ints, got {v!r}")
-        return int(v[0]), int(v[1])
-    return int(v), int(v)
+            raise ShapeError(f"{func}: {name} must be an int or a pair of ints, got {v!r}")
+        pair = (v[0], v[1])
+    else:
+        pair = (v, v)
+    minimum = _MINIMUM.get(name)
+    return tuple(check_int(func, name, d, minimum) for d in pair)
+
+
+def window_arguments(func: str, kernel_size, stride, padding) -> tuple:
+    """`(kernel, stride, padding)` of a convolution or pooling call as checked pairs (stride
+    None means the kernel size), errors naming `func`."""
+    kernel = _pair(kernel_size, "kernel_size", func)
+    return (kernel, kernel if stride is None else _pair(stride, "stride", func),
+            _pair(padding, "padding", func))
 
 
 @binds(_unfold)

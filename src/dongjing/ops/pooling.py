@@ -15,7 +15,7 @@ from ..errors import DTypeError, ShapeError
 from ..registry import Spec, binds, define
 from . import onnx_graph_rules
 from .convert import as_tensor
-from .nn import _pair, out_size
+from .nn import _pair, out_size, window_arguments
 
 
 def _pool_infer(x: Spec, kernel, stride, padding, op: str = "max_pool2d"):
@@ -197,10 +197,8 @@ _max_pool_backward = define(
 def max_pool2d(x, kernel_size, stride=None, padding=0):
     """The largest value of each window (stride defaults to the kernel size; padding reads
     -inf)."""
-    kernel = _pair(kernel_size, "kernel_size")
-    return apply1(_max_pool, as_tensor(x), kernel=kernel,
-                  stride=kernel if stride is None else _pair(stride, "stride"),
-                  padding=_pair(padding, "padding"))
+    kernel, stride, padding = window_arguments("max_pool2d", kernel_size, stride, padding)
+    return apply1(_max_pool, as_tensor(x), kernel=kernel, stride=stride, padding=padding)
 
 
 @binds(_max_pool_backward)
