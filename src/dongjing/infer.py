@@ -41,7 +41,7 @@ def normalize_dim(op: str, dim: int, ndim: int) -> int:
     if type(dim) is int and 0 <= dim < ndim:  # already canonical: the common case
         return dim
     dim = check_dims(op, dim)  # reliab: an ArgumentError for a non-integer dim
-    if not -ndim <= dim < max(ndim, 1):
+    if not -max(ndim, 1) <= dim < max(ndim, 1):  # a 0-d tensor takes 0 and -1 (PyTorch)
         raise ShapeError(f"{op}: dim {dim} is out of range for a tensor of {ndim} dims")
     return dim % ndim if ndim else 0
 
@@ -56,7 +56,7 @@ def normalize_dims(op: str, dim, ndim: int) -> tuple:
     if isinstance(dim, int):
         dim = (dim,)
     axes = sorted({normalize_dim(op, d, ndim) for d in dim})
-    return tuple(axes)
+    return tuple(axes) if ndim else ()  # a 0-d tensor reduced over dim 0: nothing to reduce
 
 
 def _canonical(dims: tuple, ndim: int) -> bool:

@@ -11,7 +11,7 @@ from .convert import as_tensor
 from .elementwise import exp, log, mul, stop_gradient, sub, where
 from .math import isinf
 from .reduce import amax, sum
-from .shape import squeeze
+from .shape import reshape, squeeze
 
 
 def _log_softmax_out(xp, x, dim, out):
@@ -60,13 +60,18 @@ _log_softmax = define("log_softmax", forward=_log_softmax_forward, infer=_log_so
 def log_softmax(x, dim: int = -1):
     """x - logsumexp(x) along `dim`, computed stably in one op."""
     x = as_tensor(x)
-    return apply1(_log_softmax, x, dim=inf.normalize_dim("log_softmax", dim, x.ndim))
+    dim = inf.normalize_dim("log_softmax", dim, x.ndim)
+    if x.ndim == 0:  # one element along its only (implicit) dim, as PyTorch
+        return reshape(apply1(_log_softmax, reshape(x, (1,)), dim=0), ())
+    return apply1(_log_softmax, x, dim=dim)
 
 
 def logsumexp(x, dim, keepdim: bool = False):
     """log(sum(exp(x), dim)), stable: the max is subtracted first (and added back)."""
     x = as_tensor(x)
     dim = inf.normalize_dims("logsumexp", dim, x.ndim)
+    if x.ndim == 0:  # dim 0 (or -1) of a 0-d tensor: the same reduction of its one element
+        return reshape(logsumexp(reshape(x, (1,)), 0), ())
     if any(x.shape[d] == 0 for d in dim):  # reliab: an empty sum is 0, log 0 = -inf (PyTorch)
         return log(sum(exp(x), dim, keepdim=keepdim))
     top = amax(_pad_unknown(x, dim), dim, keepdim=True)

@@ -68,6 +68,8 @@ def _scan_infer(name):
 
 
 def _flipped(xp, fn, x, dim, reverse):
+    if x.ndim == 0:  # NumPy's scan of a 0-d array is 1-d; PyTorch's (and infer's) stays 0-d
+        return fn(x.reshape(1), axis=0, dtype=_sum_dtype(x.dtype)).reshape(())
     if not reverse:
         return fn(x, axis=dim, dtype=_sum_dtype(x.dtype))
     out = fn(xp.flip(x, dim), axis=dim, dtype=_sum_dtype(x.dtype))
@@ -143,8 +145,7 @@ def _maybe_zero(x) -> bool:
     return bool((data == 0).any()) or not bool(backend_of(data).xp.isfinite(data).all())
 
 
-_cumprod = define("cumprod", forward=lambda xp, x, dim: xp.cumprod(x, axis=dim,
-                                                                     dtype=_sum_dtype(x.dtype)),
+_cumprod = define("cumprod", forward=lambda xp, x, dim: _flipped(xp, xp.cumprod, x, dim, False),
                   infer=lambda x, dim: (x.shape, _sum_dtype(x.dtype)), grads=(_cumprod_grad,),
                   onnx=None, onnx_reason="ONNX has no cumulative product", public="cumprod",
                   methods="cumprod", doc="Running products along `dim`.")
