@@ -7,7 +7,7 @@ import numpy as np
 
 from . import dtypes
 from .errors import ArgumentError, DTypeError
-from .validation import allocation_failed, fits_integer
+from .validation import allocation_failed
 
 
 def legacy_array(args: tuple, dtype) -> np.ndarray:
@@ -60,7 +60,7 @@ def to_array(data, dtype=None) -> np.ndarray:
         except ValueError as exc:
             raise ValueError(f"cannot make a tensor from this data: {exc}") from None
         if want is not None:  # Python numbers go straight to it: 0.1 as float64, not float32's
-            if array.dtype.kind in "iu" and want.kind in "iu" and array.size:
+            if array.dtype.kind in "iuf" and want.kind in "iu" and array.size:
                 _check_fits(array, want)
         elif array.dtype == np.float64:
             array = array.astype(dtypes.default_float)
@@ -76,10 +76,17 @@ def to_array(data, dtype=None) -> np.ndarray:
 
 
 def _check_fits(array: np.ndarray, want: np.dtype) -> None:
-    """Python ints that the integer dtype `want` cannot hold raise, as in NumPy 2 and PyTorch
-    (never a silent wrap-around)."""
-    if not fits_integer(array, want):
-        info = np.iinfo(want)
-        bad = array.min() if array.min() < info.min else array.max()
-        raise ArgumentError(f"the value {int(bad)} does not fit dtype {want} "
+    """Python numbers that the integer dtype `want` cannot hold raise, as in NumPy 2 and PyTorch
+    (never a silent wrap-around); floats that do fit are truncated toward zero, as PyTorch's."""
+    info = np.iinfo(want)
+    low, high = array.min(), array.max()
+    if array.dtype.kind == "f" and not (np.isfinite(low) and np.isfinite(high)):
+        raise ArgumentError(f"cannot convert NaN or an infinity to dtype {want}")
+    if array.dtype.kind == "f":  # Python's float against a Python int compares exactly
+        low, high = float(low), float(high)
+    else:
+        low, high = int(low), int(high)
+    if low < info.min or high > info.max:
+        bad = low if low < info.min else high
+        raise ArgumentError(f"the value {bad} does not fit dtype {want} "
                             f"(range {info.min} to {info.max})")

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from .backends.base import default_backend as _default_backend
-from .errors import DeviceError
+from .errors import DeviceError, DTypeError
 from .validation import allocation_failed
 
 _ACCELERATORS = ("cuda", "mps", "xpu", "hip")
@@ -223,7 +223,7 @@ def parse_target(what: str, args: tuple, kwargs: dict) -> tuple:
     try:
         return dev, dtypes.as_dtype(dtype)
     except TypeError as exc:
-        raise TypeError(f"{what}: {dtype!r} is neither a dtype nor a device") from exc
+        raise DTypeError(f"{what}: {dtype!r} is neither a dtype nor a device") from exc
 
 
 def _raise_allocation(func: str, name: str, args: tuple, exc: Exception) -> None:
