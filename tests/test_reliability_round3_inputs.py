@@ -174,7 +174,7 @@ def test_non_finite_or_negative_sizes_raise_argument_errors(make):
         make()
 
 
-# --- window arguments of convolution and pooling ---------------------------------------------------
+# --- window arguments of convolution and pooling ----------------------------------------------
 X = dj.ones(1, 1, 4, 4)
 
 
@@ -205,7 +205,7 @@ def test_valid_window_arguments_still_work():
     assert F.conv2d(X, dj.ones(1, 1, 3, 3), stride=(1, 2), padding=1).shape == (1, 1, 4, 2)
 
 
-# --- symbolic tensors have every slot --------------------------------------------------------------
+# --- symbolic tensors have every slot ---------------------------------------------------------
 def test_symbolic_tensors_have_the_view_slot():
     with dj.Graph().as_default():
         x = dj.placeholder([2])
