@@ -40,8 +40,8 @@ def check_reducible(name, shape, axes) -> None:
     if any(shape[a] == 0 for a in reduced):
         from ..errors import ShapeError
 
-        raise ShapeError(f"{name}: cannot reduce over a dim of size 0 of a tensor of shape "
-                         f"{tuple(shape)} (dim {axes}): the operation has no identity")
+        raise ShapeError(f"{name}: cannot reduce an empty tensor of shape {tuple(shape)} over "
+                         f"a dim of size 0 (dim {axes}): the operation has no identity")
 
 
 def _sum_dtype(dtype):
@@ -107,10 +107,8 @@ def _nonempty(name, reduce):
         except ValueError:
             if x.size:
                 raise
-            from ..errors import ShapeError
-
-            raise ShapeError(f"{name}: cannot reduce an empty tensor of shape {x.shape} "
-                             f"(dim {dim})") from None
+            check_reducible(name, x.shape, (dim,) if isinstance(dim, int) else dim)
+            raise
     return forward
 
 
