@@ -218,3 +218,34 @@ def test_symbolic_tensors_have_the_view_slot():
 def test_every_error_above_is_a_dongjing_error():
     for cls in (ArgumentError, DTypeError, IndexOutOfRangeError, OutOfMemoryError, ShapeError):
         assert issubclass(cls, DongjingError)
+
+
+# --- in-place writes through views agree in graphs and under jit ---------------------------------
+def _writes_through_views(x):
+    y = x * 1.0
+    y.add_(1.0)
+    first = y[0:1]
+    first.mul_(3.0)  # reaches y, and through y every other view of it
+    last = y[1]
+    copy = y * 1.0  # taken before the next write: unaffected by it
+    last.sub_(10.0)
+    return y, first, last, copy
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_in_place_writes_through_views_in_every_mode(mode):
+    y, first, last, copy = run_in(mode, _writes_through_views, np.array([1.0, 2.0], np.float32))
+    np.testing.assert_array_equal(y, [6.0, -7.0])
+    np.testing.assert_array_equal(first, [6.0])
+    np.testing.assert_array_equal(last, -7.0)
+    np.testing.assert_array_equal(copy, [6.0, 3.0])
+
+
+def test_gradient_through_view_writes_under_jit_equals_eager():
+    eager = dj.tensor([1.0, 2.0], requires_grad=True)
+    (_writes_through_views(eager)[0] * dj.tensor([1.0, 2.0])).sum().backward()
+    traced = dj.tensor([1.0, 2.0], requires_grad=True)
+    f = dj.jit(lambda x: (_writes_through_views(x)[0] * dj.tensor([1.0, 2.0])).sum())
+    f(traced).backward()
+    np.testing.assert_array_equal(traced.grad.numpy(), eager.grad.numpy())
+    np.testing.assert_array_equal(eager.grad.numpy(), [3.0, 2.0])

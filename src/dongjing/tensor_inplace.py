@@ -30,7 +30,10 @@ def run_inplace(t: Tensor, name: str, compute, operands=(), symbolic: bool = Tru
     if t._node is not None:  # symbolic: a functional update of this handle
         if not symbolic:
             raise RuntimeError(f"{name} on a symbolic tensor: use dj.assign in a graph")
-        t._node = compute(t)._node
+        if t._view_of is None and not _views.live_views(t):
+            t._node = compute(t)._node
+        else:  # a view or a base of views: the write reaches the others, as eagerly
+            _views.write_symbolic(t, compute(t))
         return t
     _views.check_inplace(t, name)
     if _views.tracked(t, *operands):

@@ -132,6 +132,27 @@ def write_recorded(t, name: str, compute) -> None:
     refresh_views(root)
 
 
+def write_symbolic(t, new) -> None:
+    """The graph form of an in-place write to `t` (a symbolic view, or a base of views): the
+    new value is threaded up to the root with `slice_assign` and every live view of the root
+    reads its part again, so a traced function sees what the eager one does."""
+    if new.dtype != t.dtype:
+        from ..ops import cast
+
+        new = cast(new, t.dtype)
+    chain = chain_of(t)
+    for parent, link in zip(reversed(chain[:-1]), reversed(chain[1:])):
+        new = _slice_assign(parent, new, link._view_of[1])
+    chain[0]._node = new._node
+    _refresh_symbolic(chain[0])
+
+
+def _refresh_symbolic(t) -> None:
+    for v in live_views(t):
+        v._node = _index(t, v._view_of[1])._node
+        _refresh_symbolic(v)
+
+
 def refresh_views(t) -> None:
     """Give every live view of `t` (recursively) a history starting at `t`'s current one."""
     views = live_views(t)

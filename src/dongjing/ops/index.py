@@ -195,7 +195,7 @@ def getitem(x, key):
         x = as_tensor(x)
     if type(key) is int:  # x[t], the common case in loops: no parsing
         out = apply1(_getitem, x, key=(key,))
-        if x._node is None and out._node is None:
+        if (x._node is None) == (out._node is None):  # symbolic too: writes reach `x`
             mark_view(out, x, (key,))
         return out
     template, tensors = parse_key(key)
@@ -204,7 +204,7 @@ def getitem(x, key):
 
         tensors = [constant_like(t, x) for t in tensors]
     out = apply(_getitem, x, *tensors, key=template)
-    if not tensors and x._node is None and out._node is None:
+    if not tensors and (x._node is None) == (out._node is None):  # a view, eager or in graphs
         mark_view(out, x, template)
     return out
 
