@@ -185,6 +185,11 @@ _index_in_range = define("index_in_range", forward=_index_in_range_forward,
 def index_in_range(index, x, dim: int, func: str):
     """`index` (an integer tensor), raising IndexOutOfRangeError naming `func` when an entry is
     negative or not below `x.shape[dim]` (checked when the values exist)."""
+    if index._node is None and x._node is None:  # eager: the check alone, without a dispatch
+        if index.dtype.kind not in "iu":
+            _index_in_range_infer(index, x, dim, func)  # raises
+        _index_in_range_forward(None, index._data, x._data, dim, func)
+        return index
     return apply(_index_in_range, index, x, dim=dim, func=func)
 
 
