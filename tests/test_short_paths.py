@@ -208,6 +208,18 @@ def _halves_compiled(monkeypatch):
     return case
 
 
+def _index_in_range():
+    w = _leaf(np.arange(6.0).reshape(3, 2))
+    out = [dj.index_select(w, 0, dj.tensor([2, 0, 2])),
+           dj.nn.functional.embedding(dj.tensor([[1, 2]]), w)]
+    for bad in (-1, 3):  # the same error either way
+        try:
+            dj.index_select(w, 0, dj.tensor([bad]))
+        except IndexError as exc:
+            out.append(dj.tensor(np.array([len(str(exc))])))
+    return out + _grads(dj.sum(dj.nn.functional.embedding(dj.tensor([0, 0, 2]), w)), [w])
+
+
 # name -> a case (a function giving the results to compare), or a fixture-taking factory
 CASES = {
     "dispatch.apply1": [_apply1],
@@ -223,6 +235,7 @@ CASES = {
     "api.one_root_backward": [_one_root_and_seed],
     "api.size_one_seed": [_one_root_and_seed],
     "tensor_inplace.direct": [_inplace_direct],
+    "scatter.index_in_range": [_index_in_range],
     "parallel.halves": ["halves"],  # test_two_halves_equal_one_call below
     "fold_kernel.fold_planes": ["fold"],  # test_compiled_fold_equals_numpy below
 }
@@ -241,15 +254,9 @@ def test_every_declared_short_path_has_a_differential_case():
     assert not set(CASES) - set(declared), "cases for short paths nobody declares"
 
 
-# issue 30's first defect, fixed on the branch that owns the engine's 0-d sums (rel-eager);
-# drop this mark once it has landed
-_ZERO_D_SUM = pytest.mark.xfail(reason="issue 30 item 1: two 0-d gradients summed by NumPy give "
-                                "a NumPy scalar", strict=False)
-
-
 @pytest.mark.parametrize("name,case", [
     pytest.param(n, c, id=f"{n}-{c.__name__}",
-                 marks=[_ZERO_D_SUM] if c is _engine_sums_0d else [])
+                 marks=[])
     for n, cs in CASES.items() for c in cs if callable(c)])
 def test_short_path_equals_general_path(name, case):
     _both(case)

@@ -12,6 +12,8 @@ from .. import infer as inf
 from ..dispatch import apply
 from ..errors import DTypeError, IndexOutOfRangeError, ShapeError
 from ..registry import Spec, binds, define
+from ..short_paths import declare as _declare_short_path
+from ..short_paths import state as _short
 from . import onnx_rules
 from .convert import as_tensor, pair
 from .elementwise import cast, full_like, where, zeros_like
@@ -175,6 +177,10 @@ def _index_in_range_onnx(e, node, ins):
     return e.node("Identity", ins[:1])  # the check runs in dongjing only
 
 
+_declare_short_path("scatter.index_in_range", __name__, "eager indices checked by the op's "
+                    "forward directly, without a dispatch and a tape node")
+
+
 # `index` itself, after checking at run time (eagerly, in a Session, under jit) that every
 # entry addresses a slice of `x` along `dim`: index_select and embedding read no wrapped rows
 _index_in_range = define("index_in_range", forward=_index_in_range_forward,
@@ -185,7 +191,8 @@ _index_in_range = define("index_in_range", forward=_index_in_range_forward,
 def index_in_range(index, x, dim: int, func: str):
     """`index` (an integer tensor), raising IndexOutOfRangeError naming `func` when an entry is
     negative or not below `x.shape[dim]` (checked when the values exist)."""
-    if index._node is None and x._node is None:  # eager: the check alone, without a dispatch
+    # short path: scatter.index_in_range
+    if _short.on and index._node is None and x._node is None:
         if index.dtype.kind not in "iu":
             _index_in_range_infer(index, x, dim, func)  # raises
         _index_in_range_forward(None, index._data, x._data, dim, func)
