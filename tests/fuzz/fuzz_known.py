@@ -80,11 +80,6 @@ KNOWN_BUGS += [  # against PyTorch: where dongjing differs on purpose or documen
      "PyTorch (dongjing: the first in row-major order)", "torch"),
     ("differ outside dim", "dj.cat(", "cat with a 1-d empty tensor (0,) beside tensors of "
      "another rank: PyTorch's legacy rule skips it, dongjing checks every shape", "torch"),
-    ("has NaN at other places", "dj.logsumexp(", "issue 30 item 2: logsumexp of infinities is "
-     "NaN (owned by the eager branch; drop this line once it lands)", "torch"),
-    ("cannot reduce an empty tensor", "", "issue 30 item 4: a reduction over a non-empty dim "
-     "of an empty tensor is refused (owned by the eager branch; drop this line once it lands)",
-     "torch"),
     ("differs from PyTorch", "erf(", "erf is accurate to about 1e-7 (Abramowitz & Stegun "
      "7.1.26, its documented limit), not to float64's precision", "torch"),
     ("differs from PyTorch", lambda p: "dj.relu(" in p.source() and _has_nan(p), "relu's "
@@ -103,10 +98,6 @@ KNOWN_BUGS += [  # against PyTorch: where dongjing differs on purpose or documen
      "cumprod's gradient with an infinite input: PyTorch divides (inf / inf = NaN), dongjing's "
      "rule is exact where no product is 0, inf or NaN and takes the exact path otherwise",
      "torch"),
-    ("not an ndarray", "", "issue 30 item 1: two 0-d gradients summed by NumPy give a NumPy "
-     "scalar (fixed on the branch that owns the engine's sums; drop this line once it lands)"),
-    ("return arrays must be of ArrayType", "", "issue 30 item 1, the same crash a step later "
-     "(drop this line with the one above)"),
 ]
 
 

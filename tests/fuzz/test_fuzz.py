@@ -33,9 +33,8 @@ def test_fast_slice(chunk):
                           start=chunk * CHUNK)
     new = [f"program {i}: {f.mode}: {f.message}\n{p.source()}" for i, f, p in found["new"]]
     assert not new, "\n\n".join(new)
-    if found["known"]:
-        reasons = sorted({reason for *_, reason in found["known"]})
-        pytest.xfail("known failures owned elsewhere: " + "; ".join(reasons))
+    # what fuzz_known.py lists (documented limits and deliberate differences, each narrow) is
+    # allowed: the slice fails on new failures only
 
 
 def test_programs_are_reproducible_and_reproducers_run(tmp_path):
