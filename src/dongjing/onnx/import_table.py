@@ -13,7 +13,10 @@ import functools
 from ..dispatch import apply
 from ..registry import OPS, Onnx, Op
 from .errors import OnnxImportError
+from .import_math import MATH_IMPORTS
+from .import_nn import NN_IMPORTS
 from .import_ops import HAND_WRITTEN
+from .import_resize import RESIZE_IMPORTS
 
 # attributes of opsets before 7 that say nothing about the result: a memory hint, and the flag
 # allowing NumPy-style trailing broadcasting (an `axis` with it is another broadcast: refused)
@@ -49,7 +52,8 @@ _derived: dict = {"key": None, "table": {}}
 
 def imports() -> dict:
     """ONNX op type -> importer: the 1:1 inverses of the op table's exports (when several ops
-    export as one type, the first declared imports it), then `HAND_WRITTEN`."""
+    export as one type, the first declared imports it), then `HAND_WRITTEN` and the tables of
+    `import_math`, `import_nn` and `import_resize`."""
     key = tuple(map(id, OPS.values()))
     if _derived["key"] != key:
         table: dict = {}
@@ -58,5 +62,8 @@ def imports() -> dict:
             if op_type is not None and op_type not in table:
                 table[op_type] = _inverse(op, op_type)
         table.update(HAND_WRITTEN)
+        table.update(MATH_IMPORTS)
+        table.update(NN_IMPORTS)
+        table.update(RESIZE_IMPORTS)
         _derived["key"], _derived["table"] = key, table
     return _derived["table"]

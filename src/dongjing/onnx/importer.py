@@ -64,6 +64,7 @@ class Context:
         self.static_names: set = set()
         self.env: dict = {}
         self.marked: list = []  # nodes whose unknown dims a shape value refers to
+        self.outputs_wanted = 1  # how many outputs the node being imported names
 
     def mark(self, t: Tensor, dim: int) -> int:
         """The marker standing for dim `dim` of `t`, unknown until run time."""
@@ -143,6 +144,7 @@ def run_graph(ctx: Context, graph, env: dict) -> list:
             continue
         attrs = {a.name: helper.get_attribute_value(a) for a in node.attribute}
         ctx.env = env
+        ctx.outputs_wanted = len(outs_wanted)  # Split's count when no sizes are given
         try:
             result = table[node.op_type](ctx, ins, attrs)
         except OnnxImportError as exc:
