@@ -107,6 +107,33 @@ def test_mod_integer_and_fmod():
         dj.onnx.to_module(_model("Mod", [("a", _F, [6]), ("b", _F, [6])]))(x, y)
 
 
+def test_pow_constant_exponent_is_pow_scalar_and_general_pow_agrees():
+    x = _rand(5)
+    for exponent in (2.0, 3.0, 1.5, -1.0):
+        want = _check(_model("Pow", [_x((5,))], inits=[("e", np.array(exponent, np.float32))]),
+                      [np.abs(x) + 0.1])[0]
+        general = _check(_model("Pow", [_x((5,)), ("e", _F, [])]),
+                         [np.abs(x) + 0.1, np.array(exponent, np.float32)])[0]
+        np.testing.assert_allclose(want, general, rtol=1e-6)
+    constant = helper.make_node("Constant", [], ["e"], value=onnx.numpy_helper.from_array(
+        np.array(3.0, np.float32)))
+    model = _model("Pow", [_x((5,))], inits=[("e", np.array(3.0, np.float32))])
+    del model.graph.initializer[:]
+    model.graph.node.insert(0, constant)  # a constant exponent: x**3 as dongjing computes it
+    _check(model, [x])
+    got = dj.onnx.to_module(model)(x).numpy()
+    np.testing.assert_array_equal(got, (dj.tensor(x) ** 3).numpy())
+    _check(_model("Pow", [("a", _I, [3]), ("e", _I, [])]), [np.array([1, 2, 3]),
+                                                             np.array(2)])
+
+
+def test_gather_nd():
+    x = _rand(3, 4, 2)
+    idx = np.array([[0, 1], [2, -1], [1, 3]], np.int64)
+    _check(_model("GatherND", [_x(x.shape), ("i", _I, [3, 2])]), [x, idx])
+    _check(_model("GatherND", [_x(x.shape), ("i", _I, [2, 1])]), [x, idx[:2, :1]])
+
+
 def test_cast_like_and_size():
     _check(_model("CastLike", [_x((2, 3)), ("t", _I, [1])]),
            [_rand(2, 3) * 3, np.zeros(1, np.int64)], grad=False)

@@ -53,6 +53,16 @@ def _xor(ctx, ins, attrs):
     return ops.ne(a, b)
 
 
+def _pow(ctx, ins, attrs):
+    """Pow; a float base to a constant scalar exponent is dongjing's pow_scalar (x**2 and x**3
+    as products, as dongjing computes them), so a round trip gives the same bits."""
+    x, exponent = ins
+    if x.dtype.kind == "f" and ctx.is_static(exponent) and exponent.ndim == 0:
+        value = float(np.asarray(ctx.static(exponent, "Y")))
+        return ops.pow(x, int(value) if value.is_integer() else value)
+    return ops.cast(ops.pow(x, exponent), x.dtype)
+
+
 def _cast_like(ctx, ins, attrs):
     return ops.cast(ins[0], ins[1].dtype)
 
@@ -69,6 +79,7 @@ ELEMENTWISE: dict = {
     "Mean": _mean,
     "Xor": _xor,
     "CastLike": _cast_like,
+    "Pow": _pow,
 }
 
 
@@ -166,6 +177,20 @@ def _wrap(index: Tensor, size: int) -> Tensor:
     return ops.where(index < 0, index + size, index)
 
 
+def _gather_nd(ctx, ins, attrs):
+    """GatherND (batch_dims=0): the last axis of `indices` indexes the leading dims of x."""
+    x, index = ins
+    if attrs.get("batch_dims", 0):
+        raise OnnxImportError(f"batch_dims={attrs['batch_dims']} is not supported (only 0)")
+    depth = index.shape[-1]
+    if depth is None or depth > x.ndim:
+        raise OnnxImportError(f"indices {index.shape} must end in a known dim of at most "
+                              f"{x.ndim} (the data's rank)")
+    key = tuple(index[..., j] if x.shape[j] is None else _wrap(index[..., j], x.shape[j])
+                for j in range(depth))
+    return x[key]
+
+
 def _one_hot(ctx, ins, attrs):
     indices, values = ins[0], ins[2]
     depth = int(np.asarray(ctx.static(ins[1], "depth")).reshape(()))
@@ -230,6 +255,7 @@ INDEXING: dict = {
     "Einsum": _einsum,
     "OneHot": _one_hot,
     "GatherElements": _gather_elements,
+    "GatherND": _gather_nd,
     "ScatterElements": _scatter_elements,
     "Trilu": _trilu,
     "Size": _size,
