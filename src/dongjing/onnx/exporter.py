@@ -12,6 +12,7 @@ from .emitter import MIN_OPSET, Emitter, value_info
 from .errors import OnnxExportError, require_onnx
 from .op_exports import Onnx, rule_for
 from .patterns import recognize
+from .rnn_export import recurrent_nodes
 
 
 # --- one node, many nodes ----------------------------------------------------------------
@@ -231,7 +232,8 @@ def trace(model_or_fn, example_args, input_names=None, dynamic_axes: dict | None
                 raise OnnxExportError(f"input_names has {len(input_names)} names for "
                                       f"{len(made)} tensor arguments")
             try:
-                out = _converted(call, fn if is_module else None)(*sym_args)
+                with recurrent_nodes(fn):  # nn.RNN / LSTM / GRU as ONNX recurrent nodes
+                    out = _converted(call, fn if is_module else None)(*sym_args)
             except DongjingError as exc:
                 if exc.args and isinstance(exc.args[0], str):
                     exc.args = (exc.args[0] + " [raised while dj.onnx.export traced the model]",)

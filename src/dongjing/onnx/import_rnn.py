@@ -20,11 +20,13 @@ def _text(value) -> str:
 
 
 def _check(kind: str, ins: list, attrs: dict) -> None:
-    acts = [_text(a) for a in attrs.get("activations", [])]
+    acts = [_text(a).lower() for a in attrs.get("activations", [])]
     n = len(_DEFAULT_ACTIVATIONS[kind])
-    if acts and [a.lower() for a in acts] != [a.lower() for a in
-                                               _DEFAULT_ACTIVATIONS[kind] * (len(acts) // n)]:
-        raise OnnxImportError(f"activations {acts} are not supported (only the defaults)")
+    defaults = [a.lower() for a in _DEFAULT_ACTIVATIONS[kind] * (len(acts) // n)]
+    relu_rnn = kind == "RNN" and acts and set(acts) == {"relu"}  # PyTorch's RNN(relu)
+    if acts and acts != defaults and not relu_rnn:
+        raise OnnxImportError(f"activations {acts} are not supported (the defaults, or Relu "
+                              "for RNN)")
     if attrs.get("clip") is not None:
         raise OnnxImportError("the clip attribute is not supported")
     if attrs.get("input_forget", 0):
@@ -42,6 +44,8 @@ def _step(kind: str, xw, h, c, r, rb, hidden: int, linear_before_reset: bool):
     hr = ops.matmul(h, ops.transpose(r))
     if kind == "RNN":
         return ops.tanh(xw + hr + rb), None
+    if kind == "RNN_RELU":
+        return ops.relu(xw + hr + rb), None
     if kind == "LSTM":
         g = xw + hr + rb
         i, o = ops.sigmoid(_gate(g, 0, hidden)), ops.sigmoid(_gate(g, 1, hidden))
@@ -77,6 +81,8 @@ def recurrent(kind: str, ctx, ins: list, attrs: dict):
             raise OnnxImportError(f"{kind}: sequence_lens shorter than the input are not "
                                   "supported")
     hidden, gates = int(attrs["hidden_size"]), _GATES[kind]
+    relu = [_text(a).lower() for a in attrs.get("activations", [])][:1] == ["relu"]
+    step_kind = "RNN_RELU" if kind == "RNN" and relu else kind
     direction = _text(attrs.get("direction", "forward"))
     dirs = {"forward": [False], "reverse": [True], "bidirectional": [False, True]}[direction]
     ys, hs, cs = [], [], []
@@ -95,7 +101,7 @@ def recurrent(kind: str, ctx, ins: list, attrs: dict):
             c = initial_c[d] if initial_c is not None else ops.zeros_like(h)
         outs = [None] * steps
         for t in (range(steps - 1, -1, -1) if backwards else range(steps)):
-            h, c = _step(kind, xw[t], h, c, rd, rb, hidden,
+            h, c = _step(step_kind, xw[t], h, c, rd, rb, hidden,
                          bool(attrs.get("linear_before_reset", 0)))
             outs[t] = h
         ys.append(ops.stack(outs, 0))
