@@ -79,3 +79,20 @@ def test_torch_parameter_gradients_through_imported_layer_norm_mlp():
         attr = next(a for a, o in imported.onnx_names.items() if o == torch_name)
         np.testing.assert_allclose(params[attr].grad.numpy(), p.grad.numpy(), rtol=1e-3,
                                    atol=1e-5)
+
+
+@pytest.mark.parametrize("name", ["transformer_encoder"])  # each export takes seconds
+def test_default_dynamo_exporter_models_import(name):
+    """torch.onnx.export's default (dynamo) exporter, which needs onnxscript (the onnx extra)."""
+    pytest.importorskip("onnxscript")
+    make, shape = _models()[name]
+    torch.manual_seed(3)
+    model = make().eval()
+    x = torch.randn(*shape)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        program = torch.onnx.export(model, (x,), dynamo=True, input_names=["x"],
+                                    output_names=["y"])
+    imported = dj.onnx.to_module(program.model_proto)
+    np.testing.assert_allclose(imported(x.numpy()).numpy(), model(x).detach().numpy(),
+                               rtol=1e-4, atol=1e-5)
