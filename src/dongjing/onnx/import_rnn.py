@@ -41,19 +41,21 @@ def _gate(t, k: int, hidden: int):
 
 def _step(kind: str, xw, h, c, r, rb, hidden: int, linear_before_reset: bool):
     """One time step: new (h, c) from the input's projection `xw` (bias included)."""
+    # the recurrent bias joins R h before x: dongjing's (and PyTorch's) order of additions, so
+    # a recurrent layer dongjing exported imports back bit for bit
     hr = ops.matmul(h, ops.transpose(r))
     if kind == "RNN":
-        return ops.tanh(xw + hr + rb), None
+        return ops.tanh(xw + (hr + rb)), None
     if kind == "RNN_RELU":
-        return ops.relu(xw + hr + rb), None
+        return ops.relu(xw + (hr + rb)), None
     if kind == "LSTM":
-        g = xw + hr + rb
+        g = xw + (hr + rb)
         i, o = ops.sigmoid(_gate(g, 0, hidden)), ops.sigmoid(_gate(g, 1, hidden))
         f, cand = ops.sigmoid(_gate(g, 2, hidden)), ops.tanh(_gate(g, 3, hidden))
         c = f * c + i * cand
         return o * ops.tanh(c), c
-    z = ops.sigmoid(_gate(xw, 0, hidden) + _gate(hr, 0, hidden) + _gate(rb, 0, hidden))
-    rgate = ops.sigmoid(_gate(xw, 1, hidden) + _gate(hr, 1, hidden) + _gate(rb, 1, hidden))
+    z = ops.sigmoid(_gate(xw, 0, hidden) + (_gate(hr, 0, hidden) + _gate(rb, 0, hidden)))
+    rgate = ops.sigmoid(_gate(xw, 1, hidden) + (_gate(hr, 1, hidden) + _gate(rb, 1, hidden)))
     if linear_before_reset:
         cand = ops.tanh(_gate(xw, 2, hidden) + rgate * (_gate(hr, 2, hidden)
                                                         + _gate(rb, 2, hidden)))
