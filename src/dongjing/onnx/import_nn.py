@@ -68,13 +68,12 @@ def _group_norm(ctx, ins, attrs):
     groups = int(attrs["num_groups"])
     if x.ndim < 2 or x.shape[1] is None or x.shape[1] % groups:
         raise OnnxImportError(f"num_groups={groups} must divide the channels of {x.shape}")
-    channels = x.shape[1]
-    rest = tuple(-1 if d is None else d for d in x.shape[2:])
-    grouped = ops.reshape(x, (-1, groups, (channels // groups) * int(np.prod(rest or (1,))))) \
-        if all(d != -1 for d in rest) else None
-    if grouped is None:
+    channels, rest = x.shape[1], tuple(x.shape[2:])
+    if any(d is None for d in rest):
         raise OnnxImportError(f"the spatial dims of {x.shape} must be known")
-    y, _, _ = _normalize(grouped, (2,), attrs.get("epsilon", 1e-5))
+    per_group = (channels // groups) * int(np.prod(rest, dtype=np.int64))
+    y, _, _ = _normalize(ops.reshape(x, (-1, groups, per_group)), (2,),
+                         attrs.get("epsilon", 1e-5))
     y = ops.reshape(y, (-1, channels) + rest)
     if scale.shape[0] == groups and groups != channels:  # opset 18: one scale per group
         scale = ops.repeat_interleave(scale, channels // groups, 0)
