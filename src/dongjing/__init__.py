@@ -4,6 +4,8 @@ The public API, re-exported; nothing is defined here.
 """
 
 from . import (
+    accelerator,
+    amp,
     autograd,
     backend,
     backends,
@@ -86,6 +88,7 @@ from .random import manual_seed
 from .runtime.check_mode import check
 from .runtime.jit import jit
 from .runtime.session import Session
+from .sampling import multinomial
 from .tensor import Tensor
 from .utils.float_warnings import install as _install_float_warning_filter
 from .utils.tracebacks import install as _install_traceback_filter
