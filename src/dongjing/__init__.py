@@ -80,6 +80,7 @@ from .graph import Graph, Node, Variable
 from .graph.builder import constant, get_default_graph, placeholder
 from .graph.gradients import gradients
 from .io import load, save
+from .nn.distance import cdist
 from .ops import *  # noqa: F403  (every published op name, and the compositions)
 from .ops import Cost, Kind, Op, Spec, bind, binds, define
 from .ops.control import cond, while_loop

@@ -342,3 +342,20 @@ from .attention_functional import (  # noqa: E402
     multi_head_attention_forward,
     scaled_dot_product_attention,
 )
+from .conv_transpose import conv_transpose1d, conv_transpose2d, fold, unfold  # noqa: E402
+from .distance import cosine_similarity, pairwise_distance  # noqa: E402
+from .embedding_bag import embedding_bag  # noqa: E402
+from .group_norm import group_norm, instance_norm  # noqa: E402
+from .losses_regression import (  # noqa: E402
+    cosine_embedding_loss,
+    huber_loss,
+    kl_div,
+    smooth_l1_loss,
+)
+from .pixel_shuffle import pixel_shuffle, pixel_unshuffle  # noqa: E402
+from .pooling1d import avg_pool1d, max_pool1d  # noqa: E402
+
+__all__ += ["conv_transpose1d", "conv_transpose2d", "fold", "unfold", "cosine_similarity",
+            "pairwise_distance", "embedding_bag", "group_norm", "instance_norm",
+            "cosine_embedding_loss", "huber_loss", "kl_div", "smooth_l1_loss", "pixel_shuffle",
+            "pixel_unshuffle", "avg_pool1d", "max_pool1d"]
