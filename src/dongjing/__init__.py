@@ -14,6 +14,7 @@ from . import (
     distributed,
     dtypes,
     io,
+    linalg,
     nn,
     onnx,
     ops,

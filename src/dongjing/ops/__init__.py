@@ -27,6 +27,7 @@ from . import (  # issue 12's surface
     index,
     layout,
     linalg,
+    linalg_decompositions,
     math,
     nn,
     nonzero,
