@@ -15,6 +15,7 @@ from . import (
     distributions,
     dtypes,
     fft,
+    func,
     io,
     linalg,
     nn,
@@ -90,6 +91,7 @@ from .ops.control import cond, while_loop
 from .ops.state import assign, group
 from .random import manual_seed
 from .runtime.check_mode import check
+from .runtime.compile import compile
 from .runtime.jit import jit
 from .runtime.session import Session
 from .sampling import multinomial
