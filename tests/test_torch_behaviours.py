@@ -14,7 +14,6 @@ import dongjing.distributed as dist
 from dongjing.autograd.views import InplaceError
 from dongjing.distributed import DistributedError
 from dongjing.errors import ArgumentError, CheckpointError, GraphError
-from dongjing.utils.data import ChainDataset, DataLoader, IterableDataset
 
 
 def _torch():
@@ -310,29 +309,6 @@ def test_process_group_names_with_one_process():
     with pytest.raises(DistributedError, match="unknown backend"):
         dist.init_process_group("tcp")
     dist.init_process_group()
-
-
-# --- IterableDataset ------------------------------------------------------------------------
-class Counting(IterableDataset):
-    def __init__(self, n):
-        self.n = n
-
-    def __iter__(self):
-        for i in range(self.n):
-            yield dj.tensor([float(i)]), i
-
-
-def test_iterable_dataset_batches_in_stream_order():
-    batches = list(DataLoader(Counting(7), batch_size=3))
-    assert [b[1].numpy().tolist() for b in batches] == [[0, 1, 2], [3, 4, 5], [6]]
-    assert batches[0][0].shape == (3, 1)
-    last = list(DataLoader(Counting(3) + Counting(4), batch_size=3, drop_last=True))
-    assert [b[1].numpy().tolist() for b in last] == [[0, 1, 2], [0, 1, 2]]
-    assert [b[1].numpy().tolist() for b in DataLoader(ChainDataset([Counting(2)]))] == [[0], [1]]
-    with pytest.raises(TypeError, match="without __len__"):
-        len(DataLoader(Counting(3)))
-    with pytest.raises(ValueError, match="IterableDataset"):
-        DataLoader(Counting(3), shuffle=True)
 
 
 # --- GradScaler -----------------------------------------------------------------------------
