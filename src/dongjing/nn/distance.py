@@ -3,28 +3,17 @@
 
 from __future__ import annotations
 
-import math
-
 from .. import ops
 from ..errors import ShapeError
+from ..linalg import vector_norm
 from ..ops.convert import as_tensor
 from ..tensor import Tensor
 from .module import Module
 
 
 def _norm(x: Tensor, p: float, dim: int, keepdim: bool = False) -> Tensor:
-    """The p-norm along `dim` whose gradient at 0 is 0, not NaN (as PyTorch's norms)."""
-    a = ops.abs(x)
-    if p == math.inf:
-        return ops.amax(a, dim, keepdim=keepdim)
-    if p == 1:
-        return ops.sum(a, dim, keepdim=keepdim)
-    if p == 0:
-        return ops.sum(ops.cast(ops.ne(x, 0.0), x.dtype), dim, keepdim=keepdim)
-    total = ops.sum(a ** p if p != 2 else x * x, dim, keepdim=keepdim)
-    positive = ops.gt(total, 0.0)
-    safe = ops.where(positive, total, ops.ones_like(total))
-    return ops.where(positive, safe ** (1.0 / p), ops.zeros_like(total))
+    """The p-norm along `dim`, its gradient 0 (not NaN) at 0, as PyTorch's norms."""
+    return vector_norm(x, p, dim, keepdim)
 
 
 def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
