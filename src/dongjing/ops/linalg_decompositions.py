@@ -13,7 +13,7 @@ from .. import dtypes
 from .. import infer as inf
 from ..dispatch import apply
 from ..errors import DTypeError, ShapeError
-from ..registry import Spec, define
+from ..registry import Onnx, Spec, define
 from .compare import eq, logical_not
 from .convert import as_tensor
 from .elementwise import add, div, mul, neg, ones_like, sub, where
@@ -22,7 +22,7 @@ from .linalg import matmul
 from .scan import cumsum
 from .shape import transpose, unsqueeze
 
-_NO_ONNX = "ONNX has no such operator"
+_NO_ONNX = "the ONNX standard (default domain) has no such operator"
 
 
 def _mT(x):  # noqa: N802 (PyTorch's name: the transpose of the last two dims)
@@ -79,7 +79,7 @@ def _scalar_grad(g, x):
 
 _det = define("linalg_det", forward=lambda xp, x: xp.linalg.det(x), infer=_batch_infer("det", 2),
               grads=(lambda g, x, *, out: mul(_scalar_grad(mul(g, out), x), _mT(inv(x))),),
-              grad_name="LinalgDetBackward0", onnx=None, onnx_reason=_NO_ONNX)
+              grad_name="LinalgDetBackward0", onnx=Onnx("Det"))
 _logabsdet = define(
     "linalg_logabsdet", forward=lambda xp, x: _host(xp, xp.linalg.slogdet(x)[1]),
     infer=_batch_infer("slogdet", 2),
