@@ -141,9 +141,11 @@ CASES: dict[str, list[Case]] = {
 }
 
 
+from op_cases_linalg import LINALG_CASES  # noqa: E402
 from op_cases_nn import NN_CASES  # noqa: E402
 
 CASES.update(NN_CASES)
+CASES.update(LINALG_CASES)
 
 # dj.distributed's op: at world size 1 (pytest) an identity whose rules still go through the op
 CASES["all_reduce"] = [

@@ -4,14 +4,20 @@ The public API, re-exported; nothing is defined here.
 """
 
 from . import (
+    accelerator,
+    amp,
     autograd,
     backend,
     backends,
     cuda,
     data,
     distributed,
+    distributions,
     dtypes,
+    fft,
+    func,
     io,
+    linalg,
     nn,
     onnx,
     ops,
@@ -78,14 +84,17 @@ from .graph import Graph, Node, Variable
 from .graph.builder import constant, get_default_graph, placeholder
 from .graph.gradients import gradients
 from .io import load, save
+from .nn.distance import cdist
 from .ops import *  # noqa: F403  (every published op name, and the compositions)
 from .ops import Cost, Kind, Op, Spec, bind, binds, define
 from .ops.control import cond, while_loop
 from .ops.state import assign, group
 from .random import manual_seed
 from .runtime.check_mode import check
+from .runtime.compile import compile
 from .runtime.jit import jit
 from .runtime.session import Session
+from .sampling import multinomial
 from .tensor import Tensor
 from .utils.float_warnings import install as _install_float_warning_filter
 from .utils.tracebacks import install as _install_traceback_filter

@@ -186,9 +186,18 @@ def randn(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor
     return _make(array.astype(_float(dtype)), requires_grad)
 
 
-def randint(low, high=None, size=(), dtype=None, device=None) -> Tensor:
+def randint(low=0, high=None, size=(), *, generator=None, dtype=None, device=None,  # noqa: F811
+            requires_grad: bool = False) -> Tensor:
+    """Integers drawn uniformly from [low, high): PyTorch's forms `randint(high, size)`,
+    `randint(low, high, size)` and their keyword spellings."""
     where = placement(device, "dj.randint")
-    if high is None:
+    if generator is not None:
+        raise ArgumentError("dj.randint: generator= is not supported; seed with dj.manual_seed")
+    if requires_grad:
+        raise ArgumentError("dj.randint: only floating point tensors can require gradients")
+    if isinstance(high, (tuple, list)) and size == ():  # randint(high, size)
+        low, high, size = 0, low, high
+    elif high is None:
         low, high = 0, low
     check_int("dj.randint", "low", low)
     check_int("dj.randint", "high", high)

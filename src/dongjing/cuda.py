@@ -7,6 +7,7 @@ serves "cuda"; without one they raise DeviceError (seeding is a no-op, as in PyT
 
 from __future__ import annotations
 
+from . import amp  # noqa: F401  (torch.cuda.amp.GradScaler)
 from .errors import DeviceError
 
 

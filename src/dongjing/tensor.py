@@ -269,6 +269,13 @@ class Tensor:
             )
         return bool(data)
 
+    def __format__(self, spec: str) -> str:
+        """`f"{loss:.4f}"` formats a 0-d tensor's value, as PyTorch does; other tensors take
+        only an empty spec (`str(self)`)."""
+        if self._node is None and self._data.ndim == 0:
+            return format(self.item(), spec)
+        return object.__format__(self, spec)
+
     def _scalar(self, what: str):
         data = self._value(what)
         if data.size != 1:

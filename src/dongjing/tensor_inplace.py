@@ -298,7 +298,8 @@ def _setitem(self, key, value):
 
     template, tensors = parse_key(key)
     if not tensors:
-        copy_(ops.getitem(self, key), value)
+        target = ops.getitem(self, key)
+        copy_(target, _drop_leading_ones(value, target.ndim))
         return
     _views.check_inplace(self, "__setitem__")
     if _views.tracked(self, *_tensors(value)):
@@ -311,6 +312,18 @@ def _setitem(self, key, value):
     self._data[real] = value._data if isinstance(value, Tensor) else value
     self._version[0] += 1
     note_modified(self, "__setitem__")
+
+
+def _drop_leading_ones(value, ndim: int):
+    """`value` without the leading size-1 dims that exceed `ndim` (PyTorch drops them when
+    assigning, so `x[0] = row[None]` works)."""
+    shape = value.shape if isinstance(value, Tensor) or is_array(value) else np.shape(value)
+    extra = len(shape) - ndim
+    if extra <= 0 or any(n != 1 for n in shape[:extra]):
+        return value
+    if isinstance(value, Tensor):
+        return ops.reshape(value, tuple(shape[extra:]))
+    return np.reshape(np.asarray(value), tuple(shape[extra:]))
 
 
 def attach() -> None:

@@ -11,6 +11,7 @@ imports and sees a GPU.
 
 from __future__ import annotations
 
+from . import cuda, cudnn, mps  # PyTorch's torch.backends flags
 from .base import (
     Backend,
     backend_of,

@@ -7,8 +7,20 @@ Start a script with `mpiexec -n 4 python train.py`; without `mpiexec` it runs as
 from . import functional
 from .buckets import Bucket, plan_buckets
 from .checkpoint import save
-from .collectives import all_gather, all_reduce, barrier, broadcast, broadcast_parameters
+from .collectives import broadcast_parameters
 from .gradients import all_reduce_gradients
+from .process_group import (
+    ReduceOp,
+    Work,
+    all_gather,
+    all_reduce,
+    barrier,
+    broadcast,
+    destroy_process_group,
+    get_backend,
+    group,
+    init_process_group,
+)
 from .world import (
     DistributedError,
     get_communicator,

@@ -5,9 +5,11 @@ atomically, keeping the replaced file's permissions."""
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import os
 import stat
+import zipfile
 
 import numpy as np
 
@@ -128,12 +130,12 @@ def _digest(entries: dict | None, structure: str | None, buffers) -> str:
     return h.hexdigest()
 
 
-def save(obj: object, path: str | os.PathLike) -> None:
+def save(obj: object, path) -> None:
     """Write `obj` (a state dict, an optimizer state dict, or any nesting of dicts, lists,
     tensors and numbers) to `path`, atomically: a temporary file renamed over `path`, so a
     failure never leaves a half-written checkpoint in place of the previous one (nor a
-    temporary file). An existing file's permissions are kept."""
-    path = os.fspath(path)
+    temporary file). An existing file's permissions are kept. `path` may also be a binary file
+    object (`io.BytesIO`, an open file), written at its position."""
     tensors: dict = {}
     try:
         structure = json.dumps(_flatten(obj, "", tensors))
@@ -143,10 +145,15 @@ def save(obj: object, path: str | os.PathLike) -> None:
     entries, buffers = fmt.encode_data(tensors)
     metadata = {"format": FORMAT, "structure": structure,
                 "sha256": _digest(entries, structure, buffers)}
-    write_atomically(path, [fmt.encode_header(entries, metadata), *buffers])
+    parts = [fmt.encode_header(entries, metadata), *buffers]
+    if hasattr(path, "write"):
+        for part in parts:
+            path.write(part)
+        return
+    write_atomically(os.fspath(path), parts)
 
 
-def load(path: str | os.PathLike, map_location=None) -> object:
+def load(path, map_location=None, *, weights_only: bool | None = None) -> object:
     """Read a checkpoint written by `dj.save` (tensors come back as dj.Tensors). A plain
     safetensors file loads as a dict of tensors. Never executes code from the file; a truncated,
     corrupted or tampered file (header or data) raises CheckpointError.
@@ -154,9 +161,16 @@ def load(path: str | os.PathLike, map_location=None) -> object:
     Checkpoints hold host data: tensors load on the CPU, or on `map_location` ("cpu", "cuda",
     "cuda:1", a dj.device) when given.
     """
-    path = os.fspath(path)
     where = _where(map_location)
-    result = _load(path)
+    if hasattr(path, "read"):  # a file object: read from its position
+        data = path.read()
+        name = getattr(path, "name", None)
+        name = name if isinstance(name, str) else "<file object>"
+        if isinstance(data, str):
+            raise TypeError(f"dj.load: {name} was opened in text mode; open it with 'rb'")
+        result = _load_open(io.BytesIO(data), len(data), name)
+    else:
+        result = _load(os.fspath(path))
     return result if where is None else _placed(result, where)
 
 
@@ -228,30 +242,59 @@ def _check_budget(layout: fmt.Layout, path: str) -> None:
                               f"but only {free} bytes of memory are available")
 
 
+# torch.save's legacy format opens with a pickled magic number (0x1950a86a20f9469cfc6c)
+_LEGACY_TORCH = b"\x80\x02\x8a\x0a\x6c\xfc\x9c\x46\xf9\x20\x6a\xa8\x50\x19"
+
+
+def _refuse_pytorch(f, path: str) -> None:
+    """A PyTorch file (torch.save's zip archive or legacy pickle) named as such, instead of
+    a baffling "truncated" or "corrupted header"."""
+    head = f.read(len(_LEGACY_TORCH))
+    what = None
+    if head.startswith(b"PK\x03\x04"):
+        f.seek(0)
+        if zipfile.is_zipfile(f):
+            what = "a zip archive of pickled objects"
+    elif head.startswith(_LEGACY_TORCH):
+        what = "the legacy pickle format"
+    f.seek(0)
+    if what is not None:
+        raise CheckpointError(
+            f"{path}: this is a PyTorch checkpoint ({what}, torch.save's format), not a "
+            "dongjing one; dongjing never unpickles files. In PyTorch, save the tensors with "
+            "safetensors (safetensors.torch.save_file(model.state_dict(), 'w.st')) and dj.load "
+            "that file")
+
+
 def _load(path: str) -> object:
     f, size = _open_regular(path)
     with f:
-        layout = fmt.read_layout(f, size, path)
-        metadata = layout.metadata
-        version = metadata.get("format")
-        if version not in (FORMAT, _OLD_FORMAT):
-            if ("structure" in metadata or "sha256" in metadata
-                    or str(version).startswith("dongj")):
-                raise CheckpointError(f"{path}: corrupted header or unknown checkpoint format "
-                                      f"{version!r}")
-            _check_budget(layout, path)
-            tensors = fmt.read_tensors(f, layout, path)
-            return {name: Tensor._make(array) for name, array in sorted(tensors.items())}
-        text = metadata.get("structure")
-        if not isinstance(text, str):
-            raise CheckpointError(f"{path}: corrupted structure metadata")
-        covered = (layout.entries, text) if version == FORMAT else (None, None)
-        # verified in chunks before any tensor is allocated: a damaged file costs no memory
-        if _digest(*covered, fmt.stream_data(f, layout, path)) != metadata.get("sha256"):
-            raise CheckpointError(f"{path}: checksum mismatch: the header or the tensor data "
-                                  "is corrupted")
+        return _load_open(f, size, path)
+
+
+def _load_open(f, size: int, path: str) -> object:
+    _refuse_pytorch(f, path)
+    layout = fmt.read_layout(f, size, path)
+    metadata = layout.metadata
+    version = metadata.get("format")
+    if version not in (FORMAT, _OLD_FORMAT):
+        if ("structure" in metadata or "sha256" in metadata
+                or str(version).startswith("dongj")):
+            raise CheckpointError(f"{path}: corrupted header or unknown checkpoint format "
+                                  f"{version!r}")
         _check_budget(layout, path)
         tensors = fmt.read_tensors(f, layout, path)
+        return {name: Tensor._make(array) for name, array in sorted(tensors.items())}
+    text = metadata.get("structure")
+    if not isinstance(text, str):
+        raise CheckpointError(f"{path}: corrupted structure metadata")
+    covered = (layout.entries, text) if version == FORMAT else (None, None)
+    # verified in chunks before any tensor is allocated: a damaged file costs no memory
+    if _digest(*covered, fmt.stream_data(f, layout, path)) != metadata.get("sha256"):
+        raise CheckpointError(f"{path}: checksum mismatch: the header or the tensor data "
+                              "is corrupted")
+    _check_budget(layout, path)
+    tensors = fmt.read_tensors(f, layout, path)
     try:
         return _unflatten(json.loads(text), tensors, path)
     except (ValueError, RecursionError):

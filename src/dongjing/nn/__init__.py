@@ -17,6 +17,10 @@ from .activation import (
 from .attention import MultiheadAttention, TransformerEncoder, TransformerEncoderLayer
 from .container import ModuleDict, ModuleList, Sequential
 from .conv import AdaptiveAvgPool2d, AvgPool2d, Conv1d, Conv2d, MaxPool2d, Upsample
+from .conv_transpose import ConvTranspose1d, ConvTranspose2d, Fold, Unfold
+from .distance import CosineSimilarity, PairwiseDistance
+from .embedding_bag import EmbeddingBag
+from .group_norm import GroupNorm, InstanceNorm1d, InstanceNorm2d, InstanceNorm3d
 from .linear import Embedding, Flatten, Identity, Linear
 from .losses import (
     binary_cross_entropy,
@@ -26,6 +30,7 @@ from .losses import (
     mse_loss,
     nll_loss,
 )
+from .losses_regression import CosineEmbeddingLoss, HuberLoss, KLDivLoss, SmoothL1Loss
 from .module import IncompatibleKeys, Module
 from .modules_loss import (
     BCELoss,
@@ -36,7 +41,11 @@ from .modules_loss import (
     NLLLoss,
 )
 from .normalization import BatchNorm1d, BatchNorm2d, LayerNorm
+from .padding import *  # noqa: F403  (ReflectionPad1d/2d/3d, ZeroPad2d, ConstantPad1d, ...)
 from .parallel import SyncBatchNorm
 from .parameter import Parameter
+from .pixel_shuffle import PixelShuffle, PixelUnshuffle
+from .pooling1d import AvgPool1d, MaxPool1d
 from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
+from .transformer import Transformer, TransformerDecoder, TransformerDecoderLayer
 from .updates import update_ops

@@ -10,8 +10,17 @@ from .module import Module
 
 
 class ReLU(Module):
+    """max(x, 0); `inplace=True` overwrites the input (see `F.relu`)."""
+
+    def __init__(self, inplace: bool = False):
+        super().__init__()
+        self.inplace = inplace
+
     def forward(self, x: Tensor) -> Tensor:
-        return F.relu(x)
+        return F.relu(x, self.inplace)
+
+    def extra_repr(self) -> str:
+        return "inplace=True" if self.inplace else ""
 
 
 class Tanh(Module):
@@ -59,15 +68,13 @@ class Dropout(Module):
     def __init__(self, p: float = 0.5, inplace: bool = False):
         super().__init__()
         check_number("nn.Dropout", "p", p)
-        if inplace:
-            raise NotImplementedError(f"{type(self).__name__}: inplace=True is not supported; "
-                                      "drop it (the result is a new tensor)")
+        self.inplace = inplace
         if not 0.0 <= p <= 1.0:
             raise ArgumentError(f"nn.Dropout: argument 'p' must be in [0, 1], got {p}")
         self.p = float(p)
 
     def forward(self, x: Tensor) -> Tensor:
-        return F.dropout(x, self.p, self.training)
+        return F.dropout(x, self.p, self.training, self.inplace)
 
     def extra_repr(self) -> str:
         return f"p={self.p}"
@@ -113,4 +120,4 @@ class Dropout2d(Dropout):
     """Zero whole channels of (N, C, H, W) inputs with probability `p` (training only)."""
 
     def forward(self, x: Tensor) -> Tensor:
-        return F.dropout2d(x, self.p, self.training)
+        return F.dropout2d(x, self.p, self.training, self.inplace)

@@ -9,6 +9,7 @@ from ..tensor import Tensor
 from ..validation import check_int
 from . import functional as F
 from . import init
+from .factory import place_new
 from .functional import Size
 from .module import Module
 from .parameter import Parameter
@@ -27,7 +28,7 @@ class Conv2d(Module):
     """2-d convolution: weight (out_channels, in_channels, kh, kw), bias (out_channels,)."""
 
     def __init__(self, in_channels: int, out_channels: int, kernel_size: Size, stride: Size = 1,
-                 padding: Size = 0, bias: bool = True):
+                 padding: Size = 0, bias: bool = True, device=None, dtype=None):
         super().__init__()
         self.in_channels = check_int("nn.Conv2d", "in_channels", in_channels, minimum=1)
         self.out_channels = check_int("nn.Conv2d", "out_channels", out_channels, minimum=1)
@@ -40,6 +41,7 @@ class Conv2d(Module):
         else:
             self.register_parameter("bias", None)
         init.default_(self.weight, self.bias)
+        place_new(self, device, dtype)
 
     def forward(self, x: Tensor) -> Tensor:
         return F.conv2d(x, self.weight, self.bias, self.stride, self.padding)

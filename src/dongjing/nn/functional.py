@@ -12,11 +12,12 @@ import numpy as np
 
 from .. import ops
 from ..errors import ShapeError
-from ..ops import erf, one_hot, relu, sigmoid, tanh, unfold2d
+from ..ops import erf, one_hot, sigmoid, tanh, unfold2d
 from ..ops.convert import as_tensor
 from ..ops.nn import dropout_mask, window_arguments
 from ..ops.scatter import index_in_range
 from ..tensor import Tensor
+from ..tensor_inplace import run_inplace
 from ..transfer import constant_like
 from .losses import (
     binary_cross_entropy,
@@ -51,31 +52,40 @@ def gelu(x: Tensor, approximate: str = "none") -> Tensor:
     return x * (erf(x * (1.0 / math.sqrt(2.0))) + 1.0) * 0.5
 
 
+def relu(input: Tensor, inplace: bool = False) -> Tensor:
+    """max(input, 0); `inplace=True` writes the result into `input` and returns it."""
+    return _applied(input, "relu", ops.relu, inplace)
+
+
 def leaky_relu(x: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
     """x where x > 0, else negative_slope * x."""
-    x = as_tensor(x)
-    _no_inplace("leaky_relu", inplace)
-    return ops.where(ops.gt(x, 0.0), x, x * negative_slope)
+    def compute(t):
+        return ops.where(ops.gt(t, 0.0), t, t * negative_slope)
+
+    return _applied(x, "leaky_relu", compute, inplace)
 
 
 def silu(x: Tensor, inplace: bool = False) -> Tensor:
     """x * sigmoid(x) (also called swish)."""
-    _no_inplace("silu", inplace)
-    return x * sigmoid(x)
+    return _applied(x, "silu", lambda t: t * sigmoid(t), inplace)
 
 
 def elu(x: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """x where x > 0, else alpha * (exp(x) - 1)."""
+    def compute(t):
+        negative = (ops.exp(ops.minimum(t, 0.0)) - 1.0) * alpha  # exp never sees a large x
+        return ops.where(ops.gt(t, 0.0), t, negative)
+
+    return _applied(x, "elu", compute, inplace)
+
+
+def _applied(x, name: str, compute, inplace: bool) -> Tensor:
+    """`compute(x)`, or with `inplace=True` that value written into `x` (PyTorch's in-place
+    activations: the same values and gradients; a leaf that requires grad is refused)."""
     x = as_tensor(x)
-    _no_inplace("elu", inplace)
-    negative = (ops.exp(ops.minimum(x, 0.0)) - 1.0) * alpha  # exp never sees a large x
-    return ops.where(ops.gt(x, 0.0), x, negative)
-
-
-def _no_inplace(name: str, inplace: bool) -> None:
     if inplace:
-        raise NotImplementedError(f"F.{name}: inplace=True is not supported; the result is a "
-                                  "new tensor (drop inplace=True)")
+        return run_inplace(x, f"{name}_", compute)
+    return compute(x)
 
 
 def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12) -> Tensor:
@@ -232,15 +242,14 @@ def avg_pool2d(x: Tensor, kernel_size: Size, stride: Size | None = None,
 # --- dropout, normalization, embedding -----------------------------------------------------
 def dropout(x: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
     """Zero each element with probability `p` and scale the rest by 1/(1-p) (training only)."""
-    _no_inplace("dropout", inplace)
     if not 0.0 <= p <= 1.0:
         raise ValueError(f"dropout: p must be in [0, 1], got {p}")
     x = as_tensor(x)
     if not training or p == 0.0:
         return x
     if p == 1.0:
-        return x * 0.0
-    return x * dropout_mask(x, p)
+        return _applied(x, "dropout", lambda t: t * 0.0, inplace)
+    return _applied(x, "dropout", lambda t: t * dropout_mask(t, p), inplace)
 
 
 def dropout2d(x: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
@@ -249,7 +258,6 @@ def dropout2d(x: Tensor, p: float = 0.5, training: bool = True, inplace: bool = 
     and a 2-d one is dropped element by element."""
     if not 0.0 <= p <= 1.0:
         raise ValueError(f"dropout2d: p must be in [0, 1], got {p}")
-    _no_inplace("dropout2d", inplace)
     x = as_tensor(x)
     if x.ndim not in (2, 3, 4):
         raise ShapeError(f"dropout2d: expects a 2-d to 4-d input, got shape {x.shape}")
@@ -262,11 +270,12 @@ def dropout2d(x: Tensor, p: float = 0.5, training: bool = True, inplace: bool = 
     if not training or p == 0.0:
         return x
     if p == 1.0:
-        return x * 0.0
+        return _applied(x, "dropout2d", lambda t: t * 0.0, inplace)
     if x.ndim == 2:
-        return x * dropout_mask(x, p)
+        return _applied(x, "dropout2d", lambda t: t * dropout_mask(t, p), inplace)
     # one draw per (sample, channel), broadcast over the remaining dims
-    return x * dropout_mask(x[..., :1, :1] if x.ndim == 4 else x[..., :1], p)
+    mask = dropout_mask(x[..., :1, :1] if x.ndim == 4 else x[..., :1], p)
+    return _applied(x, "dropout2d", lambda t: t * mask, inplace)
 
 
 def layer_norm(x: Tensor, normalized_shape: tuple[int, ...], weight: Tensor | None = None,
@@ -333,3 +342,20 @@ from .attention_functional import (  # noqa: E402
     multi_head_attention_forward,
     scaled_dot_product_attention,
 )
+from .conv_transpose import conv_transpose1d, conv_transpose2d, fold, unfold  # noqa: E402
+from .distance import cosine_similarity, pairwise_distance  # noqa: E402
+from .embedding_bag import embedding_bag  # noqa: E402
+from .group_norm import group_norm, instance_norm  # noqa: E402
+from .losses_regression import (  # noqa: E402
+    cosine_embedding_loss,
+    huber_loss,
+    kl_div,
+    smooth_l1_loss,
+)
+from .pixel_shuffle import pixel_shuffle, pixel_unshuffle  # noqa: E402
+from .pooling1d import avg_pool1d, max_pool1d  # noqa: E402
+
+__all__ += ["conv_transpose1d", "conv_transpose2d", "fold", "unfold", "cosine_similarity",
+            "pairwise_distance", "embedding_bag", "group_norm", "instance_norm",
+            "cosine_embedding_loss", "huber_loss", "kl_div", "smooth_l1_loss", "pixel_shuffle",
+            "pixel_unshuffle", "avg_pool1d", "max_pool1d"]

@@ -11,6 +11,7 @@ from ..transfer import constant_like
 from ..validation import check_int
 from . import functional as F
 from . import init
+from .factory import place_new
 from .module import Module
 from .parameter import Parameter
 
@@ -25,7 +26,8 @@ class Identity(Module):
 class Linear(Module):
     """y = x @ weight.T + bias; weight (out_features, in_features), PyTorch's initialization."""
 
-    def __init__(self, in_features: int, out_features: int, bias: bool = True, dtype=None):
+    def __init__(self, in_features: int, out_features: int, bias: bool = True, device=None,
+                 dtype=None):
         super().__init__()
         self.in_features = check_int("nn.Linear", "in_features", in_features, minimum=0)
         self.out_features = check_int("nn.Linear", "out_features", out_features, minimum=0)
@@ -36,6 +38,7 @@ class Linear(Module):
         else:
             self.register_parameter("bias", None)
         init.default_(self.weight, self.bias)
+        place_new(self, device)
 
     def forward(self, x: Tensor) -> Tensor:
         shape = getattr(x, "shape", None)
@@ -66,7 +69,8 @@ class Flatten(Module):
 class Embedding(Module):
     """A lookup table: row `i` of `weight` (num_embeddings, embedding_dim) for index `i`."""
 
-    def __init__(self, num_embeddings: int, embedding_dim: int, padding_idx: int | None = None):
+    def __init__(self, num_embeddings: int, embedding_dim: int, padding_idx: int | None = None,
+                 device=None, dtype=None):
         super().__init__()
         self.num_embeddings = check_int("nn.Embedding", "num_embeddings", num_embeddings, 0)
         self.embedding_dim = check_int("nn.Embedding", "embedding_dim", embedding_dim, 0)
@@ -80,6 +84,7 @@ class Embedding(Module):
         init.normal_(self.weight)
         if padding_idx is not None:
             self.weight._data[padding_idx] = 0.0
+        place_new(self, device, dtype)
 
     def forward(self, indices: Tensor) -> Tensor:
         weight = self.weight

@@ -9,6 +9,7 @@ from ..errors import ShapeError
 from ..tensor import Tensor
 from ..validation import check_int, check_size
 from . import functional as F
+from .factory import place_new
 from .module import Module
 from .parameter import Parameter
 from .updates import update_buffer
@@ -17,7 +18,8 @@ from .updates import update_buffer
 class LayerNorm(Module):
     """Normalize over the trailing `normalized_shape` dims; learnable weight (1s), bias (0s)."""
 
-    def __init__(self, normalized_shape, eps: float = 1e-5, elementwise_affine: bool = True):
+    def __init__(self, normalized_shape, eps: float = 1e-5, elementwise_affine: bool = True,
+                 bias: bool = True, device=None, dtype=None):
         super().__init__()
         if isinstance(normalized_shape, int):
             normalized_shape = (normalized_shape,)
@@ -26,10 +28,14 @@ class LayerNorm(Module):
         self.elementwise_affine = elementwise_affine
         if elementwise_affine:
             self.weight = Parameter(np.ones(self.normalized_shape, np.float32))
-            self.bias = Parameter(np.zeros(self.normalized_shape, np.float32))
+            if bias:
+                self.bias = Parameter(np.zeros(self.normalized_shape, np.float32))
+            else:
+                self.register_parameter("bias", None)
         else:
             self.register_parameter("weight", None)
             self.register_parameter("bias", None)
+        place_new(self, device, dtype)
 
     def forward(self, x: Tensor) -> Tensor:
         return F.layer_norm(x, self.normalized_shape, self.weight, self.bias, self.eps)
@@ -43,7 +49,8 @@ class _BatchNorm(Module):
     _ndims: tuple = ()
 
     def __init__(self, num_features: int, eps: float = 1e-5, momentum: float = 0.1,
-                 affine: bool = True, track_running_stats: bool = True):
+                 affine: bool = True, track_running_stats: bool = True, device=None,
+                 dtype=None):
         super().__init__()
         self.num_features = check_int(type(self).__name__, "num_features", num_features, 0)
         self.eps, self.momentum = eps, momentum
@@ -60,6 +67,7 @@ class _BatchNorm(Module):
             self.register_buffer("num_batches_tracked", np.array(0, np.int64))
         else:
             self.running_mean = self.running_var = None
+        place_new(self, device, dtype)
 
     def forward(self, x: Tensor) -> Tensor:
         if x.ndim not in self._ndims or (x.shape[1] is not None

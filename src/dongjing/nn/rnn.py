@@ -13,10 +13,12 @@ from .. import ops
 from ..errors import ShapeError
 from ..ops.convert import as_tensor
 from ..tensor import Tensor
+from ..transfer import constant_like
 from . import functional as F
 from . import init
 from .module import Module
 from .parameter import Parameter
+from .utils.rnn import PackedSequence, pack_sorted, sequence_masks, unpack_sorted
 
 _GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "LSTM": 4, "GRU": 3}
 
@@ -155,8 +157,11 @@ class RNNBase(Module):
 
     def forward(self, input: Tensor, hx=None):
         """Run the recurrence over a (seq, batch, feature) input ((batch, seq, feature) with
-        `batch_first`, or (seq, feature) unbatched); returns (output, h_n), h_n = (h_n, c_n) for
-        LSTM."""
+        `batch_first`, or (seq, feature) unbatched, or a `PackedSequence`); returns (output,
+        h_n), h_n = (h_n, c_n) for LSTM. A packed input gives a packed output, and each
+        sequence's h_n is its state at its own last step."""
+        if isinstance(input, PackedSequence):
+            return self._forward_packed(input, hx)
         x = as_tensor(input)
         batched = self._check_input(x)
         if not batched:
@@ -167,6 +172,33 @@ class RNNBase(Module):
         if steps is None:
             raise ShapeError(f"nn.{type(self).__name__}: the sequence length must be known "
                              f"(input shape {input.shape}); give the placeholder a fixed length")
+        x, h_n = self._recur(x, hx, batched)
+        if not batched:
+            x = ops.squeeze(x, 1)
+            h_n = tuple(ops.squeeze(h, 1) for h in h_n) if self.mode == "LSTM" else \
+                ops.squeeze(h_n, 1)
+        elif self.batch_first:
+            x = ops.transpose(x, 0, 1)
+        return x, h_n
+
+    def _forward_packed(self, packed: PackedSequence, hx):
+        """The recurrence over a packed batch: padded in its sorted order, each sequence's
+        state held after its last step, the padded outputs zero, the outputs packed again."""
+        x, lengths = unpack_sorted(packed)
+        self._check_input(x)
+        order, back = packed.sorted_indices, packed.unsorted_indices
+        if hx is not None and order is not None:
+            hx = tuple(h[:, order] for h in hx) if self.mode == "LSTM" else hx[:, order]
+        masks = constant_like(sequence_masks(lengths, x.shape[0]), x)
+        out, h_n = self._recur(x, hx, True, masks)
+        if back is not None:
+            h_n = tuple(h[:, back] for h in h_n) if self.mode == "LSTM" else h_n[:, back]
+        return packed._replace(data=pack_sorted(out, lengths)), h_n
+
+    def _recur(self, x: Tensor, hx, batched: bool, masks: Tensor | None = None):
+        """(outputs (T, B, directions * H), h_n) of time-major `x`; with `masks` (T, B, 1
+        bools), a sequence's state stops changing once its mask turns off."""
+        steps = x.shape[0]
         directions = 2 if self.bidirectional else 1
         states, finals = None, []
         for layer in range(self.num_layers):
@@ -182,8 +214,13 @@ class RNNBase(Module):
                 hs = [None] * steps
                 order = range(steps - 1, -1, -1) if d else range(steps)
                 for t in order:
-                    state = rnn_step(self.mode, x_proj[t], state, w_hh, b_hh)
-                    hs[t] = state[0] if self.mode == "LSTM" else state
+                    new = rnn_step(self.mode, x_proj[t], state, w_hh, b_hh)
+                    if masks is not None:  # finished sequences keep their state, output 0
+                        new = tuple(ops.where(masks[t], n, o) for n, o in zip(new, state)) \
+                            if self.mode == "LSTM" else ops.where(masks[t], new, state)
+                    state = new
+                    h = state[0] if self.mode == "LSTM" else state
+                    hs[t] = h if masks is None else ops.where(masks[t], h, ops.zeros_like(h))
                 outputs.append(ops.stack(hs, 0))
                 finals.append(state)
             x = outputs[0] if directions == 1 else ops.concat(outputs, -1)
@@ -191,12 +228,6 @@ class RNNBase(Module):
             h_n = (ops.stack([s[0] for s in finals], 0), ops.stack([s[1] for s in finals], 0))
         else:
             h_n = ops.stack(finals, 0)
-        if not batched:
-            x = ops.squeeze(x, 1)
-            h_n = tuple(ops.squeeze(h, 1) for h in h_n) if self.mode == "LSTM" else \
-                ops.squeeze(h_n, 1)
-        elif self.batch_first:
-            x = ops.transpose(x, 0, 1)
         return x, h_n
 
     def extra_repr(self) -> str:

@@ -27,8 +27,10 @@ from . import (  # issue 12's surface
     index,
     layout,
     linalg,
+    linalg_decompositions,
     math,
     nn,
+    nonzero,
     pooling,
     reduce,
     scan,
@@ -56,9 +58,11 @@ COMPOSITES = ["broadcast_to", "broadcast_to_like", "dot", "flatten", "getitem", 
               "max", "mean", "min", "mm", "reshape_like", "softmax", "stack", "transpose",
               "var", "bmm", "chunk", "narrow", "outer", "repeat", "split", "tile", "unbind",
               "norm", "std", "index_select", "masked_fill", "sort"]
+COMPOSITES += nonzero.__all__
 COMPOSITES += [n for n in torch_compat_math.__all__ + torch_compat_shape.__all__
                if n not in public_functions()]  # hypot, logaddexp, fmod are primitives
 globals().update({n: getattr(torch_compat_math, n) for n in torch_compat_math.__all__})
+globals().update({n: getattr(nonzero, n) for n in nonzero.__all__})
 globals().update({n: getattr(torch_compat_shape, n) for n in torch_compat_shape.__all__})
 # (zeros_like & co. are dj.* from dongjing.creation: they take device=)
 EXTENSION_API = ["Cost", "Kernel", "Kind", "Onnx", "Op", "Spec", "all_ops", "bind", "binds",
@@ -71,8 +75,8 @@ def _attach_composite_methods() -> None:
     """Tensor methods for the compositions above (primitives get theirs from `methods=`)."""
     from ..tensor import Tensor
 
-    for name in ("chunk", "narrow", "repeat", "split", "tile", "unbind", "norm", "std",
-                 "index_select", "masked_fill", "sort", "bmm", "outer"):
+    for name in ("nonzero", "argwhere", "chunk", "narrow", "repeat", "split", "tile", "unbind",
+                 "norm", "std", "index_select", "masked_fill", "sort", "bmm", "outer"):
         setattr(Tensor, name, globals()[name])
     Tensor.var = var
 

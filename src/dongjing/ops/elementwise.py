@@ -308,10 +308,15 @@ _where = define("where", forward=lambda xp, c, a, b: xp.where(c, a, b), infer=_w
 
 
 @binds(_where)
-def where(condition, a, b):
-    """Elementwise `a if condition else b`."""
+def where(condition, input=None, other=None):
+    """Elementwise `input if condition else other`; `where(condition)` alone is
+    `nonzero(condition, as_tuple=True)`."""
+    if input is None and other is None:
+        from .nonzero import nonzero  # composed of where's neighbours (index, scan)
+
+        return nonzero(condition, as_tuple=True)
     condition = as_tensor(condition)
-    a, b = pair(a, b)
+    a, b = pair(input, other)
     if condition.dtype.kind != "b":
         condition = cast(condition, dtypes.bool_)
     return apply(_where, condition, a, b)

@@ -40,6 +40,8 @@ def parse_key(key) -> tuple[tuple, list]:
         key = (key,)
     template, tensors = [], []
     for item in key:
+        if isinstance(item, range):  # a sequence of positions, as a list of them
+            item = as_tensor(list(item)) if len(item) else as_tensor([0])[:0]
         if isinstance(item, (Tensor, list)) or is_array(item):
             t = as_tensor(item)
             if t.dtype.kind not in "biu":

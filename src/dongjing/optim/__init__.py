@@ -2,5 +2,6 @@
 `dj.optim.lr_scheduler`."""
 
 from . import lr_scheduler
+from .lbfgs import LBFGS
 from .optimizer import Optimizer
 from .rules import SGD, Adadelta, Adagrad, Adam, AdamW, RMSprop

@@ -1,3 +1,4 @@
-"""`dongjing.utils`: PyTorch's import paths (`dongjing.utils.data`)."""
+"""`dongjing.utils`: PyTorch's import paths (`dongjing.utils.data`) and activation
+checkpointing (`dongjing.utils.checkpoint`)."""
 
-from . import data
+from . import checkpoint, data

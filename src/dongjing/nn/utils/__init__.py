@@ -7,10 +7,10 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from .. import ops
-from ..autograd.grad_mode import no_grad
-from ..backends import write_into
-from ..tensor import Tensor
+from ... import ops
+from ...autograd.grad_mode import no_grad
+from ...backends import write_into
+from ...tensor import Tensor
 
 
 def _params(parameters) -> list[Tensor]:

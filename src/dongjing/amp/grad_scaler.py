@@ -1,0 +1,156 @@
+"""`GradScaler` (PyTorch's `torch.amp.GradScaler`, also `torch.cuda.amp.GradScaler`): loss
+scaling for low-precision training. The loss is multiplied by a scale before `backward()`;
+`step` divides the gradients by it, skips the update when any gradient is infinite or NaN,
+and `update` halves the scale after such a step and doubles it after `growth_interval` clean
+ones. Eager training only (the scale and the skip decision are read on the host)."""
+
+from __future__ import annotations
+
+import warnings
+
+from .. import ops
+from ..autograd.grad_mode import no_grad
+from ..backends.cupy import load as load_cupy
+from ..errors import ArgumentError
+from ..tensor import Tensor
+
+
+class GradScaler:
+    """Scale losses, unscale gradients, skip steps with non-finite gradients, adapt the scale.
+
+    `device="cuda"` (PyTorch's default) on a host without a CUDA backend disables the scaler
+    with a warning, as PyTorch does; `device="cpu"` scales on the CPU.
+    """
+
+    def __init__(self, device: str = "cuda", init_scale: float = 2.0**16,
+                 growth_factor: float = 2.0, backoff_factor: float = 0.5,
+                 growth_interval: int = 2000, enabled: bool = True):
+        if growth_factor <= 1.0:
+            raise ArgumentError(f"GradScaler: growth_factor must exceed 1, got {growth_factor}")
+        if not 0.0 < backoff_factor < 1.0:
+            raise ArgumentError(f"GradScaler: backoff_factor must be in (0, 1), got "
+                                f"{backoff_factor}")
+        if int(growth_interval) < 1:
+            raise ArgumentError(f"GradScaler: growth_interval must be positive, got "
+                                f"{growth_interval}")
+        self.device = str(device)
+        if enabled and self.device.startswith("cuda"):
+            if load_cupy() is None:  # dj.cuda.is_available()
+                warnings.warn("GradScaler is enabled, but CUDA is not available; disabling "
+                              "(as PyTorch does). Use GradScaler('cpu') to scale on the CPU.",
+                              UserWarning, stacklevel=2)
+                enabled = False
+        self._enabled = bool(enabled)
+        self._scale = float(init_scale)
+        self._growth_factor, self._backoff_factor = float(growth_factor), float(backoff_factor)
+        self._growth_interval = int(growth_interval)
+        self._growth_tracker = 0
+        self._per_optimizer: dict[int, dict] = {}
+
+    # --- scaling ------------------------------------------------------------------------------
+    def scale(self, outputs):
+        """`outputs` (a tensor, or a list/tuple of them) multiplied by the current scale."""
+        if not self._enabled:
+            return outputs
+        if isinstance(outputs, Tensor):
+            return ops.mul(outputs, self._scale)
+        if isinstance(outputs, (list, tuple)):
+            return type(outputs)(self.scale(o) for o in outputs)
+        raise TypeError(f"GradScaler.scale: expects a tensor or a list/tuple of tensors, got "
+                        f"{type(outputs).__name__}")
+
+    def unscale_(self, optimizer) -> None:
+        """Divide `optimizer`'s gradients by the scale, in place, and note whether any is
+        infinite or NaN (then `step` skips). At most once per optimizer between updates."""
+        if not self._enabled:
+            return
+        state = self._state(optimizer)
+        if state["unscaled"]:
+            raise RuntimeError("unscale_() has already been called on this optimizer since the "
+                               "last update()")
+        inverse = 1.0 / self._scale
+        found_inf = False
+        with no_grad():
+            for group in optimizer.param_groups:
+                for p in group["params"]:
+                    if p.grad is None:
+                        continue
+                    p.grad.mul_(inverse)
+                    if not bool(ops.all(ops.isfinite(p.grad))):
+                        found_inf = True
+        state["unscaled"], state["found_inf"] = True, found_inf
+
+    def step(self, optimizer, *args, **kwargs):
+        """Unscale (unless done), then `optimizer.step(*args, **kwargs)` when every gradient
+        is finite; returns what the step returned, or None when it was skipped."""
+        if not self._enabled:
+            return optimizer.step(*args, **kwargs)
+        if "closure" in kwargs:
+            raise RuntimeError("GradScaler.step: a closure is not supported (as in PyTorch)")
+        state = self._state(optimizer)
+        if not state["unscaled"]:
+            self.unscale_(optimizer)
+        state["stepped"] = True
+        if state["found_inf"]:
+            return None
+        return optimizer.step(*args, **kwargs)
+
+    def update(self, new_scale: float | Tensor | None = None) -> None:
+        """Adapt the scale after the step(s): back off if any gradient was non-finite, grow
+        after `growth_interval` clean updates in a row; or set it to `new_scale`."""
+        if not self._enabled:
+            return
+        if new_scale is not None:
+            self._scale = float(new_scale)
+        elif self._per_optimizer:
+            if any(s["found_inf"] for s in self._per_optimizer.values()):
+                self._scale *= self._backoff_factor
+                self._growth_tracker = 0
+            else:
+                self._growth_tracker += 1
+                if self._growth_tracker == self._growth_interval:
+                    self._scale *= self._growth_factor
+                    self._growth_tracker = 0
+        self._per_optimizer = {}
+
+    def _state(self, optimizer) -> dict:
+        return self._per_optimizer.setdefault(
+            id(optimizer), {"unscaled": False, "found_inf": False, "stepped": False})
+
+    # --- queries and state --------------------------------------------------------------------
+    def get_scale(self) -> float:
+        """The current scale (1.0 when disabled)."""
+        return self._scale if self._enabled else 1.0
+
+    def is_enabled(self) -> bool:
+        return self._enabled
+
+    def get_growth_factor(self) -> float:
+        return self._growth_factor
+
+    def get_backoff_factor(self) -> float:
+        return self._backoff_factor
+
+    def get_growth_interval(self) -> int:
+        return self._growth_interval
+
+    def state_dict(self) -> dict:
+        """PyTorch's keys: scale, growth_factor, backoff_factor, growth_interval and
+        _growth_tracker (empty when disabled)."""
+        if not self._enabled:
+            return {}
+        return {"scale": self._scale, "growth_factor": self._growth_factor,
+                "backoff_factor": self._backoff_factor, "growth_interval": self._growth_interval,
+                "_growth_tracker": self._growth_tracker}
+
+    def load_state_dict(self, state: dict) -> None:
+        if not self._enabled:
+            return
+        if not state:
+            raise RuntimeError("GradScaler.load_state_dict: the state dict is empty (saved "
+                               "from a disabled scaler)")
+        self._scale = float(state["scale"])
+        self._growth_factor = float(state["growth_factor"])
+        self._backoff_factor = float(state["backoff_factor"])
+        self._growth_interval = int(state["growth_interval"])
+        self._growth_tracker = int(state["_growth_tracker"])

@@ -1,0 +1,84 @@
+"""`dj.fft` (PyTorch's `torch.fft`), the part that real tensors can hold: the sample
+frequencies (`fftfreq`, `rfftfreq`) and the zero-frequency shifts (`fftshift`, `ifftshift`,
+rolls, so they differentiate and trace). dongjing has no complex dtype, so the transforms
+themselves (`fft`, `ifft`, `rfft`, `irfft`, `fft2`, `fftn`, ...) raise a NotImplementedError
+that says so instead of returning something else."""
+
+from __future__ import annotations
+
+from .. import ops
+from ..creation import arange
+from ..ops.convert import as_tensor
+from ..tensor import Tensor
+
+
+def fftfreq(n: int, d: float = 1.0, *, dtype=None, device=None,
+            requires_grad: bool = False) -> Tensor:
+    """The sample frequencies of an n-point transform: [0, 1, ..., n/2 - 1, -n/2, ..., -1] /
+    (d * n) (for odd n the positive half runs to (n - 1) / 2)."""
+    n = int(n)
+    if n < 1:
+        raise ValueError(f"fft.fftfreq: n must be positive, got {n}")
+    positive = (n - 1) // 2 + 1
+    k = ops.concat([arange(0, positive, dtype=dtype), arange(-(n // 2), 0, dtype=dtype)], 0) \
+        if n > 1 else arange(0, 1, dtype=dtype)
+    out = k * (1.0 / (d * n)) if k.dtype.kind == "f" else ops.cast(k, "float32") * (1.0 /
+                                                                                  (d * n))
+    return _placed(out, device, requires_grad)
+
+
+def rfftfreq(n: int, d: float = 1.0, *, dtype=None, device=None,
+             requires_grad: bool = False) -> Tensor:
+    """The sample frequencies of a real n-point transform's n // 2 + 1 outputs:
+    [0, 1, ..., n // 2] / (d * n)."""
+    n = int(n)
+    if n < 1:
+        raise ValueError(f"fft.rfftfreq: n must be positive, got {n}")
+    k = arange(0, n // 2 + 1, dtype=dtype or "float32")
+    return _placed(k * (1.0 / (d * n)), device, requires_grad)
+
+
+def _placed(t: Tensor, device, requires_grad: bool) -> Tensor:
+    if device is not None:
+        t = t.to(device)
+    return t.requires_grad_(True) if requires_grad else t
+
+
+def _shift_dims(x: Tensor, dim) -> tuple:
+    if dim is None:
+        return tuple(range(x.ndim))
+    return tuple(dim) if isinstance(dim, (tuple, list)) else (dim,)
+
+
+def fftshift(input, dim=None) -> Tensor:
+    """Move the zero frequency to the middle: a roll by n // 2 along each of `dim` (all)."""
+    x = as_tensor(input)
+    dims = _shift_dims(x, dim)
+    return ops.roll(x, tuple(x.shape[d] // 2 for d in dims), dims)
+
+
+def ifftshift(input, dim=None) -> Tensor:
+    """The inverse of `fftshift`: a roll by -(n // 2) along each of `dim` (all)."""
+    x = as_tensor(input)
+    dims = _shift_dims(x, dim)
+    return ops.roll(x, tuple(-(x.shape[d] // 2) for d in dims), dims)
+
+
+def _no_complex(name: str):
+    def transform(*args, **kwargs):
+        raise NotImplementedError(
+            f"dj.fft.{name}: dongjing tensors have no complex dtype, so the Fourier transform "
+            "itself is not provided (fftfreq, rfftfreq, fftshift and ifftshift are)")
+
+    transform.__name__ = transform.__qualname__ = name
+    transform.__doc__ = f"Not provided: `{name}` returns complex tensors, which dongjing lacks."
+    return transform
+
+
+for _name in ("fft", "ifft", "rfft", "irfft", "fft2", "ifft2", "rfft2", "irfft2", "fftn", "ifftn",
+              "rfftn", "irfftn", "hfft", "ihfft"):
+    globals()[_name] = _no_complex(_name)
+
+__all__ = ["fftfreq", "rfftfreq", "fftshift", "ifftshift", "fft", "ifft", "rfft", "irfft",
+           "fft2", "ifft2", "rfft2", "irfft2", "fftn", "ifftn", "rfftn", "irfftn", "hfft",
+           "ihfft"]

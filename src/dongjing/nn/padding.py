@@ -1,0 +1,64 @@
+"""Padding layers (`nn.ReflectionPad2d`, `nn.ZeroPad2d`, ...) over `F.pad`'s four modes."""
+
+from __future__ import annotations
+
+from ..tensor import Tensor
+from .module import Module
+from .resample import pad
+
+
+class _Pad(Module):
+    """Pad the last `dims` dims; `padding` is one int for every side or PyTorch's tuple
+    (left, right[, top, bottom[, front, back]])."""
+
+    mode = "constant"
+    dims = 1
+
+    def __init__(self, padding, value: float = 0.0):
+        super().__init__()
+        if isinstance(padding, int):
+            padding = (padding,) * (2 * self.dims)
+        padding = tuple(int(p) for p in padding)
+        if len(padding) != 2 * self.dims:
+            raise ValueError(f"nn.{type(self).__name__}: padding must be an int or a tuple of "
+                             f"{2 * self.dims} ints, got {padding}")
+        self.padding, self.value = padding, float(value)
+
+    def forward(self, x: Tensor) -> Tensor:
+        if x.ndim not in (self.dims + 1, self.dims + 2):
+            raise ValueError(f"nn.{type(self).__name__}: expects a {self.dims + 1}-d or "
+                             f"{self.dims + 2}-d input, got shape {x.shape}")
+        value = self.value if self.mode == "constant" else None
+        return pad(x, self.padding, self.mode, value)
+
+    def extra_repr(self) -> str:
+        return f"{self.padding}" + (f", value={self.value}" if self.value else "")
+
+
+def _family(mode: str, prefix: str) -> tuple:
+    made = []
+    for dims in (1, 2, 3):
+        made.append(type(f"{prefix}{dims}d", (_Pad,), {
+            "mode": mode, "dims": dims, "__module__": __name__,
+            "__doc__": f"Pad the last {dims} dim(s) ({mode} mode, `F.pad`)."}))
+    return tuple(made)
+
+
+ReflectionPad1d, ReflectionPad2d, ReflectionPad3d = _family("reflect", "ReflectionPad")
+ReplicationPad1d, ReplicationPad2d, ReplicationPad3d = _family("replicate", "ReplicationPad")
+CircularPad1d, CircularPad2d, CircularPad3d = _family("circular", "CircularPad")
+ConstantPad1d, ConstantPad2d, ConstantPad3d = _family("constant", "ConstantPad")
+
+
+class _ZeroPad(_Pad):
+    def __init__(self, padding):
+        super().__init__(padding, 0.0)
+
+
+ZeroPad1d, ZeroPad2d, ZeroPad3d = (
+    type(f"ZeroPad{d}d", (_ZeroPad,), {"dims": d, "__module__": __name__,
+                                      "__doc__": f"Pad the last {d} dim(s) with zeros."})
+    for d in (1, 2, 3))
+
+__all__ = [f"{p}Pad{d}d" for p in ("Reflection", "Replication", "Circular", "Constant", "Zero")
+           for d in (1, 2, 3)]
