@@ -155,11 +155,102 @@ CASES["all_reduce"] = [
 ]
 
 from dongjing.compat.v1.random_ops import _random  # noqa: E402  (registered by compat.v1)
-from dongjing.dispatch import apply1  # noqa: E402
+from dongjing.dispatch import apply, apply1  # noqa: E402
 
 CASES["tf_random"] = [Case(lambda x: x + apply1(
     _random, x, shape=(3, 2), dtype=np.dtype("float64"), dist="normal", a=0.0, b=1.0, rng=None),
     (_r(3, 2),), grad=False)]
+
+# compat.v1's ops of run-time shapes, sampling, tf.case's check and tf.Print
+import dongjing.compat.v1.control_more as _tf_control  # noqa: E402
+import dongjing.compat.v1.dynamic_shape as _tf_shapes  # noqa: E402
+import dongjing.compat.v1.nn_ops as _tf_nn  # noqa: E402
+
+CASES["tf_shape"] = [Case(lambda x: x * dj.cast(_tf_shapes.shape_of(x)[0], dj.float64),
+                          (_r(3, 2),), grad=False)]
+CASES["tf_reshape_to"] = [Case(lambda x: _tf_shapes.reshape_to(
+    x, _tf_shapes.shape_of(x.T)) * 2.0, (_r(3, 2),))]
+
+
+def _tf_range_case(x):
+    n = dj.cast(_tf_shapes.shape_of(x)[0], dj.int64)
+    return x * dj.cast(_tf_shapes.arange(n * 0, n, n * 0 + 1, np.int64), dj.float64)
+
+
+CASES["tf_range"] = [Case(_tf_range_case, (_r(3),), grad=False)]
+CASES["tf_unique"] = [Case(lambda x: apply1(_tf_shapes.unique_op, x), (np.array([3, 1, 3, 2]),),
+                          grad=False)]
+CASES["tf_unique_index"] = [Case(lambda x: apply1(_tf_shapes.unique_index_op, x,
+                                                  dtype=np.dtype(np.int32)),
+                                 (np.array([3, 1, 3, 2]),), grad=False)]
+from dongjing.compat.v1 import data as _tf_data  # noqa: E402
+from dongjing.registry import Spec as _Spec  # noqa: E402
+
+# iterators over endless datasets of one repeated element: every read gives the same values
+_tf_it = _tf_data.Iterator(_tf_data.Dataset.from_tensors(
+    (np.array([1.0, 2.0]), np.array([[3.0], [4.0]]))).repeat(), started=True)
+_tf_spec = _Spec((2,), np.dtype(np.float64))
+
+
+def _tf_next(x):
+    return apply1(_tf_data._next_op, x, iterator=_tf_it, spec=_tf_spec)
+
+
+CASES["tf_iterator_next"] = [Case(lambda x: x * _tf_next(x), (_r(2),), grad=False)]
+CASES["tf_iterator_component"] = [Case(lambda x: x * apply(
+    _tf_data._component_op, _tf_next(x), iterator=_tf_it, index=1,
+    spec=_Spec((2, 1), np.dtype(np.float64))), (_r(2, 1),), grad=False)]
+CASES["tf_iterator_restart"] = [Case(lambda x: apply1(_tf_data._restart_op, x * 2.0,
+                                                      iterator=_tf_it), (_r(3),), grad=False)]
+import dongjing.compat.v1.linalg_ops as _tf_linalg  # noqa: E402
+import dongjing.compat.v1.py_function as _tf_py  # noqa: E402
+
+_tf_square = _r(2, 3, 3) + 2.0 * np.eye(3)  # well away from singular
+CASES["tf_matrix_inverse"] = [Case(_tf_linalg.inverse, (_tf_square,))]
+CASES["tf_matrix_determinant"] = [Case(lambda a: apply1(_tf_linalg._det, a), (_tf_square,))]
+CASES["tf_where_indices"] = [Case(lambda x: apply1(_tf_shapes.where_op, x > 0.0), (_r(3, 2),),
+                                  grad=False)]
+CASES["tf_fill"] = [Case(lambda x, v: x * apply(_tf_shapes.fill_op, _tf_shapes.shape_of(x),
+                                                 dj.sum(v), hint=(3, 2)),
+                         (_r(3, 2), _r(2, seed=1)))]
+CASES["tf_placeholder_with_default"] = [Case(lambda x: apply1(
+    _tf_shapes.with_shape_op, x * x, shape=(None, 2)), (_r(3, 2),))]
+_tf_call = _tf_py._Call(lambda a: (np.sort(a, -1).astype(np.float64), a * 2.0),
+                        [np.dtype(np.float64), np.dtype(np.float64)])
+_tf_py_spec = _Spec((None, None), np.dtype(np.float64))
+
+
+def _tf_py_first(x):
+    return apply(_tf_py._call_op, x, call=_tf_call, index=0, spec=_tf_py_spec)
+
+
+CASES["tf_py_func"] = [Case(lambda x: x * _tf_py_first(x), (_r(2, 3),), grad=False)]
+CASES["tf_py_func_result"] = [Case(lambda x: apply(_tf_py._result_op, _tf_py_first(x),
+                                                   call=_tf_call, index=1, spec=_tf_py_spec),
+                                   (_r(2, 3),), grad=False)]
+def _tf_ints(x, values):
+    """An int32 vector tensor of `values` computed from x (so it lives where x does)."""
+    zero = dj.cast(dj.sum(x * 0.0), dj.int32)
+    return dj.stack([zero + v for v in values])
+
+
+CASES["tf_tile"] = [Case(lambda x: apply(_tf_shapes.tile_op, x * x, _tf_ints(x, (2, 1)),
+                                         hint=(6, 2)), (_r(3, 2),))]
+CASES["tf_tile_grad"] = [Case(lambda g, x: apply(_tf_shapes.tile_grad_op, g, x,
+                                                 _tf_ints(x, (2, 1))),
+                              (_r(6, 2, seed=1), _r(3, 2)))]
+CASES["tf_slice"] = [Case(lambda x: apply(_tf_shapes.slice_op, x * x, _tf_ints(x, (1, 0)),
+                                          _tf_ints(x, (2, -1)), hint=(2, None)), (_r(3, 2),))]
+CASES["tf_slice_grad"] = [Case(lambda g, x: apply(_tf_shapes.slice_grad_op, g, x,
+                                                  _tf_ints(x, (1, 0)), _tf_ints(x, (2, -1))),
+                               (_r(2, 2, seed=1), _r(3, 2)))]
+CASES["tf_log_uniform_candidates"] = [Case(lambda y: apply1(
+    _tf_nn._candidates, y, num_sampled=3, range_max=10, unique=True), (_ints(4, 1, high=10),),
+    grad=False)]
+CASES["tf_case_exclusive"] = [Case(lambda x: apply(
+    _tf_control._exclusive, x * x, dj.cast(dj.sum(x * 0.0), dj.int32) + 1), (_r(3, 2),))]
+CASES["tf_print"] = [Case(lambda x: apply(_tf_control._print, x * x, message="", summarize=1,
+                                          stream="stdout"), (_r(2),))]
 
 # --- issue 12's op surface (ops/math, scan, scatter, sorting, layout, einsum) -----------------
 _UNARY = {"sin": _r(3, 4), "cos": _r(3, 4), "tan": _r(3, 4), "asin": _r(3, 4) * 0.9,

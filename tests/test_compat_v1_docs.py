@@ -29,7 +29,7 @@ def test_page_code_blocks_run():
 
 def test_every_not_provided_name_on_the_page_raises():
     text = PAGE.read_text().split("## What does not map")[1]
-    for name in ("contrib", "layers", "estimator", "keras", "data", "app", "flags"):
+    for name in ("estimator", "keras", "app", "flags"):
         assert f"tf.{name}" in text
         try:
             getattr(tf, name)()

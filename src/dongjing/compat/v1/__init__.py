@@ -9,9 +9,31 @@ See docs/coming-from-tensorflow.md for what maps and what does not.
 
 from ...graph import Graph
 from ...tensor import Tensor
+from . import contrib, data, layers, losses, nn, summary, train
 from . import errors_namespace as errors
 from . import initializer_names as initializers
-from . import nn, summary, train
+from .array_ops import (
+    arg_max,
+    arg_min,
+    boolean_mask,
+    cumsum,
+    diag,
+    diag_part,
+    einsum,
+    gather,
+    pad,
+    placeholder_with_default,
+    rank,
+    sequence_mask,
+    shape,
+    size,
+    split,
+    tensordot,
+    tile,
+    unique,
+    unstack,
+)
+from .array_ops import slice as slice  # noqa: A004
 from .clip_ops import clip_by_global_norm, clip_by_norm, global_norm
 from .config import ConfigProto, GPUOptions, GraphOptions
 from .control import (
@@ -22,6 +44,8 @@ from .control import (
     placeholder,
     while_loop,
 )
+from .control_more import Print, case, device, foldl, foldr, map_fn, scan
+from .control_more import print_ as print  # noqa: A004
 from .dtypes import (
     as_dtype,
     bool,
@@ -55,6 +79,7 @@ from .initializers import (
     variance_scaling_initializer,
     zeros_initializer,
 )
+from .linalg_ops import matrix_determinant, matrix_inverse
 from .math_ops import (
     abs,
     add,
@@ -113,6 +138,7 @@ from .math_ops import (
     zeros_like,
 )
 from .math_ops import range_ as range  # noqa: A004
+from .py_function import numpy_function, py_func
 from .random_ops import (
     get_seed,
     random_normal,

@@ -226,8 +226,15 @@ def _static_shape(shape, what: str) -> tuple:
 
 @tf_function
 def reshape(tensor, shape, name=None):
-    """`tensor` with a new shape (one dim may be -1)."""
-    return _ops.reshape(_t(tensor), _static_shape(shape, "tf.reshape"))
+    """`tensor` with a new shape (one dim may be -1); the shape may be a tensor (or a list
+    holding tensors), read when the graph runs."""
+    from .dynamic_shape import reshape_to, shape_tensor
+
+    x = _t(tensor)
+    target = shape_tensor(shape, "tf.reshape")
+    if isinstance(target, Tensor):
+        return reshape_to(x, target)
+    return _ops.reshape(x, target)
 
 
 @tf_function
@@ -274,8 +281,12 @@ def stack(values, axis=0, name="stack"):
 @tf_function
 def where(condition, x=None, y=None, name=None):
     """x where condition, else y (both x and y are needed: the index form is not provided)."""
+    if x is None and y is None:
+        from .array_ops import where_indices
+
+        return where_indices(condition)
     if x is None or y is None:
-        not_provided("tf.where(condition) without x and y (indices of true elements)")
+        raise ShapeError("tf.where: give both x and y, or neither (the indices form)")
     return _ops.where(_t(condition), x, y)
 
 
@@ -318,20 +329,61 @@ def constant(value, dtype=None, shape=None, name: str = "Const", verify_shape: b
         return _dj_constant(array, name=name)
 
 
+def _tensor_dims(dims, what: str):
+    """`dims` as a run-time shape tensor if it holds tensors not known when building, else
+    None (then the static path applies)."""
+    from .dynamic_shape import shape_tensor
+
+    if isinstance(dims, Tensor) or (isinstance(dims, (list, tuple)) and any(
+            isinstance(d, Tensor) for d in dims)):
+        from .graphs import building
+
+        with building((dims,)):
+            dims = shape_tensor(dims, what)
+        return dims if isinstance(dims, Tensor) else tuple(dims)
+    return None
+
+
 def zeros(shape, dtype="float32", name=None):
-    """A constant of zeros."""
+    """A constant of zeros (the shape may be a tensor, read at run time)."""
+    dims = _tensor_dims(shape, "tf.zeros")
+    if dims is not None:
+        return _filled(dims, 0, dtype)
     return constant(np.zeros(_static_shape(shape, "tf.zeros"), as_dtype(dtype)), name=name or
                     "zeros")
 
 
 def ones(shape, dtype="float32", name=None):
-    """A constant of ones."""
+    """A constant of ones (the shape may be a tensor, read at run time)."""
+    dims = _tensor_dims(shape, "tf.ones")
+    if dims is not None:
+        return _filled(dims, 1, dtype)
     return constant(np.ones(_static_shape(shape, "tf.ones"), as_dtype(dtype)), name=name or
                     "ones")
 
 
+def _filled(dims, value, dtype):
+    from .array_ops import fill_to
+    from .graphs import building
+
+    if not isinstance(dims, Tensor):
+        return constant(np.full(dims, value, as_dtype(dtype)))
+    with building((dims,)):
+        return fill_to(dims, constant(np.asarray(value, as_dtype(dtype))))
+
+
 def fill(dims, value, name=None):
-    """A constant of `value` repeated to shape `dims`."""
+    """`value` repeated to shape `dims` (dims and value may be tensors)."""
+    shape = _tensor_dims(dims, "tf.fill")
+    if shape is not None or isinstance(value, Tensor):
+        from .array_ops import fill_to
+        from .graphs import building
+
+        with building((dims, value)):
+            if not isinstance(shape, Tensor):
+                known = _static_shape(dims, "tf.fill") if shape is None else shape
+                shape = _dj_constant(np.asarray(known, np.int32))
+            return fill_to(shape, value)
     array = to_array(value)
     return constant(np.full(_static_shape(dims, "tf.fill"), array, array.dtype),
                     name=name or "Fill")
@@ -353,8 +405,22 @@ def range_(start, limit=None, delta=1, dtype=None, name="range"):
     """A constant [start, start + delta, ...) up to `limit` (ints are int32, as in TF)."""
     if limit is None:
         start, limit = 0, start
+    if any(isinstance(v, Tensor) for v in (start, limit, delta)):
+        return _range_tensor(start, limit, delta, dtype)
     values = np.arange(start, limit, delta)
     return constant(values, dtype, name=name)
+
+
+@tf_function
+def _range_tensor(start, limit, delta, dtype):
+    from .dynamic_shape import arange
+
+    values = [_t(v) for v in (start, limit, delta)]
+    if dtype is None:
+        kinds = [v.dtype for v in values]
+        dtype = next((k for k in kinds if k.kind == "f"), kinds[0])
+    dtype = as_dtype(dtype)
+    return arange(*[_ops.cast(v, dtype) if v.dtype != dtype else v for v in values], dtype)
 
 
 range_.__name__ = range_.__qualname__ = "range"

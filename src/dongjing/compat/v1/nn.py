@@ -6,7 +6,7 @@ from ... import ops as _ops
 from ...errors import DTypeError, GraphError
 from .graphs import tf_function
 from .math_ops import _t
-from .unsupported import module_getattr, not_provided
+from .unsupported import module_getattr
 
 __getattr__ = module_getattr("tf.nn")
 
@@ -50,10 +50,15 @@ def log_softmax(logits, axis=None, name=None, dim=None):
 
 @tf_function
 def bias_add(value, bias, data_format=None, name=None):
-    """value + bias (bias along the last dim)."""
-    if data_format not in (None, "NHWC", "N...C"):
-        not_provided(f"tf.nn.bias_add(data_format={data_format!r})")
-    return _t(value) + bias
+    """value + bias, bias along the channel dim (the last, or dim 1 with NCHW / NC...)."""
+    value, bias = _t(value), _t(bias)
+    if bias.ndim != 1:
+        raise GraphError(f"tf.nn.bias_add: bias must be 1-d, got shape {bias.shape}")
+    if data_format in (None, "NHWC", "N...C", "NWC", "NDHWC"):
+        return value + bias
+    if data_format in ("NCHW", "NC...", "NCW", "NCDHW"):
+        return value + _ops.reshape(bias, (-1,) + (1,) * (value.ndim - 2))
+    raise GraphError(f"tf.nn.bias_add: unknown data_format {data_format!r}")
 
 
 @tf_function
@@ -125,25 +130,50 @@ def sigmoid_cross_entropy_with_logits(_sentinel=None, labels=None, logits=None, 
             + _ops.log(1.0 + _ops.exp(-_ops.abs(logits))))
 
 
-@tf_function
-def dropout(x, keep_prob=None, noise_shape=None, seed=None, name=None, rate=None):
-    """x with elements zeroed with probability 1 - keep_prob, the rest scaled by 1/keep_prob;
-    a fresh mask every run."""
-    from ...ops import dropout_mask
-    from ...tensor import Tensor
+from .namespaces import Namespace  # noqa: E402
+from .nn_conv import (  # noqa: E402, F401
+    avg_pool,
+    avg_pool2d,
+    conv2d,
+    conv2d_transpose,
+    depthwise_conv2d,
+    max_pool,
+    max_pool2d,
+)
+from .nn_ops import (  # noqa: E402, F401
+    batch_normalization,
+    dropout,
+    elu,
+    embedding_lookup,
+    in_top_k,
+    l2_normalize,
+    leaky_relu,
+    moments,
+    nce_loss,
+    relu6,
+    sampled_softmax_loss,
+    selu,
+    softplus,
+    softsign,
+    top_k,
+)
+from .rnn import (  # noqa: E402, F401
+    bidirectional_dynamic_rnn,
+    dynamic_rnn,
+    static_bidirectional_rnn,
+    static_rnn,
+)
+from .rnn_cell import (  # noqa: E402
+    BasicLSTMCell,
+    BasicRNNCell,
+    DropoutWrapper,
+    GRUCell,
+    LSTMCell,
+    LSTMStateTuple,
+    MultiRNNCell,
+    RNNCell,
+)
 
-    if noise_shape is not None:
-        not_provided("tf.nn.dropout(noise_shape=...)")
-    if (keep_prob is None) == (rate is None):
-        raise GraphError("tf.nn.dropout: give keep_prob or rate (exactly one)")
-    drop = rate if rate is not None else None
-    if isinstance(keep_prob, Tensor) or isinstance(drop, Tensor):
-        not_provided("tf.nn.dropout with a tensor keep_prob/rate (feed a Python number "
-                     "when building instead)")
-    drop = float(drop) if drop is not None else 1.0 - float(keep_prob)
-    if not 0.0 <= drop < 1.0:
-        raise GraphError(f"tf.nn.dropout: keep probability {1 - drop} is not in (0, 1]")
-    x = _t(x)
-    if drop == 0.0:
-        return x
-    return x * dropout_mask(x, drop)
+rnn_cell = Namespace("tf.nn.rnn_cell", BasicLSTMCell=BasicLSTMCell, BasicRNNCell=BasicRNNCell,
+                     DropoutWrapper=DropoutWrapper, GRUCell=GRUCell, LSTMCell=LSTMCell,
+                     LSTMStateTuple=LSTMStateTuple, MultiRNNCell=MultiRNNCell, RNNCell=RNNCell)

@@ -13,9 +13,9 @@ from ...errors import DTypeError
 from ...graph.builder import constant as _dj_constant
 from ...random import generator
 from ...registry import Spec, register
+from ...tensor import Tensor
 from .dtypes import as_dtype
 from .graphs import building, get_default_graph, state_of
-from .math_ops import _static_shape
 from .session_state import Stream
 
 
@@ -34,12 +34,18 @@ def _draw(rng, shape, dtype, dist, a, b) -> np.ndarray:
     return rng.uniform(a, b, shape).astype(dtype)
 
 
-def _forward(anchor, shape, dtype, dist, a, b, rng):
+def _forward(anchor, shape, dtype, dist, a, b, rng, source="attr"):
+    if source == "values":  # the anchor is the shape, a tensor's value at run time
+        shape = tuple(int(d) for d in anchor.reshape(-1))
+    elif source == "like":  # the anchor's own shape
+        shape = anchor.shape
     return _draw(rng.generator() if rng is not None else generator(), shape, dtype, dist, a, b)
 
 
-def _infer(anchor: Spec, shape, dtype, dist, a, b, rng):
-    return shape, dtype
+def _infer(anchor: Spec, shape, dtype, dist, a, b, rng, source="attr"):
+    if source == "like":
+        return anchor.shape, dtype
+    return shape, dtype  # (for "values": what is known of the shape when building)
 
 
 # the input is a 0-d anchor that places the op in a graph; the op reads only its attributes
@@ -49,27 +55,48 @@ _random = register("tf_random", forward=_forward, infer=_infer, random=True,
 
 
 def random_tensor(shape, dtype, dist: str, a, b, seed=None):
-    """A graph op drawing a fresh array of `shape` each run (used by the tf.random_* names)."""
-    shape = _static_shape(shape, f"tf.{dist}")
+    """A graph op drawing a fresh array of `shape` each run (used by the tf.random_* names).
+    `shape` may be a tensor (read at run time); `a`, `b` (mean and stddev, or the bounds) may
+    be tensors: then a standard draw is scaled by graph ops."""
+    from .dynamic_shape import shape_hint, shape_tensor
+
     dtype = as_dtype(dtype)
-    with building() as graph:
+    with building((shape, a, b)) as graph:
         rng = stream_for(graph, seed)
-        anchor = _dj_constant(np.zeros((), dtype))
-        return apply1(_random, anchor, shape=shape, dtype=dtype, dist=dist, a=a, b=b, rng=rng)
+        shape = shape_tensor(shape, f"tf.{dist}")
+        scaled = isinstance(a, Tensor) or isinstance(b, Tensor)
+        attrs = dict(dtype=dtype, dist=dist, a=0.0 if scaled else a, b=1.0 if scaled else b,
+                     rng=rng)
+        if isinstance(shape, Tensor):
+            out = apply1(_random, shape, shape=shape_hint(shape), source="values", **attrs)
+        else:
+            out = apply1(_random, _dj_constant(np.zeros((), dtype)), shape=shape, **attrs)
+        if not scaled:
+            return out
+        if dist == "uniform":  # a + (b - a) * U[0, 1)
+            return out * (b - a) + a
+        return out * b + a
+
+
+def random_like(x, dist: str, a=0.0, b=1.0, seed=None):
+    """A fresh draw of x's shape (read at run time) each run."""
+    with building((x,)) as graph:
+        return apply1(_random, x, shape=(), dtype=x.dtype, dist=dist, a=a, b=b,
+                      rng=stream_for(graph, seed), source="like")
 
 
 def random_normal(shape, mean=0.0, stddev=1.0, dtype="float32", seed=None, name=None):
     """Normal samples of `shape` (fresh every run)."""
     if as_dtype(dtype).kind != "f":
         raise DTypeError("tf.random_normal: dtype must be floating point")
-    return random_tensor(shape, dtype, "normal", float(mean), float(stddev), seed)
+    return random_tensor(shape, dtype, "normal", _number(mean), _number(stddev), seed)
 
 
 def truncated_normal(shape, mean=0.0, stddev=1.0, dtype="float32", seed=None, name=None):
     """Normal samples within two standard deviations of the mean (fresh every run)."""
     if as_dtype(dtype).kind != "f":
         raise DTypeError("tf.truncated_normal: dtype must be floating point")
-    return random_tensor(shape, dtype, "truncated_normal", float(mean), float(stddev), seed)
+    return random_tensor(shape, dtype, "truncated_normal", _number(mean), _number(stddev), seed)
 
 
 def random_uniform(shape, minval=0, maxval=None, dtype="float32", seed=None, name=None):
@@ -79,9 +106,18 @@ def random_uniform(shape, minval=0, maxval=None, dtype="float32", seed=None, nam
         if dtype.kind != "f":
             raise DTypeError("tf.random_uniform: an integer dtype needs maxval")
         maxval = 1.0
+    if isinstance(minval, Tensor) or isinstance(maxval, Tensor):
+        if dtype.kind != "f":
+            raise DTypeError("tf.random_uniform: tensor bounds need a float dtype")
+        return random_tensor(shape, dtype, "uniform", minval, maxval, seed)
     if not minval < maxval:
         raise DTypeError(f"tf.random_uniform: minval {minval} must be below maxval {maxval}")
     return random_tensor(shape, dtype, "uniform", minval, maxval, seed)
+
+
+def _number(value):
+    """A Python float, or a graph tensor as it is (TF takes either)."""
+    return value if isinstance(value, Tensor) else float(value)
 
 
 _DEFAULT_GRAPH_SEED = 87654321  # TF's graph seed for an op seeded without a graph seed
