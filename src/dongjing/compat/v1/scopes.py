@@ -140,7 +140,11 @@ def variable_scope(name_or_scope, default_name=None, values=None, initializer=No
             prefix = parent.name + "/" if parent.name else ""
             short = _unique(graph, "_var_scopes", prefix + default_name)[len(prefix):]
         else:
-            _counts(graph, "_var_scopes")[(parent.name + "/" if parent.name else "") + short] += 1
+            counts = _counts(graph, "_var_scopes")
+            opened = (parent.name + "/" if parent.name else "") + short
+            counts[opened] += 1
+            for key in [k for k in counts if k.startswith(opened + "/")]:
+                del counts[key]  # TF's close_variable_subscopes: default names start over
         base = parent
         full = f"{parent.name}/{short}" if parent.name else short
         name_scope_of = None
