@@ -28,7 +28,7 @@ def _run(lib, make_param, loss_fn, steps, **options):
         return loss
 
     for _ in range(steps):
-        losses.append(float(opt.step(closure)))
+        losses.append(float(opt.step(closure).detach()))
     return x.detach().numpy().copy(), losses
 
 
