@@ -277,3 +277,13 @@ def test_main_table_runs_in_the_default_environment_and_tuned_is_labelled() -> N
     assert "| W2 op-overhead | 2 | 30 |" in main.split("First call")[0]
     assert "| W2 op-overhead | 2 | 20 |" in tuned.split("###")[0]
     assert "OPENBLAS_THREAD_TIMEOUT=20" in tuned and "2 thread(s), tuned settings" in text
+
+
+def test_tf1_cnn_step_runs_in_compat_v1(monkeypatch) -> None:
+    from bench import tf1_cnn
+
+    monkeypatch.setattr(tf1_cnn, "BATCH", 2)
+    monkeypatch.setattr(tf1_cnn, "STEPS", 1)
+    monkeypatch.setattr(tf1_cnn, "REPEATS", 1)
+    out = tf1_cnn.build_and_time("dongjing", 0, 1)
+    assert out["median_ms"] > 0 and out["min_ms"] <= out["median_ms"] <= out["max_ms"]
