@@ -81,3 +81,27 @@ def test_the_coverage_pages_are_current():
     done = subprocess.run([sys.executable, str(TOOL), "--check"], capture_output=True,
                           text=True, timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_documented_signatures_merge_overloads():
+    tool = _tool()
+
+    class Documented:
+        __doc__ = """sum(input, *, dtype=None) -> Tensor
+
+        .. function:: sum(input, dim, keepdim=False, *, dtype=None) -> Tensor
+        """
+
+    class Qualified:
+        __doc__ = "linalg.cholesky(A, *, upper=False, out=None) -> Tensor"
+
+    class Optional:
+        __doc__ = "bernoulli(input: Tensor, *, generator: Optional[Generator], out) -> Tensor"
+
+    def text(obj, name):
+        return tool.render_params(tool.documented_params(obj, name))
+
+    assert text(Documented, "sum") == "(input, dim=None, keepdim=False, dtype=None)"
+    assert text(Qualified, "cholesky") == "(A, upper=False, out=None)"
+    assert text(Optional, "bernoulli") == "(input, generator=None, out=None)"
+    assert tool.documented_params(Documented, "mean") is None

@@ -140,9 +140,10 @@ def documented_params(obj: Any, name: str) -> list[Param] | None:
     `Optional[...]` without a documented default defaults to None, as it does."""
     found = []
     for line in (getattr(obj, "__doc__", None) or "").splitlines():
-        line = line.strip().removeprefix(".. function:: ")
-        if line.startswith(name + "(") and ")" in line:
-            params = _parse_documented(line[len(name) + 1:])
+        head = re.match(r"(?:\.\. function:: )?(?:[\w.]+\.)?" + re.escape(name) + r"\(",
+                        line.strip())
+        if head and ")" in line:  # `sum(`, `.. function:: sum(`, `linalg.cholesky(`
+            params = _parse_documented(line.strip()[head.end():])
             if params is not None:
                 found.append(params)
     if not found:
