@@ -31,11 +31,11 @@ class Coverage:
 
 def measure() -> Coverage:
     import onnx
+    from dongjing.registry import OPS
     from onnx import defs
 
     from dongjing.onnx.import_table import imports
     from dongjing.onnx.op_exports import rule_for
-    from dongjing.registry import OPS
 
     first: dict[str, int] = {}
     deprecated = set()

@@ -12,8 +12,8 @@ import contextlib
 import functools
 import threading
 
-from .. import eager_modes as _eager_modes
 from ..backends import backend_of, is_array, numpy_backend
+from ..core import eager_modes as _eager_modes
 from ..errors import AnomalyError
 from .provenance import caller, describe
 

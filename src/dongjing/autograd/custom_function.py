@@ -1,6 +1,6 @@
 """`dj.autograd.Function`: a PyTorch-style custom op with a hand-written backward.
 
-A subclass becomes one op of the extension API (`dongjing.registry.define`, not entered in the
+A subclass becomes one op of the extension API (`dongjing.core.registry.define`, not entered in the
 global table): eagerly, `apply` runs `forward` once under `no_grad` and records a tape node
 whose backward calls the subclass's `backward` with the same `ctx`; in a graph (or while
 `dj.jit` traces) the op's forward runs `forward` on the fed arrays and its gradient is a node
@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..core.registry import Kind, Op, define
 from ..errors import DongjingError, ShapeError
-from ..registry import Kind, Op, define
 
 
 class FunctionCtx:

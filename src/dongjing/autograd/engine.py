@@ -7,7 +7,7 @@ reaches a node along several paths is summed before the node runs, never pushed 
 from __future__ import annotations
 
 from ..backends import backend_of, numpy_backend
-from ..eager_modes import plain as _plain
+from ..core.eager_modes import plain as _plain
 from ..errors import AutogradError, DongjingError
 from ..profiler import hooks as _profiler  # `_profiler.on`: a profiler is recording
 from ..short_paths import declare as _declare_short_path

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import os
 
-from ..registry import Kind
+from ..core.registry import Kind
 from ..runtime.program import commit_assignments
 
 WARMUP = 2  # plain runs before the first capture

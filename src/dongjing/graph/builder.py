@@ -6,9 +6,9 @@ from __future__ import annotations
 import threading
 
 from .. import dtypes
-from .. import eager_modes as _eager_modes
+from ..core import eager_modes as _eager_modes
+from ..core.registry import Spec, register
 from ..errors import DongjingError, GraphError
-from ..registry import Spec, register
 from . import onnx_rules
 
 
@@ -212,8 +212,8 @@ def placeholder(*args, shape=None, dtype=None, name: str | None = None):
 
 def constant(value, dtype=None, name: str | None = None):
     """A constant: a node inside a graph, an ordinary tensor eagerly."""
-    from ..conversion import to_array
     from ..tensor import Tensor
+    from ..tensor.conversion import to_array
 
     array = to_array(value, dtype)
     graph = state.graph

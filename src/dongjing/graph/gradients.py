@@ -6,8 +6,8 @@ from __future__ import annotations
 import math
 
 from ..backends import default_backend
+from ..core.registry import Kind
 from ..errors import GraphError
-from ..registry import Kind
 
 
 def _as_list(value) -> tuple[list, bool]:

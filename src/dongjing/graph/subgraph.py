@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from ..core.registry import register
 from ..errors import GraphError
-from ..registry import register
 from . import onnx_rules
 from .graph import Graph, Node
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from ..conversion import to_array
 from ..tensor import Tensor
+from ..tensor.conversion import to_array
 
 
 class Variable(Tensor):
@@ -28,8 +28,8 @@ class Variable(Tensor):
             )
         array = to_array(initial_value, dtype)
         if device is not None:  # a GPU Variable: graphs reading it run on that GPU
-            from ..device import device as as_device
-            from ..transfer import move_array
+            from ..devices.device import device as as_device
+            from ..tensor.transfer import move_array
 
             array = move_array(array, as_device(device))
         super().__init__(array)

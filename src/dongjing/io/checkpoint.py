@@ -175,7 +175,7 @@ def load(path, map_location=None, *, weights_only: bool | None = None) -> object
 
 
 def _where(map_location):
-    from ..device import device, placement
+    from ..devices.device import device, placement
 
     if map_location is None:
         return None

@@ -17,8 +17,8 @@ from ..ops.convert import as_tensor
 from ..ops.nn import dropout_mask, window_arguments
 from ..ops.scatter import index_in_range
 from ..tensor import Tensor
-from ..tensor_inplace import run_inplace
-from ..transfer import constant_like
+from ..tensor.inplace import run_inplace
+from ..tensor.transfer import constant_like
 from .losses import (
     binary_cross_entropy,
     binary_cross_entropy_with_logits,

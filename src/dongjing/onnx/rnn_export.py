@@ -17,10 +17,10 @@ import contextlib
 import numpy as np
 
 from .. import ops
+from ..core.registry import define
 from ..dispatch import apply
 from ..errors import ShapeError
 from ..ops.convert import as_tensor
-from ..registry import define
 from ..tensor import Tensor
 
 _ONNX_KIND = {"RNN_TANH": "RNN", "RNN_RELU": "RNN", "LSTM": "LSTM", "GRU": "GRU"}

@@ -1,11 +1,11 @@
 """The op table and the dj.* functions built on it.
 
 Primitives publish themselves: each op's `public` names map to its binding (see
-`dongjing.registry`). The compositions below (mean = sum / count, softmax = exp(log_softmax),
+`dongjing.core.registry`). The compositions below (mean = sum / count, softmax = exp(log_softmax),
 ...) are functions of primitives and are listed by hand.
 """
 
-from ..registry import (
+from ..core.registry import (
     OPS,
     Cost,
     Kernel,
@@ -64,7 +64,7 @@ COMPOSITES += [n for n in torch_compat_math.__all__ + torch_compat_shape.__all__
 globals().update({n: getattr(torch_compat_math, n) for n in torch_compat_math.__all__})
 globals().update({n: getattr(nonzero, n) for n in nonzero.__all__})
 globals().update({n: getattr(torch_compat_shape, n) for n in torch_compat_shape.__all__})
-# (zeros_like & co. are dj.* from dongjing.creation: they take device=)
+# (zeros_like & co. are dj.* from dongjing.tensor.creation: they take device=)
 EXTENSION_API = ["Cost", "Kernel", "Kind", "Onnx", "Op", "Spec", "all_ops", "bind", "binds",
                  "define", "register"]
 __all__ = sorted((set(public_functions()) - {"full_like"}) | set(COMPOSITES) | set(EXTENSION_API)

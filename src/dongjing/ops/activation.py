@@ -3,10 +3,10 @@ logsumexp and softmax are composed."""
 
 from __future__ import annotations
 
-from .. import infer as inf
+from ..core import infer as inf
+from ..core.registry import Kind, Onnx, Spec, binds, define
 from ..dispatch import apply1
 from ..errors import DTypeError
-from ..registry import Kind, Onnx, Spec, binds, define
 from .convert import as_tensor
 from .elementwise import exp, log, mul, stop_gradient, sub, where
 from .math import isinf

@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from .. import dtypes
+from ..core.registry import OPS, Op, bind
 from ..dispatch import apply, apply1, apply2, apply_binary
-from ..registry import OPS, Op, bind
 from ..tensor import Tensor
 from .convert import as_tensor, pair
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..backends import numpy_backend
-from ..eager_modes import plain as _plain
+from ..core.eager_modes import plain as _plain
 from ..short_paths import declare as _declare_short_path
 
 _numpy = numpy_backend.xp
@@ -89,7 +89,7 @@ def _sum_to_like_infer(g, like):
 
 
 def _sum_to_like_define():
-    from ..registry import Kind, define
+    from ..core.registry import Kind, define
     from . import onnx_rules
 
     return define(

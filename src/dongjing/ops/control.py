@@ -3,9 +3,9 @@ their outputs. Eagerly `dj.cond` / `dj.while_loop` are plain Python."""
 
 from __future__ import annotations
 
-from .. import infer as inf
+from ..core import infer as inf
+from ..core.registry import Spec, register
 from ..errors import DTypeError, GraphError, ShapeError
-from ..registry import Spec, register
 from . import onnx_graph_rules
 
 C = "control"

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from .. import dtypes
 from ..backends import backend_of, default_backend
-from ..conversion import to_array
 from ..tensor import Tensor
+from ..tensor.conversion import to_array
 
 _make = Tensor._make
 

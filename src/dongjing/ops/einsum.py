@@ -8,9 +8,9 @@ one operand (a diagonal).
 from __future__ import annotations
 
 from .. import dtypes
+from ..core.registry import Spec, binds, define
 from ..dispatch import apply
 from ..errors import ShapeError
-from ..registry import Spec, binds, define
 from . import onnx_rules
 from .convert import as_tensor
 

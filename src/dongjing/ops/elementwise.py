@@ -8,11 +8,11 @@ names. The engines reduce broadcast gradients; rules never call `sum_to_shape`.
 from __future__ import annotations
 
 from .. import dtypes
-from .. import infer as inf
 from ..backends import numpy_backend
+from ..core import infer as inf
+from ..core.registry import Cost, Kernel, Kind, Onnx, Spec, binds, define
 from ..dispatch import apply, apply1, apply2
 from ..errors import DTypeError
-from ..registry import Cost, Kernel, Kind, Onnx, Spec, binds, define
 from . import onnx_rules
 from .bindings import binary, float_binary, float_unary, unary
 from .compare import eq, ge, gt, le, logical_and, lt

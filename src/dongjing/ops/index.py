@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import numbers
 
-from .. import infer as inf
 from ..autograd.views import mark_view
 from ..backends import is_array
+from ..core import infer as inf
+from ..core.registry import Spec, define
 from ..dispatch import apply, apply1
 from ..errors import IndexOutOfRangeError
-from ..registry import Spec, define
 from ..tensor import Tensor
 from . import onnx_graph_rules
 from .convert import as_tensor
@@ -202,7 +202,7 @@ def getitem(x, key):
         return out
     template, tensors = parse_key(key)
     if tensors and x._node is None:
-        from ..transfer import constant_like  # CPU index arrays index a device tensor
+        from ..tensor.transfer import constant_like  # CPU index arrays index a device tensor
 
         tensors = [constant_like(t, x) for t in tensors]
     out = apply(_getitem, x, *tensors, key=template)
@@ -227,7 +227,7 @@ def _slice_assign_vjp(g, inputs, out, needs, attrs):
 
 
 def _sub_op():
-    from ..registry import OPS
+    from ..core.registry import OPS
 
     return OPS["sub"]
 

@@ -4,10 +4,10 @@ rearrangement of the gradient), and the compositions `repeat`, `tile`, `chunk`, 
 
 from __future__ import annotations
 
-from .. import infer as inf
+from ..core import infer as inf
+from ..core.registry import Spec, binds, define
 from ..dispatch import apply1
 from ..errors import ShapeError
-from ..registry import Spec, binds, define
 from . import onnx_rules
 from .convert import as_tensor
 from .index import getitem

@@ -6,12 +6,12 @@ from __future__ import annotations
 import math
 
 from .. import dtypes
-from .. import infer as inf
 from ..backends import backend_of
+from ..core import infer as inf
+from ..core.registry import Cost, Kind, Spec, binds, define
+from ..core.validation import check_int
 from ..dispatch import apply1
 from ..errors import DTypeError, ShapeError
-from ..registry import Cost, Kind, Spec, binds, define
-from ..validation import check_int
 from . import onnx_graph_rules
 from .convert import as_tensor
 
@@ -230,7 +230,7 @@ def _dropout_mask_infer(x: Spec, p):
 
 
 def _dropout_mask_forward(xp, x, p):
-    from ..random import generator
+    from ..devices.random import generator
 
     keep = xp.asarray(generator().random(x.shape)) >= p  # drawn on the host, one stream
     return keep.astype(x.dtype) * x.dtype.type(1.0 / (1.0 - p))

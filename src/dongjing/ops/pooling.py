@@ -9,10 +9,10 @@ step on W7's (64, 64, 24, 24) input; these take a few).
 
 from __future__ import annotations
 
-from .. import infer as inf
+from ..core import infer as inf
+from ..core.registry import Spec, binds, define
 from ..dispatch import apply, apply1
 from ..errors import DTypeError, ShapeError
-from ..registry import Spec, binds, define
 from . import onnx_graph_rules
 from .convert import as_tensor
 from .nn import _pair, out_size, window_arguments

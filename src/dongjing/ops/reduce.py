@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections import namedtuple
 
 from .. import dtypes
-from .. import infer as inf
+from ..core import infer as inf
+from ..core.registry import Kind, Spec, binds, define
 from ..dispatch import apply1
-from ..registry import Kind, Spec, binds, define
 from . import onnx_rules
 from . import shape as _shape
 from .convert import as_tensor

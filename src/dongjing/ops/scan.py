@@ -7,10 +7,10 @@ other norms are composed. The product rules stay exact when the input holds zero
 from __future__ import annotations
 
 from .. import dtypes
-from .. import infer as inf
+from ..core import infer as inf
+from ..core.registry import Kind, Spec, binds, define
 from ..dispatch import apply1
 from ..errors import DTypeError, ShapeError
-from ..registry import Kind, Spec, binds, define
 from . import onnx_rules
 from .compare import eq, ne
 from .convert import as_tensor
@@ -117,7 +117,7 @@ def ones_square(n: int, like):
     """An (n, n) float64 tensor of ones on the backend and device of eager tensor `like` (on
     the host when `like` is symbolic: a constant of the graph)."""
     from ..tensor import Tensor
-    from ..transfer import placement_of
+    from ..tensor.transfer import placement_of
 
     return Tensor._make(placement_of(like).call("ones", (n, n), dtype=dtypes.float64))
 

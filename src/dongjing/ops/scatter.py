@@ -8,10 +8,10 @@ order. Indices are checked: an index out of range raises instead of wrapping aro
 from __future__ import annotations
 
 from .. import dtypes
-from .. import infer as inf
+from ..core import infer as inf
+from ..core.registry import Spec, binds, define
 from ..dispatch import apply
 from ..errors import DTypeError, IndexOutOfRangeError, ShapeError
-from ..registry import Spec, binds, define
 from ..short_paths import declare as _declare_short_path
 from ..short_paths import state as _short
 from . import onnx_rules

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from .. import infer as inf
+from ..core import infer as inf
+from ..core.registry import Kind, Onnx, Spec, binds, define
 from ..dispatch import apply, apply1, apply2
 from ..errors import ArgumentError, ShapeError
-from ..registry import Kind, Onnx, Spec, binds, define
 from . import onnx_rules
 from .convert import as_tensor
 

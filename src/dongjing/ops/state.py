@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from .. import infer as inf
 from ..backends import backend_of
+from ..core import infer as inf
+from ..core.registry import Spec, define, register
 from ..errors import DTypeError, GraphError, ShapeError
-from ..registry import Spec, define, register
 
 
 def _assign_forward(xp, old, value, ref):

@@ -11,9 +11,9 @@ as PyTorch's do, so they need values (eager tensors).
 from __future__ import annotations
 
 from .. import dtypes
-from .. import infer as inf
+from ..core import infer as inf
+from ..core.registry import Cost, Kind, Spec, define
 from ..errors import DTypeError, ShapeError
-from ..registry import Cost, Kind, Spec, define
 from ..tensor import Tensor
 from .bindings import binary, float_binary
 from .compare import eq, ge, logical_or, lt

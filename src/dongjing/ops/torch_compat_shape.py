@@ -12,9 +12,9 @@ from __future__ import annotations
 import math
 
 from .. import dtypes
-from .. import infer as inf
 from ..backends import backend_of
-from ..device import Placement
+from ..core import infer as inf
+from ..devices.device import Placement
 from ..errors import DTypeError, GraphError, ShapeError
 from ..tensor import Tensor
 from .compare import ne
@@ -40,7 +40,7 @@ def _known(name: str, x: Tensor) -> tuple:
 def _on(like: Tensor) -> Placement:
     """Where the index arrays for `like` are made: its backend and device (the host's default
     backend when `like` is symbolic, since graph constants live there)."""
-    from ..transfer import placement_of
+    from ..tensor.transfer import placement_of
 
     return placement_of(like)
 

@@ -16,7 +16,7 @@ from ..graph.builder import state as graph_state
 from ..graph.variable import Variable
 from ..profiler import hooks as _profiler  # `_profiler.on`: a profiler is recording
 from ..tensor import Tensor, grad_scope
-from ..transfer import copy_into, move_array, move_in_place, same_device
+from ..tensor.transfer import copy_into, move_array, move_in_place, same_device
 
 
 class ParamGroup(dict):
@@ -197,7 +197,7 @@ class Optimizer:
                 if set_to_none:  # no read first: a dj.jit trace would record it as an input
                     p.grad = None
                 elif p.grad is not None:
-                    from ..transfer import zeros_like_array
+                    from ..tensor.transfer import zeros_like_array
 
                     p.grad = Tensor._make(zeros_like_array(p._data))
 

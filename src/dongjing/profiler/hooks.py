@@ -10,7 +10,7 @@ from __future__ import annotations
 import _thread
 import time as _time
 
-from .. import eager_modes as _eager_modes
+from ..core import eager_modes as _eager_modes
 
 on = False  # True while at least one profiler records (the only thing the core reads)
 listeners: tuple = ()  # the active recorders (see profile.Recorder)

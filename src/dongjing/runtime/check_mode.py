@@ -15,8 +15,8 @@ from __future__ import annotations
 import warnings
 
 from ..backends import backend_of, default_backend, numpy_backend
+from ..devices.random import default as _rng
 from ..errors import CheckError
-from ..random import default as _rng
 from ..tensor import Tensor
 from .interpreter import Interpreter, needed_nodes
 

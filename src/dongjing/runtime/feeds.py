@@ -4,9 +4,9 @@ run starts, and every problem is a FeedError naming the placeholder."""
 from __future__ import annotations
 
 from ..backends import default_backend, is_array
+from ..core.infer import fmt
+from ..core.validation import fits_integer
 from ..errors import FeedError
-from ..infer import fmt
-from ..validation import fits_integer
 from . import placement
 
 # which kinds of given values a placeholder of each kind accepts (bool < int < float)

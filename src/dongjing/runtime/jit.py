@@ -11,10 +11,10 @@ from collections import OrderedDict
 
 from ..autograd.anomaly import state as anomaly_state
 from ..autograd.grad_mode import state as grad_state
+from ..core.validation import check_choice
 from ..errors import DongjingError, IndexOutOfRangeError, JitError
 from ..graph import builder
 from ..tensor import Tensor, grad_scope
-from ..validation import check_choice
 from .placement import _HOST
 from .signature import (
     describe_changes,

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import importlib
 
+from ..core.validation import check_choice
 from ..errors import DongjingError, FeedError, GraphError, IndexOutOfRangeError
-from ..validation import check_choice
 from . import feeds, interpreter, placement
 from .fetch_structure import flatten, identified, rebuilder, run_key
 from .runner import Runner
@@ -250,7 +250,7 @@ def _placement_of(device) -> placement.Placement:
     """A `Session(device=...)` argument ("cpu", "cuda", "cuda:1", a dj.device) as a
     Placement."""
     from ..backends import for_device_type
-    from ..device import device as as_device
+    from ..devices.device import device as as_device
 
     if isinstance(device, placement.Placement):
         return device

@@ -27,7 +27,7 @@ _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _LIBRARY_DIRS = tuple({os.path.abspath(p) for key in ("stdlib", "platstdlib", "purelib",
                                                          "platlib")
                        if (p := sysconfig.get_paths().get(key))})
-_TENSOR_FILE = os.path.join(_PACKAGE_DIR, "tensor.py")
+_TENSOR_FILE = os.path.join(_PACKAGE_DIR, "tensor", "__init__.py")
 _ESCAPES = {"item", "tolist", "numpy", "__float__", "__int__", "__bool__", "__index__",
             "__array__", "__complex__"}
 _MUTATORS = {"append", "extend", "insert", "pop", "remove", "clear", "update", "setdefault",

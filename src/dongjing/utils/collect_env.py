@@ -47,7 +47,7 @@ def _blas() -> str:
 
 
 def _cuda() -> str:
-    from .. import cuda
+    from ..devices import cuda
 
     if cuda.is_available():
         return f"available ({cuda.device_count()} device(s))"

@@ -12,7 +12,7 @@ import numpy as np
 from ... import ops as _ops
 from ...dispatch import apply
 from ...errors import GraphError, ShapeError
-from ...registry import Spec, define, register
+from ...core.registry import Spec, define, register
 from .graphs import building, tf_function
 from .math_ops import _t
 from .unsupported import not_provided

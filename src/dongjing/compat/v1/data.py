@@ -11,8 +11,8 @@ import numpy as np
 from ...dispatch import apply, apply1
 from ...errors import GraphError, IndexOutOfRangeError
 from ...graph.builder import constant
-from ...random import generator
-from ...registry import Spec, register
+from ...devices.random import generator
+from ...core.registry import Spec, register
 from ...tensor import Tensor
 from .graphs import building
 from .session import Operation

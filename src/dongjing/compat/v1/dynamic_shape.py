@@ -10,7 +10,7 @@ import numpy as np
 from ... import ops as _ops
 from ...dispatch import apply, apply1
 from ...errors import ShapeError
-from ...registry import Spec, define
+from ...core.registry import Spec, define
 from ...tensor import Tensor
 
 

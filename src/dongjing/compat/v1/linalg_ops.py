@@ -7,7 +7,7 @@ from __future__ import annotations
 from ... import ops as _ops
 from ...dispatch import apply1
 from ...errors import DTypeError, ShapeError
-from ...registry import Spec, define
+from ...core.registry import Spec, define
 from .graphs import tf_function
 from .math_ops import _t
 

@@ -9,8 +9,8 @@ import numpy as np
 from ... import ops as _ops
 from ...dispatch import apply1
 from ...errors import DTypeError, GraphError, ShapeError
-from ...random import generator
-from ...registry import Spec, register
+from ...devices.random import generator
+from ...core.registry import Spec, register
 from ...tensor import Tensor
 from .dynamic_shape import constant_value
 from .graphs import tf_function

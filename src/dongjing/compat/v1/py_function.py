@@ -7,7 +7,7 @@ import numpy as np
 
 from ...dispatch import apply
 from ...errors import DTypeError, GraphError
-from ...registry import Spec, register
+from ...core.registry import Spec, register
 from .dtypes import as_dtype
 from .graphs import tf_function
 from .math_ops import _t

@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...core.registry import Spec, register
+from ...devices.random import generator
 from ...dispatch import apply1
 from ...errors import DTypeError
 from ...graph.builder import constant as _dj_constant
-from ...random import generator
-from ...registry import Spec, register
+from ...devices.random import generator
+from ...core.registry import Spec, register
 from ...tensor import Tensor
 from .dtypes import as_dtype
 from .graphs import building, get_default_graph, state_of

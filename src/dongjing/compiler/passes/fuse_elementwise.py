@@ -11,8 +11,8 @@ under `MIN_SIZE` elements are left alone: call overhead dominates.
 
 from __future__ import annotations
 
+from ...core.registry import OPS, Cost, Kind, Op
 from ...errors import GraphError
-from ...registry import OPS, Cost, Kind, Op
 from .. import cuda_kernels, formula_cost, kernels
 from ..ir import PassResult, Rebuilder, numel
 

@@ -29,7 +29,7 @@ def seed_backend(backend, seed: int) -> None:
 
 def generator_for(backend):
     """The seeded generator that draws arrays of `backend` (the CPU one for NumPy)."""
-    from .backends import default_backend
+    from ..backends import default_backend
 
     if backend is default_backend():
         return default.rng

@@ -7,12 +7,12 @@ serves "cuda"; without one they raise DeviceError (seeding is a no-op, as in PyT
 
 from __future__ import annotations
 
-from . import amp  # noqa: F401  (torch.cuda.amp.GradScaler)
-from .errors import DeviceError
+from .. import amp  # noqa: F401  (torch.cuda.amp.GradScaler)
+from ..errors import DeviceError
 
 
 def _backend():
-    from .backends import for_device_type
+    from ..backends import for_device_type
 
     return for_device_type("cuda")
 
@@ -20,7 +20,7 @@ def _backend():
 def _require(what: str):
     backend = _backend()
     if backend is None:
-        from .backends.cupy import unavailable_reason
+        from ..backends.cupy import unavailable_reason
 
         raise DeviceError(f"dj.cuda.{what}: dongjing has no CUDA backend here "
                           f"({unavailable_reason()})")
@@ -37,7 +37,7 @@ def _index(device) -> int | None:
 
 def is_available() -> bool:
     """True when CuPy imports and sees at least one GPU."""
-    from .backends.cupy import load
+    from ..backends.cupy import load
 
     return load() is not None
 

@@ -54,7 +54,7 @@ from typing import Any, NamedTuple
 
 import numpy
 
-from .errors import DongjingError
+from ..errors import DongjingError
 
 
 class Spec(NamedTuple):
@@ -377,7 +377,7 @@ def _forward_as_composite(impl: Callable) -> Callable:
     primitives, derived from its one forward (so a fused kernel and the eager op agree)."""
 
     def decompose(*tensors, **attrs):
-        from . import ops  # deferred: ops are built on this module
+        from .. import ops  # deferred: ops are built on this module
 
         return impl(ops, *tensors, **attrs)
 

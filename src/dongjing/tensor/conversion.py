@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import dtypes
-from .errors import ArgumentError, DTypeError
-from .validation import allocation_failed
+from .. import dtypes
+from ..core.validation import allocation_failed
+from ..errors import ArgumentError, DTypeError
 
 
 def legacy_array(args: tuple, dtype) -> np.ndarray:
@@ -38,7 +38,7 @@ def legacy_array(args: tuple, dtype) -> np.ndarray:
 
 def to_array(data, dtype=None) -> np.ndarray:
     """Convert user data to an array with PyTorch's defaults (floats -> float32, ints -> int64)."""
-    from .tensor import Tensor  # deferred: tensor.py imports this module
+    from . import Tensor  # deferred: the package imports this module
 
     if isinstance(data, Tensor):
         data = data._value("dj.tensor()")

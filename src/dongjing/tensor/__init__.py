@@ -7,9 +7,9 @@ import warnings
 
 import numpy as np
 
-from . import dtypes
+from .. import dtypes
+from ..errors import DTypeError, GraphError
 from .conversion import legacy_array
-from .errors import DTypeError, GraphError
 
 ndarray = np.ndarray
 
@@ -19,7 +19,7 @@ _api_backward = None  # dongjing.autograd.api.backward, resolved on first use (i
 
 def _load_api_backward():
     global _api_backward
-    from .autograd.api import backward
+    from ..autograd.api import backward
 
     _api_backward = backward
     return backward
@@ -231,7 +231,7 @@ class Tensor:
             return data.astype(dtype)
         return data.copy() if copy else data
 
-    # --- DLPack: zero-copy exchange with other array libraries (see dongjing/dlpack.py) -------
+    # --- DLPack: zero-copy exchange with other array libraries (see dongjing/tensor/dlpack.py) ---
     def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
         """The data as a DLPack capsule, sharing memory (`torch.from_dlpack(t)`,
         `np.from_dlpack(t)`)."""
@@ -258,7 +258,7 @@ class Tensor:
 
     def __bool__(self) -> bool:
         if self._node is not None:
-            from .graph.python_control_flow import python_control_flow_error
+            from ..graph.python_control_flow import python_control_flow_error
 
             raise python_control_flow_error(self)
         data = self._data
@@ -308,12 +308,12 @@ class Tensor:
         data = self._data
         extras = []
         if type(data) is not ndarray:  # printed from a host copy, naming the device
-            from .device import device_of_array
+            from ..devices.device import device_of_array
 
             where = device_of_array(data)
             if where.type != "cpu":
                 extras.append(f"device='{where}'")
-            from .backends import backend_of
+            from ..backends import backend_of
 
             data = backend_of(data).to_numpy(data)
         body = np.array2string(data, separator=", ", prefix="tensor(")
@@ -359,7 +359,7 @@ class Tensor:
         if getattr(self, "_retains_grad", False):
             return
         self._retains_grad = True
-        from .autograd.hooks import retain_grad_hook
+        from ..autograd.hooks import retain_grad_hook
 
         self.grad_fn.register_hook(retain_grad_hook(self))
 
@@ -371,7 +371,7 @@ class Tensor:
             return self.grad_fn.register_hook(hook)
         if getattr(self, "_hooks", None) is None:
             self._hooks = []
-        from .autograd.function import _HookHandle
+        from ..autograd.function import _HookHandle
 
         self._hooks.append(hook)
         return _HookHandle(self._hooks, hook)
@@ -385,7 +385,7 @@ class Tensor:
     def to(self, *args, **kwargs) -> Tensor:
         """`to(dtype)`, `to(device)`, `to(device, dtype)`, `to(other)`: this tensor on that
         device in that dtype (itself when nothing changes; a move is recorded on the tape)."""
-        from .device import parse_target
+        from ..devices.device import parse_target
 
         dev, dtype = parse_target("Tensor.to", args, kwargs)
         out = self
@@ -400,7 +400,7 @@ class Tensor:
     @property
     def device(self):
         """Where the data lives: `dj.device("cpu")`, or `dj.device("cuda", i)` on a GPU."""
-        from .device import cpu, device_of_array
+        from ..devices.device import cpu, device_of_array
 
         data = self._data
         return cpu if type(data) is ndarray or data is None else device_of_array(data)
@@ -412,7 +412,7 @@ class Tensor:
     def cuda(self, device=None, non_blocking: bool = False) -> Tensor:
         """This tensor on a CUDA device (`device`: an index or "cuda:i"; the current one when
         None). DeviceError when dongjing has no CUDA backend here."""
-        from .device import device as _device
+        from ..devices.device import device as _device
 
         if device is None or isinstance(device, int):
             device = _device("cuda", device)
@@ -484,7 +484,7 @@ def _fmt_shape(shape) -> str:
 
 
 def _ops():
-    from . import ops
+    from .. import ops
 
     return ops
 

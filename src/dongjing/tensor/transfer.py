@@ -7,13 +7,13 @@ gradient flows back to the source tensor's device. Moving a parameter in place
 
 from __future__ import annotations
 
-from .autograd.function import record
-from .autograd.grad_mode import state as _grad_state
-from .backends import backend_of, is_array
-from .device import Placement, device, device_of_array, placement
-from .errors import DeviceError, DTypeError
-from .registry import Kind, define
-from .tensor import Tensor, ndarray
+from ..autograd.function import record
+from ..autograd.grad_mode import state as _grad_state
+from ..backends import backend_of, is_array
+from ..core.registry import Kind, define
+from ..devices.device import Placement, device, device_of_array, placement
+from ..errors import DeviceError, DTypeError
+from . import Tensor, ndarray
 
 
 def _same(spec, **attrs):
@@ -116,7 +116,7 @@ def constant_like(value, like: Tensor) -> Tensor:
 
 def host_array(data, what: str):
     """The NumPy array of a CPU backend's `data`; a device array raises as PyTorch does."""
-    from .device import HostConversionError
+    from ..devices.device import HostConversionError
 
     where = device_of_array(data)
     if where.type != "cpu":

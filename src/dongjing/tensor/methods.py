@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from . import ops
-from . import tensor_compat as _compat_methods
-from . import tensor_inplace as _inplace_methods
-from . import tensor_inplace_extras as _inplace_extras
-from . import tensor_new as _new_methods
-from .registry import OPS, is_inplace_name, on_bind
-from .tensor import Tensor
+from .. import ops
+from ..core.registry import OPS, is_inplace_name, on_bind
+from . import Tensor
+from . import factories as _new_methods
+from . import inplace as _inplace_methods
+from . import inplace_methods as _inplace_extras
+from . import torch_methods as _compat_methods
 
 _REFLECTED = {"__radd__", "__rsub__", "__rmul__", "__rtruediv__", "__rpow__", "__rmatmul__"}
 
@@ -72,10 +72,10 @@ Tensor.view_as = _reshape_as
 Tensor.reshape_as = _reshape_as
 
 
-# --- in-place (tensor_inplace.py) ------------------------------------------------------------
+# --- in-place (inplace.py) ------------------------------------------------------------------
 _inplace_methods.attach()
 _new_methods.attach()
 
-# --- more PyTorch names (tensor_compat.py, tensor_inplace_extras.py) ------------------------
+# --- more PyTorch names (torch_methods.py, inplace_methods.py) --------------------------
 _compat_methods.attach()
 _inplace_extras.attach()

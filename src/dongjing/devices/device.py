@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from .backends.base import default_backend as _default_backend
-from .errors import DeviceError, DTypeError
-from .validation import allocation_failed
+from ..backends.base import default_backend as _default_backend
+from ..core.validation import allocation_failed
+from ..errors import DeviceError, DTypeError
 
 _ACCELERATORS = ("cuda", "mps", "xpu", "hip")
 
@@ -64,13 +64,13 @@ class device:  # noqa: N801 - PyTorch's spelling: dj.device("cpu")
 
 
 def _check_accelerator(text: str, name: str, index) -> None:
-    from .backends import for_device_type
+    from ..backends import for_device_type
 
     backend = for_device_type(name)
     if backend is None:
         why = ""
         if name == "cuda":
-            from .backends.cupy import unavailable_reason
+            from ..backends.cupy import unavailable_reason
 
             why = f": {unavailable_reason()}; install dongjing[gpu] on a machine with a GPU"
         raise DeviceError(f"device {text!r}: dongjing has no {name} backend here "
@@ -97,7 +97,7 @@ def check_device(dev, what: str, *, placed: bool = False) -> device:
     if dev is None:
         return cpu
     if isinstance(dev, int) and not isinstance(dev, bool):
-        from .backends import for_device_type
+        from ..backends import for_device_type
 
         if for_device_type("cuda") is None:
             raise DeviceError(f"{what}: device={dev} means a CUDA device, and dongjing has no "
@@ -153,7 +153,7 @@ def placement(dev, what: str) -> Placement:
     """Where a factory's `device=` argument puts its result (None: the default backend)."""
     if dev is None:  # the common case first, without the imports below
         return Placement(_default_backend(), None, what)
-    from .backends import default_backend, for_device_type
+    from ..backends import default_backend, for_device_type
 
     dev = check_device(dev, what, placed=True)
     if dev.type == "cpu":
@@ -164,7 +164,7 @@ def placement(dev, what: str) -> Placement:
 
 def device_of_array(array) -> device:
     """The device an array of any registered backend lives on."""
-    from .backends import backend_of
+    from ..backends import backend_of
 
     backend = backend_of(array)
     if backend.device_type == "cpu":
@@ -190,8 +190,8 @@ def parse_target(what: str, args: tuple, kwargs: dict) -> tuple:
     """(device or None, dtype or None) asked for by PyTorch's `.to(...)` forms: `to(dtype)`,
     `to(device)`, `to(device, dtype)`, `to(other_tensor)`, `to(device=..., dtype=...)`.
     Anything else raises."""
-    from . import dtypes
-    from .tensor import Tensor
+    from .. import dtypes
+    from ..tensor import Tensor
 
     extra = set(kwargs) - {"dtype", "device", "non_blocking", "copy", "memory_format"}
     if extra:
