@@ -21,10 +21,10 @@ from .autograd import grad_mode as _grad_mode
 from .autograd.function import record, record1, record2
 from .backends import backend_of, default_backend, numpy_backend
 from .core import eager_modes as _eager_modes
+from .core import profiler_hooks as _profiler  # `_profiler.on`: a profiler is recording
 from .core.registry import Op, Spec
 from .errors import DeviceError, DongjingError, ShapeError
 from .graph import builder as _builder
-from .profiler import hooks as _profiler  # `_profiler.on`: a profiler is recording
 from .short_paths import declare as _declare_short_path
 from .tensor import Tensor, ndarray
 

@@ -7,9 +7,9 @@ reaches a node along several paths is summed before the node runs, never pushed 
 from __future__ import annotations
 
 from ..backends import backend_of, numpy_backend
+from ..core import profiler_hooks as _profiler  # `_profiler.on`: a profiler is recording
 from ..core.eager_modes import plain as _plain
 from ..errors import AutogradError, DongjingError
-from ..profiler import hooks as _profiler  # `_profiler.on`: a profiler is recording
 from ..short_paths import declare as _declare_short_path
 from ..short_paths import state as _short
 from ..tensor import Tensor, _GradScope

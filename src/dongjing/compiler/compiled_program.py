@@ -12,8 +12,8 @@ import weakref
 import numpy as np
 
 from ..backends import is_array
+from ..core import profiler_hooks as _profiler  # `_profiler.on`: a profiler is recording
 from ..errors import GraphError
-from ..profiler import hooks as _profiler  # `_profiler.on`: a profiler is recording
 from ..runtime.program import Program, commit_assignments
 
 # the module name the generated programs run under (what warnings filters match)

@@ -18,10 +18,10 @@ from ..autograd.anomaly import state as anomaly_state
 from ..autograd.function import BackwardNode, accumulator_of
 from ..autograd.grad_mode import state as grad_state
 from ..autograd.provenance import caller
+from ..core import profiler_hooks as _profiler
 from ..graph.builder import state as graph_state
 from ..ops.activation import _log_softmax_out
 from ..ops.reduce import _sum_forward
-from ..profiler import hooks as _profiler
 from ..tensor import Tensor, grad_scope
 
 _ndarray = np.ndarray

@@ -11,10 +11,10 @@ import numpy as np
 from ..autograd.anomaly import state as anomaly_state
 from ..autograd.grad_mode import no_grad
 from ..backends import backend_of, is_array
+from ..core import profiler_hooks as _profiler  # `_profiler.on`: a profiler is recording
 from ..errors import GraphError, StateDictError
 from ..graph.builder import state as graph_state
 from ..graph.variable import Variable
-from ..profiler import hooks as _profiler  # `_profiler.on`: a profiler is recording
 from ..tensor import Tensor, grad_scope
 from ..tensor.transfer import copy_into, move_array, move_in_place, same_device
 

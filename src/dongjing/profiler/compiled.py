@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 
 from ..compiler.compiled_program import register_source
-from . import hooks
+from ..core import profiler_hooks as hooks
 
 
 class TimedVariant:

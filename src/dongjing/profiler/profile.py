@@ -5,8 +5,8 @@ from __future__ import annotations
 import _thread
 import time
 
+from ..core import profiler_hooks as hooks
 from ..errors import DongjingError
-from . import hooks
 from .averages import EventTable, aggregate
 from .events import build
 

@@ -7,8 +7,8 @@
 from __future__ import annotations
 
 from ..backends import backend_of, default_backend, is_array, numpy_backend
+from ..core import profiler_hooks as _profiler  # `_profiler.on`: a profiler is recording
 from ..errors import GraphError
-from ..profiler import hooks as _profiler  # `_profiler.on`: a profiler is recording
 from .program import Program, commit_assignments, storage
 
 _HOST = numpy_backend.array_types[0]

@@ -10,7 +10,7 @@ from __future__ import annotations
 import _thread
 import time as _time
 
-from ..core import eager_modes as _eager_modes
+from . import eager_modes as _eager_modes
 
 on = False  # True while at least one profiler records (the only thing the core reads)
 listeners: tuple = ()  # the active recorders (see profile.Recorder)
@@ -125,7 +125,7 @@ def optimizer_step(optimizer, step, closure):
 
 def run_compiled(program, feed_arrays):
     """A compiled program's run, through its instrumented variant (one event per node)."""
-    from .compiled import run_instrumented
+    from ..profiler.compiled import run_instrumented
 
     return run_instrumented(program, feed_arrays)
 
@@ -133,6 +133,6 @@ def run_compiled(program, feed_arrays):
 def interpreted_steps(interpreter):
     """The interpreter's steps, yielded one by one; the time each took becomes a "node" event
     (and the whole walk a "program" event)."""
-    from .compiled import timed_steps
+    from ..profiler.compiled import timed_steps
 
     return timed_steps(interpreter)
