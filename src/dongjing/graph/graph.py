@@ -8,6 +8,7 @@ import sys
 from collections import Counter
 
 from .. import dtypes
+from ..core import profiler_hooks
 from ..errors import GraphError
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -158,3 +159,6 @@ def user_source_line() -> str | None:
     if frame is None:
         return None
     return f"{os.path.basename(frame.f_code.co_filename)}:{frame.f_lineno}"
+
+
+profiler_hooks.install(source_line=user_source_line)  # the profiler's with_stack reads it

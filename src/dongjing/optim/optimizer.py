@@ -206,7 +206,7 @@ class Optimizer:
 
         Inside a graph being traced, the updates become `dj.assign` ops; their group is returned.
         """
-        if _profiler.on:  # profiler hook: one event per step
+        if _profiler.on and graph_state.graph is None:  # profiler hook: one event per step
             return _profiler.optimizer_step(self, self._step, closure)
         return self._step(closure)
 

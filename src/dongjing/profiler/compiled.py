@@ -112,3 +112,6 @@ def timed_steps(interpreter):
             emit(before, now, label[0], label[1], label[2])
         before = now
     emit(start, before, "program", f"program {interpreter.graph.name} (interpreted)")
+
+
+hooks.install(run_instrumented=run_instrumented, timed_steps=timed_steps)
