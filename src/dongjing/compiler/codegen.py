@@ -13,9 +13,10 @@ import functools
 
 import numpy as np
 
-from . import loops, parallel
+from ..cpu_kernels import parallel
+from ..cpu_kernels.kernels import FORMULA_NAMES, compile_kernel, formula_lines
+from . import loops
 from .ir import numel
-from .kernels import FORMULA_NAMES, compile_kernel, formula_lines
 from .memory import MemoryPlan, kernel_output
 from .safety import (
     comment,

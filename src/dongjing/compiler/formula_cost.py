@@ -25,7 +25,7 @@ import time
 
 import numpy as np
 
-from . import kernels
+from ..cpu_kernels import kernels
 
 POLICY = os.environ.get("DONGJING_KERNEL_FORMULAS", "auto")
 BLOCK = 1 << 18  # elements measured: 1 MiB of float32, the size fused groups start at

@@ -7,9 +7,9 @@ from __future__ import annotations
 import os
 import time
 
+from ..cpu_kernels import kernels
 from ..errors import GraphError
 from ..graph.builder import placeholder_op
-from . import kernels
 from .codegen import Generator
 from .compiled_program import CompiledProgram
 from .ir import PassResult, Rebuilder

@@ -198,7 +198,7 @@ def _on_two_threads(fn, *arrays):
 
 def _parallel():
     global _parallel
-    from ..compiler import parallel  # deferred: the compiler sits above the op table
+    from ..cpu_kernels import parallel  # deferred: the compiler sits above the op table
 
     _parallel = lambda: parallel  # noqa: E731  (resolved once)
     return parallel

@@ -53,7 +53,7 @@ def _unfold_forward(xp, x, kernel, stride, padding, pad_value=0.0):
 
 def _unfold_out(xp, x, out, kernel, stride, padding, pad_value=0.0):
     """The windows written into `out` (new storage: the compiler may plan a buffer for it)."""
-    from ..compiler.parallel import numpy_halves_pay, split_leading
+    from ..cpu_kernels.parallel import numpy_halves_pay, split_leading
 
     args = (xp, x, out, kernel, stride, padding, pad_value)
     if numpy_halves_pay(x, out):  # halves of the batch at once

@@ -51,7 +51,7 @@ def _offsets(kernel, stride, oh, ow):
 
 
 def _max_pool_forward(xp, x, kernel, stride, padding):
-    from ..compiler.parallel import numpy_halves_pay, split_leading
+    from ..cpu_kernels.parallel import numpy_halves_pay, split_leading
 
     oh = out_size(x.shape[2], kernel[0], stride[0], padding[0], "max_pool2d")
     ow = out_size(x.shape[3], kernel[1], stride[1], padding[1], "max_pool2d")
@@ -99,7 +99,7 @@ def _backward_infer(g: Spec, x: Spec, pooled: Spec, kernel, stride, padding):
 
 
 def _max_pool_backward_forward(xp, g, x, pooled, kernel, stride, padding):
-    from ..compiler.parallel import numpy_halves_pay, split_leading
+    from ..cpu_kernels.parallel import numpy_halves_pay, split_leading
 
     flags = _gradient_flags(xp, g, pooled)  # of the whole batch, as one call would take them
     if not numpy_halves_pay(g, x):

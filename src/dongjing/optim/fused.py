@@ -219,7 +219,7 @@ def _sgd_kernel(dtype):
         return _sgd_kernels[dtype]
     kernel = None
     if dtype.name in ("float32", "float64"):
-        from ..compiler import kernels
+        from ..cpu_kernels import kernels
 
         if kernels.available():
             name = dtype.name
