@@ -173,8 +173,8 @@ def checked_program(graph, fetch_nodes, feed_nodes, commit: bool = True):
     """A Program running the unoptimized graph node by node (as `optimize=0`) and checking
     each node's output with `check_node`; `commit=False` leaves assignments uncommitted (a
     check run before the real one, as dj.jit does)."""
+    from ..core.program import commit_assignments
     from ..runtime.interpreter import Interpreter, needed_nodes
-    from ..runtime.program import commit_assignments
 
     class NumericsProgram(Interpreter):
         """The interpreter, checking every computed value for NaN and inf."""

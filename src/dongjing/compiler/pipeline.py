@@ -213,7 +213,7 @@ def plan(order: list, fetches: list, level: int, stats: list, read_once=(), unbu
 
 def build_program(graph, fetch_nodes, feed_nodes, level: int = 2,
                   backend=None) -> CompiledProgram:
-    """Compile the fetches of `graph` into a Program (see runtime/program.py) at `level`, to
+    """Compile the fetches of `graph` into a Program (see core/program.py) at `level`, to
     run on `backend`'s arrays (None: NumPy; a device backend such as CuPy: see
     docs/backends.md)."""
     start = time.perf_counter()

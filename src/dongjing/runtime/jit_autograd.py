@@ -16,10 +16,10 @@ import weakref
 from ..autograd.function import BackwardNode, accumulator_of
 from ..autograd.grad_mode import state as grad_state
 from ..backends import default_backend, is_array
+from ..core.program import storage
 from ..errors import DongjingError, JitError
 from ..tensor import Tensor
 from ..tensor import ndarray as _ndarray
-from .program import storage
 
 
 class JitBackward0(BackwardNode):
