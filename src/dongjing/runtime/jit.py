@@ -301,7 +301,7 @@ def _check_numerics(trace: Trace, arrays: list) -> None:
     (nothing is committed; the compiled program then runs as usual)."""
     checked = trace.__dict__.get("_numerics")
     if checked is None:
-        from ..autograd.anomaly import checked_program
+        from .check_numerics import checked_program
         from .interpreter import needed_nodes
 
         feeds = [n for n in needed_nodes(trace.fetches, set()) if n.op.name == "placeholder"]

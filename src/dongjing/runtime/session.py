@@ -192,7 +192,7 @@ class Session:
                 if backend is not None:
                     raise DongjingError(f"check_numerics runs graphs on the CPU; this one is "
                                         f"placed on {where}")
-                from ..autograd.anomaly import checked_program
+                from .check_numerics import checked_program
 
                 program = checked_program(self.graph, fetch_nodes, feed_nodes)
             elif builder is None:
