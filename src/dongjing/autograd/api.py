@@ -213,3 +213,12 @@ def _capture_node(x):
 
 def _as_list(value) -> Sequence:
     return value if isinstance(value, (list, tuple)) else [value]
+
+
+def _tensor_backward(self, gradient=None, retain_graph: bool | None = None, create_graph=False):
+    """Accumulate d(self)/d(leaf) into every leaf's `.grad` (see `dj.autograd.backward`)."""
+    backward(self, gradient, retain_graph, create_graph)
+
+
+_tensor_backward.__name__ = _tensor_backward.__qualname__ = "backward"
+Tensor.backward = _tensor_backward

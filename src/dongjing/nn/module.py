@@ -222,7 +222,7 @@ class Module:
         """`to(dtype)`, `to(device)`, `to(device, dtype)`: move the parameters and buffers (and
         their gradients) to `device` and cast the floating-point ones to `dtype`, keeping the
         objects, as PyTorch does."""
-        from ..devices.device import parse_target
+        from ..tensor.transfer import parse_target
 
         dev, dtype = parse_target("Module.to", args, kwargs)
         if dtype is not None and dtype.kind != "f":

@@ -9,6 +9,7 @@ from . import factories as _new_methods
 from . import inplace as _inplace_methods
 from . import inplace_methods as _inplace_extras
 from . import torch_methods as _compat_methods
+from .transfer import parse_target, to_device
 
 _REFLECTED = {"__radd__", "__rsub__", "__rmul__", "__rtruediv__", "__rpow__", "__rmatmul__"}
 
@@ -70,6 +71,42 @@ Tensor.where = _where_method
 Tensor.expand_as = _expand_as
 Tensor.view_as = _reshape_as
 Tensor.reshape_as = _reshape_as
+
+
+# --- the class's own methods that run an op ----------------------------------------------------
+def _transposed(self) -> Tensor:
+    return ops.permute(self, tuple(range(self.ndim - 1, -1, -1)))
+
+
+def detach(self) -> Tensor:
+    """A tensor with the same data that is cut off from the tape."""
+    if self._node is not None:
+        return ops.stop_gradient(self)
+    t = Tensor._make(self._data, False)
+    t._version = self._version
+    return t
+
+
+def clone(self) -> Tensor:
+    return ops.clone(self)
+
+
+def to(self, *args, **kwargs) -> Tensor:
+    """`to(dtype)`, `to(device)`, `to(device, dtype)`, `to(other)`: this tensor on that
+    device in that dtype (itself when nothing changes; a move is recorded on the tape)."""
+    dev, dtype = parse_target("Tensor.to", args, kwargs)
+    out = self
+    if dev is not None:
+        out = to_device(out, dev)
+    if dtype is not None:
+        out = ops.cast(out, dtype)
+    return out.clone() if kwargs.get("copy") and out is self else out
+
+
+Tensor.T = property(_transposed)
+Tensor.detach = detach
+Tensor.clone = clone
+Tensor.to = to
 
 
 # --- in-place (inplace.py) ------------------------------------------------------------------
