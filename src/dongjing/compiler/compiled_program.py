@@ -13,8 +13,8 @@ import numpy as np
 
 from ..backends import is_array
 from ..core import profiler_hooks as _profiler  # `_profiler.on`: a profiler is recording
-from ..core.program import Program, commit_assignments
 from ..errors import GraphError
+from ..graph.program import Program, commit_assignments
 
 # the module name the generated programs run under (what warnings filters match)
 GENERATED_MODULE = "dongjing.generated"

@@ -23,8 +23,8 @@ from __future__ import annotations
 
 import os
 
-from ..core.program import commit_assignments
 from ..core.registry import Kind
+from ..graph.program import commit_assignments
 
 WARMUP = 2  # plain runs before the first capture
 MAX_GRAPHS = 4  # captured feed-shape signatures per program

@@ -36,7 +36,7 @@ def loop_call(gen, node, args: list) -> str | None:
 
 
 def _level(node) -> int:
-    from ..graph.subgraph import SubGraph
+    from ..ops.subgraph import SubGraph
 
     subs = [v for v in node.attrs.values() if isinstance(v, SubGraph)]
     return min((getattr(s, "compile_level", 0) for s in subs), default=0)
@@ -262,6 +262,6 @@ def _write_grad(gen, node, name: str, level: int) -> str:
 
 
 def _helper(name: str):
-    from ..graph import while_grad
+    from ..ops import while_grad
 
     return getattr(while_grad, name)

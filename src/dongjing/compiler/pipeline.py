@@ -185,7 +185,7 @@ def prepare(graph, fetch_nodes, feed_nodes, level: int, backend=None):
     opt, fetches, stats = optimize(graph, fetch_nodes, feed_nodes, level,
                                    kernel_target(backend))
     if level >= 1:  # cond / while bodies run compiled too
-        from ..graph.subgraph import compile_subgraphs
+        from ..ops.subgraph import compile_subgraphs
 
         compile_subgraphs(opt, level)
     feeds = [opt._by_name.get(n.name) for n in feed_nodes]
@@ -213,7 +213,7 @@ def plan(order: list, fetches: list, level: int, stats: list, read_once=(), unbu
 
 def build_program(graph, fetch_nodes, feed_nodes, level: int = 2,
                   backend=None) -> CompiledProgram:
-    """Compile the fetches of `graph` into a Program (see core/program.py) at `level`, to
+    """Compile the fetches of `graph` into a Program (see graph/program.py) at `level`, to
     run on `backend`'s arrays (None: NumPy; a device backend such as CuPy: see
     docs/backends.md)."""
     start = time.perf_counter()

@@ -124,9 +124,9 @@ def cond(pred, true_fn, false_fn):
     Both functions take no arguments and return the same structure of tensors.
     """
     from ..graph import builder
-    from ..graph.subgraph import trace
     from ..tensor import Tensor
     from .convert import as_tensor
+    from .subgraph import trace
 
     if not _is_graph_mode(pred):
         return true_fn() if bool(as_tensor(pred)) else false_fn()
@@ -155,9 +155,9 @@ def while_loop(cond, body, loop_vars, maximum_iterations: int | None = None):
     values are kept for the backward pass). Eagerly it is a Python `while`.
     """
     from ..dispatch import apply
-    from ..graph.subgraph import trace
     from ..tensor import Tensor
     from .convert import as_tensor
+    from .subgraph import trace
 
     single = not isinstance(loop_vars, (list, tuple))
     values = [loop_vars] if single else list(loop_vars)
@@ -215,7 +215,7 @@ def _zeros_for(t):
 def _cond_vjp(g, inputs, out, needs, attrs):
     """The gradient of a cond is a cond of the branches' gradients (each branch recomputed)."""
     from ..graph.gradients import gradients
-    from ..graph.subgraph import inline
+    from .subgraph import inline
 
     pred, *caps = inputs
     true_graph, false_graph = attrs["true_graph"], attrs["false_graph"]
@@ -257,11 +257,11 @@ def _while_vjp(g, inputs, out, needs, attrs):
     """Unroll the loop `maximum_iterations` times (one cond per step, so each step's values are
     recorded as nodes) and differentiate that chain."""
     from ..graph.gradients import gradients
-    from ..graph.subgraph import inline
+    from .subgraph import inline
 
     limit = attrs["maximum_iterations"]
-    if limit is None:  # no bound: per-iteration values on a stack (graph/while_grad.py)
-        from ..graph.while_grad import while_vjp
+    if limit is None:  # no bound: per-iteration values on a stack (ops/while_grad.py)
+        from .while_grad import while_vjp
 
         return while_vjp(g, inputs, out, needs, attrs)
     n = attrs["n_vars"]

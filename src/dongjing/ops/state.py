@@ -46,9 +46,9 @@ def assign(var, value):
     `Session.run` commits every assignment at the end of a successful run, so all reads in that
     run see the old value.
     """
-    from ..core.program import commit_assignments
     from ..dispatch import apply
     from ..graph import builder
+    from ..graph.program import commit_assignments
     from ..tensor import Tensor
     from .convert import as_tensor
 

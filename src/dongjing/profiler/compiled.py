@@ -59,7 +59,7 @@ def variant_of(program) -> TimedVariant | None:
 
 def run_instrumented(program, feed_arrays: list) -> list:
     """Run `program` through its timed variant; emit one event per node and one for the run."""
-    from ..core.program import commit_assignments
+    from ..graph.program import commit_assignments
 
     variant = variant_of(program)
     mem = hooks._memory() if hooks.detail else 0

@@ -4,7 +4,7 @@ NaN and inf (`autograd.anomaly.check_node` names the node, its op and the line t
 from __future__ import annotations
 
 from ..autograd.anomaly import check_node, xp
-from ..core.program import commit_assignments
+from ..graph.program import commit_assignments
 from .interpreter import Interpreter, needed_nodes
 
 

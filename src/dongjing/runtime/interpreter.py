@@ -1,6 +1,6 @@
 """The reference executor: runs the needed nodes of a graph in topological order via op.forward.
 
-`build_interpreter` makes the Program that `Session(optimize=0)` runs (see core/program.py);
+`build_interpreter` makes the Program that `Session(optimize=0)` runs (see graph/program.py);
 `run_subgraph` runs the sub-graph of a control-flow op.
 """
 
@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from ..backends import backend_of, default_backend, is_array, numpy_backend
 from ..core import profiler_hooks as _profiler  # `_profiler.on`: a profiler is recording
-from ..core.program import Program, commit_assignments, storage
 from ..errors import GraphError
+from ..graph.program import Program, commit_assignments, storage
 
 _HOST = numpy_backend.array_types[0]
 

@@ -16,8 +16,8 @@ import weakref
 from ..autograd.function import BackwardNode, accumulator_of
 from ..autograd.grad_mode import state as grad_state
 from ..backends import default_backend, is_array
-from ..core.program import storage
 from ..errors import DongjingError, JitError
+from ..graph.program import storage
 from ..tensor import Tensor
 from ..tensor import ndarray as _ndarray
 

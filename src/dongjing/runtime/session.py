@@ -208,7 +208,7 @@ class Session:
 
     # --- inspecting ----------------------------------------------------------------------------
     def program(self, fetches):
-        """The Program (core/program.py) for `fetches`: called with one array per placeholder
+        """The Program (graph/program.py) for `fetches`: called with one array per placeholder
         the fetches need, in the order `interpreter.needed_nodes` finds them, and without
         Session.run's feed checks, for callers that guarantee valid feeds (dj.jit)."""
         return self._program_for(fetches)

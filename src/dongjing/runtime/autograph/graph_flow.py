@@ -71,9 +71,9 @@ def graph_if(pred, true_fn, false_fn, state: tuple, names: tuple, where: str) ->
     """`if` on a symbolic tensor: both branches are traced into one `cond` op."""
     from ...dispatch import apply
     from ...graph import builder
-    from ...graph.subgraph import trace
     from ...ops.convert import as_tensor
     from ...ops.registry import Spec
+    from ...ops.subgraph import trace
     from ...tensor import Tensor
 
     parent = _graph()
@@ -178,9 +178,9 @@ def graph_while(test, body, state: tuple, names: tuple, where: str) -> tuple:
 def _try_while(test, body, state, names, where, casts, carry_retval):
     from ...dispatch import apply
     from ...graph import builder
-    from ...graph.subgraph import trace
     from ...ops.convert import as_tensor
     from ...ops.registry import Spec
+    from ...ops.subgraph import trace
     from ...tensor import Tensor
 
     parent = _graph()

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from ..backends import backend_of, default_backend
 from ..errors import GraphError
-from ..ops.registry import Kind, Spec, define
+from .registry import Kind, Spec, define
 
 
 def _program(sub, arrays=()):
@@ -111,8 +111,8 @@ _grad = define("while_grad", forward=_grad_forward, infer=lambda *s, **a: ((), N
 
 def _outputs(node, specs) -> list:
     from ..dispatch import apply
-    from ..ops.registry import get
     from ..tensor import Tensor
+    from .registry import get
 
     return [apply(get("tuple_get"), Tensor._symbolic(node), index=i, shape=s.shape, dtype=s.dtype)
             for i, s in enumerate(specs)]
@@ -121,9 +121,9 @@ def _outputs(node, specs) -> list:
 def while_vjp(g, inputs, out, needs, attrs) -> tuple:
     """The vjp of a while_loop node (any bound), by recording and a reverse loop."""
     from ..dispatch import apply
-    from ..ops import zeros_like
-    from . import builder
-    from .gradients import gradients
+    from ..graph import builder
+    from ..graph.gradients import gradients
+    from . import zeros_like
     from .subgraph import inline, trace
 
     n = attrs["n_vars"]
@@ -232,7 +232,7 @@ def _read_exits(grad_graph, forward_outs: list, exit_args: list) -> None:
 
 
 def _local(t):
+    from ..graph import builder
     from ..tensor import Tensor
-    from . import builder
 
     return Tensor._symbolic(builder.to_node(builder.state.graph, t))

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from ..core.registry import register
 from ..errors import GraphError
-from . import onnx_rules
-from .graph import Graph, Node
+from ..graph import onnx_rules
+from ..graph.graph import Graph, Node
 
 
 def _arg_forward(*args, **attrs):
@@ -89,9 +89,9 @@ def trace(fn, args: list, parent: Graph, name: str) -> tuple[SubGraph, object]:
 
     Returns the sub-graph (with `outputs` set) and the structure `fn` returned.
     """
-    from ..ops.convert import as_tensor
+    from ..graph import builder
     from ..tensor import Tensor
-    from . import builder
+    from .convert import as_tensor
 
     sub = SubGraph(parent.unique_name(name), parent)
     params = [Tensor._symbolic(sub.add_arg(s, d, n)) for s, d, n in args]
@@ -111,8 +111,8 @@ def trace(fn, args: list, parent: Graph, name: str) -> tuple[SubGraph, object]:
 
 def inline(sub: SubGraph, args: list) -> list:
     """Copy `sub`'s nodes into the current default graph, its args bound to Tensors `args`."""
+    from ..graph import builder
     from ..tensor import Tensor
-    from . import builder
 
     mapping: dict[Node, object] = dict(zip(sub.args, args))
     for node in sub.nodes:
