@@ -21,6 +21,7 @@ from .autograd import grad_mode as _grad_mode
 from .autograd.function import record, record1, record2
 from .backends import backend_of, default_backend, numpy_backend
 from .core import eager_modes as _eager_modes
+from .core import late
 from .core import profiler_hooks as _profiler  # `_profiler.on`: a profiler is recording
 from .core.registry import Op, Spec
 from .errors import DeviceError, DongjingError, ShapeError
@@ -397,3 +398,6 @@ def explain_failure(op: Op, inputs, attrs, exc: Exception) -> Exception:
         return found
     shapes = ", ".join(str(tuple(s.shape)) for s in specs)
     return ShapeError(f"{op.name}: cannot apply to inputs of shapes {shapes}: {exc}")
+
+
+late.provide(apply=apply)  # the tape and the graph, below, run op records through it

@@ -6,6 +6,7 @@ import threading
 from collections.abc import Sequence
 
 from ..backends import backend_of, numpy_backend
+from ..core import late
 from ..errors import ShapeError
 from ..short_paths import declare as _declare_short_path
 from ..short_paths import state as _short
@@ -52,9 +53,7 @@ def _initial_grad(t, gradient):
             one = _numpy_array(1, data.dtype)  # a fifth of `ones`' cost
             return Tensor._make(one.reshape(data.shape) if data.ndim else one)
         return Tensor._make(backend_of(data).ones(data.shape, data.dtype))
-    from ..ops.convert import as_tensor  # deferred: ops sit above the tape
-
-    gradient = as_tensor(gradient)
+    gradient = late.as_tensor(gradient)  # ops sit above the tape: a late slot
     if gradient.shape != t.shape:
         raise ShapeError(
             f"backward: gradient of shape {gradient.shape} does not match the output's shape "

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..core import late
 from ..core.registry import Kind, Op, define
 from ..errors import DongjingError, ShapeError
 
@@ -207,9 +208,7 @@ def _as_array(g):
 
 
 def _grad_node(cls, g, inputs, template, k):
-    from ..dispatch import apply as dispatch_apply
-
-    return dispatch_apply(_grad_op_of(cls), g, *inputs, template=template, index=k)
+    return late.apply(_grad_op_of(cls), g, *inputs, template=template, index=k)  # dispatch: above
 
 
 def _grad_op_of(cls) -> Op:

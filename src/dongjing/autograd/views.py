@@ -17,6 +17,7 @@ from __future__ import annotations
 from weakref import ref as _ref
 
 from .. import dtypes
+from ..core import late
 from ..errors import DongjingError, DTypeError, ShapeError
 from .grad_mode import state as _grad_state
 from .provenance import note_modified
@@ -117,9 +118,7 @@ def write_recorded(t, name: str, compute) -> None:
                 f"{name}: result type {result.dtype} can't be cast to the tensor's dtype "
                 f"{t.dtype} (shape {t.shape})"
             )
-        from ..ops import cast
-
-        result = cast(result, t.dtype)
+        result = late.cast(result, t.dtype)  # ops sit above the tape: a late slot
     new = result
     for parent, link in zip(reversed(handles[:-1]), reversed(chain[1:])):
         new = _slice_assign(parent, new, link._view_of[1])
@@ -180,13 +179,8 @@ def _handle(t):
 
 
 def _index(x, key):
-    from ..dispatch import apply
-    from ..ops.index import _getitem
-
-    return apply(_getitem, x, key=key)
+    return late.apply(late.getitem, x, key=key)  # ops and dispatch sit above the tape
 
 
 def _slice_assign(x, v, key):
-    from ..ops.index import slice_assign
-
-    return slice_assign(x, v, key)
+    return late.slice_assign(x, v, key)

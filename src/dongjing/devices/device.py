@@ -213,3 +213,8 @@ def foreign_array(data, want) -> tuple:
         raise DTypeError(f"cannot make a tensor of dtype {data.dtype}: only numbers and bools")
     with backend.using(backend.index_of(data)):
         return backend.array(data, dtype=want), True
+
+
+def move_array(array, dev: device):
+    """`array` (of any backend) on device `dev`: itself when it is there, else a copy."""
+    return placement(dev, "Tensor.to").put(array)

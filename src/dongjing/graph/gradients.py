@@ -6,8 +6,10 @@ from __future__ import annotations
 import math
 
 from ..backends import default_backend
+from ..core import late
 from ..core.registry import Kind
 from ..errors import GraphError
+from ..tensor import Tensor
 
 
 def _as_list(value) -> tuple[list, bool]:
@@ -18,8 +20,6 @@ def _as_list(value) -> tuple[list, bool]:
 
 def _node_in(graph, t, what: str):
     """The node of `graph` standing for `t`, or None when `t` is not part of it."""
-    from ..tensor import Tensor
-
     if not isinstance(t, Tensor):
         raise GraphError(f"dj.gradients: {what} must be Tensors, got {type(t).__name__}")
     if t._node is not None:
@@ -168,9 +168,6 @@ def _fit_shape(g, inp):
     Where the input has an unknown dim, whether broadcasting stretched it is known only when
     the graph runs, so the reduction is an op that decides then.
     """
-    from ..ops.broadcast import sum_to_like, sum_to_shape  # deferred: ops sit above graphs
-    from ..tensor import Tensor
-
-    if None in tuple(inp.shape):
-        return sum_to_like(g, Tensor._symbolic(inp))
-    return sum_to_shape(g, tuple(inp.shape))
+    if None in tuple(inp.shape):  # ops sit above graphs: their functions are late slots
+        return late.sum_to_like(g, Tensor._symbolic(inp))
+    return late.sum_to_shape(g, tuple(inp.shape))

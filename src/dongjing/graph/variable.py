@@ -29,7 +29,7 @@ class Variable(Tensor):
         array = to_array(initial_value, dtype)
         if device is not None:  # a GPU Variable: graphs reading it run on that GPU
             from ..devices.device import device as as_device
-            from ..tensor.transfer import move_array
+            from ..devices.device import move_array
 
             array = move_array(array, as_device(device))
         super().__init__(array)

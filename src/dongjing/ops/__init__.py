@@ -5,6 +5,9 @@ Primitives publish themselves: each op's `public` names map to its binding (see
 ...) are functions of primitives and are listed by hand.
 """
 
+import sys
+
+from ..core import late
 from ..core.registry import (
     OPS,
     Cost,
@@ -82,3 +85,15 @@ def _attach_composite_methods() -> None:
 
 
 _attach_composite_methods()
+
+
+def _provide_late_slots() -> None:
+    """The functions the floors below call up into (see core/late.py)."""
+    from . import broadcast, convert
+
+    late.provide(ops=sys.modules[__name__], as_tensor=convert.as_tensor, cast=globals()["cast"],
+                 sum_to_shape=broadcast.sum_to_shape, sum_to_like=broadcast.sum_to_like,
+                 getitem=index._getitem, slice_assign=index.slice_assign)
+
+
+_provide_late_slots()

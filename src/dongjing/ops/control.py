@@ -4,6 +4,7 @@ their outputs. Eagerly `dj.cond` / `dj.while_loop` are plain Python."""
 from __future__ import annotations
 
 from ..core import infer as inf
+from ..core import late
 from ..core.registry import Spec, register
 from ..errors import DTypeError, GraphError, ShapeError
 from . import onnx_graph_rules
@@ -13,9 +14,7 @@ C = "control"
 
 # --- the ops ---------------------------------------------------------------------------------
 def _program(sub, arrays=()):
-    from ..runtime.interpreter import subgraph_program
-
-    return subgraph_program(sub, arrays)
+    return late.subgraph_program(sub, arrays)  # the runtime sits above: a late slot
 
 
 def _cond_forward(pred, *captures, true_graph, false_graph, out_specs):

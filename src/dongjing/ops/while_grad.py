@@ -7,14 +7,13 @@ accumulators are arrays of the loop values' backend (`xp`)."""
 from __future__ import annotations
 
 from ..backends import backend_of, default_backend
+from ..core import late
 from ..errors import GraphError
 from .registry import Kind, Spec, define
 
 
 def _program(sub, arrays=()):
-    from ..runtime.interpreter import subgraph_program
-
-    return subgraph_program(sub, arrays)
+    return late.subgraph_program(sub, arrays)  # the runtime sits above: a late slot
 
 
 def _record_forward(xp, *arrays, cond_graph, body_graph, n_vars, maximum_iterations, out_specs,

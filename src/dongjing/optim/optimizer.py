@@ -12,11 +12,12 @@ from ..autograd.anomaly import state as anomaly_state
 from ..autograd.grad_mode import no_grad
 from ..backends import backend_of, is_array
 from ..core import profiler_hooks as _profiler  # `_profiler.on`: a profiler is recording
+from ..devices.device import move_array
 from ..errors import GraphError, StateDictError
 from ..graph.builder import state as graph_state
 from ..graph.variable import Variable
 from ..tensor import Tensor, grad_scope
-from ..tensor.transfer import copy_into, move_array, move_in_place, same_device
+from ..tensor.transfer import copy_into, move_in_place, same_device
 
 
 class ParamGroup(dict):

@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 from ..backends import backend_of, default_backend, is_array, numpy_backend
+from ..core import late
 from ..core import profiler_hooks as _profiler  # `_profiler.on`: a profiler is recording
 from ..errors import GraphError
 from ..graph.program import Program, commit_assignments, storage
@@ -137,3 +138,6 @@ def subgraph_program(sub, arrays=()):
 def run_subgraph(sub, arrays: list) -> list:
     """Run a control-flow sub-graph on its argument values; returns its output values."""
     return subgraph_program(sub, arrays)(arrays)
+
+
+late.provide(subgraph_program=subgraph_program)  # control-flow ops, below, run sub-graphs with it

@@ -18,6 +18,7 @@ from ..devices.device import (
     device,
     device_of_array,
     is_device_like,
+    move_array,
     placement,
 )
 from ..errors import DeviceError
@@ -35,11 +36,6 @@ def _grad(g, x, device):
 _move = define("to_device", forward=lambda xp, x, device: x, infer=_same, grads=(_grad,),
                kind=Kind.OPAQUE, grad_name="ToCopyBackward0", onnx=None,
                onnx_reason="a device transfer is not an ONNX operator", table=False)
-
-
-def move_array(array, dev: device):
-    """`array` (of any backend) on device `dev`: itself when it is there, else a copy."""
-    return placement(dev, "Tensor.to").put(array)
 
 
 def to_device(x: Tensor, dev: device) -> Tensor:
