@@ -24,6 +24,7 @@ from .core import eager_modes as _eager_modes
 from .core import late
 from .core import profiler_hooks as _profiler  # `_profiler.on`: a profiler is recording
 from .core.registry import Op, Spec
+from .devices.device import device_of_array
 from .errors import DeviceError, DongjingError, ShapeError
 from .graph import builder as _builder
 from .short_paths import declare as _declare_short_path
@@ -337,8 +338,6 @@ def _check_devices(op: Op, backend, arrays) -> None:
 
 
 def _mixed(op: Op, backend, arrays):
-    from .devices.device import device_of_array
-
     seen = []
     for a in arrays:
         if backend_of(a, None) is not None:

@@ -36,8 +36,6 @@ def _root_node(t):
 
 def _initial_grad(t, gradient):
     if t._node is not None:
-        from ..errors import GraphError
-
         raise GraphError(
             f"backward() of symbolic tensor {t.name!r}: in a graph, use dj.gradients(ys, xs) "
             "or optimizer.minimize(loss)"
@@ -127,9 +125,6 @@ def _backward(tensors, grad_tensors, retain_graph, create_graph) -> None:
 
 def _symbolic_backward(tensors, grad_tensors) -> None:
     """backward() of a symbolic tensor: gradients as graph nodes, kept by the dj.jit trace."""
-    from ..errors import GraphError
-    from ..tensor import grad_scope
-
     scope = grad_scope.current
     if scope is None:
         t = next(t for t in tensors if t._node is not None)
@@ -194,8 +189,6 @@ def grad(
 
 def _symbolic_grad(outputs, inputs, grad_outputs, allow_unused: bool) -> tuple:
     """dj.grad of symbolic outputs (in a graph, e.g. inside dj.jit): `dj.gradients` nodes."""
-    from ..graph.gradients import gradients
-
     grad_ys = None if all(g is None for g in grad_outputs) else list(grad_outputs)
     result = gradients(outputs, inputs, grad_ys)
     if not allow_unused and any(g is None for g in result):

@@ -19,6 +19,7 @@ from weakref import ref as _ref
 from .. import dtypes
 from ..core import late
 from ..errors import DongjingError, DTypeError, ShapeError
+from ..tensor import Tensor
 from .grad_mode import state as _grad_state
 from .provenance import note_modified
 
@@ -97,8 +98,6 @@ def write_recorded(t, name: str, compute) -> None:
     `compute` gets a tensor holding a private copy of `t`'s value with `t`'s current history
     and returns the new value as a tensor of `t`'s shape.
     """
-    from ..tensor import Tensor
-
     chain = chain_of(t)
     handles = [_handle(chain[0])]
     for link in chain[1:]:
@@ -171,7 +170,6 @@ def _handle(t):
     if t.grad_fn is None:
         if t.requires_grad:
             return t
-    from ..tensor import Tensor
 
     h = Tensor._make(t._data, t.requires_grad)
     h.grad_fn = t.grad_fn

@@ -12,6 +12,7 @@ imports and sees a GPU.
 from __future__ import annotations
 
 from . import cuda, cudnn, mps  # PyTorch's torch.backends flags
+from . import cupy  # noqa: F401  (registers its loader; CuPy is imported on first demand)
 from .base import (
     Backend,
     backend_of,

@@ -18,8 +18,10 @@ they are measured. `POLICY` holds that setting for tests.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import platform
 import threading
 import time
 
@@ -52,9 +54,6 @@ def pays(op, dtype) -> bool:
 
 def _machine_key(op, dtype) -> str:
     """What the answer depends on: the op's formulation, the dtype, NumPy, numba and the CPU."""
-    import hashlib
-    import platform
-
     try:  # NumPy's runtime CPU dispatch (a private module: absent, the key is less specific)
         from numpy._core._multiarray_umath import __cpu_features__ as found
     except ImportError:

@@ -13,6 +13,8 @@ sums may live in planned buffers.
 
 from __future__ import annotations
 
+from ..ops import while_grad
+from ..ops.subgraph import SubGraph
 from .ir import is_pure
 from .memory import can_write_into, kernel_output
 from .safety import percent_name
@@ -36,8 +38,6 @@ def loop_call(gen, node, args: list) -> str | None:
 
 
 def _level(node) -> int:
-    from ..ops.subgraph import SubGraph
-
     subs = [v for v in node.attrs.values() if isinstance(v, SubGraph)]
     return min((getattr(s, "compile_level", 0) for s in subs), default=0)
 
@@ -262,6 +262,4 @@ def _write_grad(gen, node, name: str, level: int) -> str:
 
 
 def _helper(name: str):
-    from ..ops import while_grad
-
     return getattr(while_grad, name)

@@ -10,6 +10,7 @@ import time
 from ..cpu_kernels import kernels
 from ..errors import GraphError
 from ..graph.builder import placeholder_op
+from ..ops.subgraph import compile_subgraphs
 from .codegen import Generator
 from .compiled_program import CompiledProgram
 from .ir import PassResult, Rebuilder
@@ -20,6 +21,9 @@ from .passes import (
     fold_constants,
     simplify_algebra,
 )
+from .passes import fuse_elementwise as fusion
+from .passes.batch_time_matmuls import batch_time_matmuls
+from .passes.expand_compounds import expand_compounds
 
 CLEANUP = (fold_constants, simplify_algebra, eliminate_common_subexpressions, eliminate_dead_code)
 MAX_ROUNDS = 10
@@ -157,10 +161,6 @@ def optimize(graph, fetches: list, feeds: list = (), level: int = 2, target: str
             if not changed:
                 break
     if level >= 2:
-        from .passes import fuse_elementwise as fusion
-        from .passes.batch_time_matmuls import batch_time_matmuls
-        from .passes.expand_compounds import expand_compounds
-
         result, batched = _run_pass(stats, idle, batch_time_matmuls, result)
         if batched:  # the per-step products it replaced are dead now
             for fn in passes:
@@ -185,7 +185,6 @@ def prepare(graph, fetch_nodes, feed_nodes, level: int, backend=None):
     opt, fetches, stats = optimize(graph, fetch_nodes, feed_nodes, level,
                                    kernel_target(backend))
     if level >= 1:  # cond / while bodies run compiled too
-        from ..ops.subgraph import compile_subgraphs
 
         compile_subgraphs(opt, level)
     feeds = [opt._by_name.get(n.name) for n in feed_nodes]

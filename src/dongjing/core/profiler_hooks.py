@@ -12,15 +12,15 @@ import time as _time
 import tracemalloc
 
 from . import eager_modes as _eager_modes
+from .user_code import user_source_line
 
 on = False  # True while at least one profiler records (the only thing the core reads)
 listeners: tuple = ()  # the active recorders (see profile.Recorder)
 detail = False  # some listener wants shapes, memory or stacks (slower hooks)
 
-# Filled by the layers above when they load (this module imports none of them): the caller's
-# source line (dongjing.graph), and the instrumented runs of a compiled program and of the
-# interpreter's steps (dongjing.profiler.compiled). See `install`.
-source_line = None
+# Filled by the profiler when it loads (this module imports nothing above core): the
+# instrumented runs of a compiled program and of the interpreter's steps
+# (dongjing.profiler.compiled). See `install`.
 run_instrumented = None
 timed_steps = None
 
@@ -28,10 +28,10 @@ _get_ident = _thread.get_ident
 
 
 def install(**callbacks) -> None:
-    """Set the callbacks an upper layer provides (`source_line`, `run_instrumented`,
-    `timed_steps`); the core calls them only while a profiler records."""
+    """Set the callbacks the profiler provides (`run_instrumented`, `timed_steps`); the core
+    calls them only while a profiler records."""
     for name, fn in callbacks.items():
-        if name not in ("source_line", "run_instrumented", "timed_steps"):
+        if name not in ("run_instrumented", "timed_steps"):
             raise TypeError(f"profiler_hooks.install: no hook named {name!r}")
         globals()[name] = fn
 
@@ -81,7 +81,7 @@ def _details(arrays, out=None) -> dict | None:
         args["input_shapes"] = [list(getattr(a, "shape", ())) for a in arrays]
         args["input_dtypes"] = [str(getattr(a, "dtype", type(a).__name__)) for a in arrays]
     if "stack" in want:
-        args["source"] = source_line()
+        args["source"] = user_source_line()
     return args or None
 
 

@@ -17,6 +17,7 @@ only means compiling in memory.
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import os
 import sys
@@ -25,6 +26,8 @@ import types
 from typing import TYPE_CHECKING
 
 import numpy as np
+
+from . import native
 
 if TYPE_CHECKING:  # pathlib and hashlib load with the first kernel, not with the compiler
     from pathlib import Path
@@ -60,8 +63,6 @@ def formula_lines(op, j: int, x: str) -> list[str] | None:
 
 def cache_dir() -> Path | None:
     """Where compiled kernels are kept across processes, or None when disk caching is off."""
-    from pathlib import Path
-
     folder = _folder()
     return None if folder is None else Path(folder)
 
@@ -160,7 +161,6 @@ def _from_disk(source: str, name: str, namespace: dict):
     if folder is None or names is None:
         return None
     text = _module_source(source, names)
-    import hashlib
 
     digest = hashlib.sha256((_FORMAT + text).encode()).hexdigest()[:32]
     try:
@@ -191,8 +191,6 @@ class NativeKernel:
 def _native(source: str, name: str, namespace: dict, params: tuple):
     """The kernel from its native library in the cache (built now if missing), or None where
     native kernels are off or cannot be built (see `cpu_kernels.native`)."""
-    from . import native
-
     folder = _folder()
     names = _numpy_names(namespace)
     if folder is None or names is None or not native.enabled() or not native.supported(params):

@@ -26,10 +26,15 @@ rebuilt, and where it cannot be rebuilt, numba's kernel runs instead.
 
 from __future__ import annotations
 
+import hashlib
 import importlib.machinery
 import importlib.util
 import os
+import shutil
+import subprocess
 import sys
+import sysconfig
+import tempfile
 
 FORMAT = "2"  # bump when the library's layout or the wrapper changes
 C_TYPES = {"float32": "float", "float64": "double", "int32": "int32_t", "int64": "int64_t"}
@@ -78,8 +83,6 @@ def _numba_stamp() -> str:
 
 def library_key(text: str, params: tuple) -> str:
     """The hash naming a kernel's library (see the module docstring for what it covers)."""
-    import hashlib
-
     parts = [FORMAT, text, repr(params), cpu_tag(), sys.implementation.cache_tag or "",
              os.uname().machine, _numba_stamp()]
     return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:32]
@@ -167,11 +170,6 @@ def load(path: str, key: str):
 def build(fn, params: tuple, path: str, key: str) -> bool:
     """Compile the Python kernel `fn` with numba and link it into the library at `path`
     (atomically: other processes may race); False (remembered) when that is not possible."""
-    import shutil
-    import subprocess
-    import sysconfig
-    import tempfile
-
     cc = os.environ.get("CC") or "cc"
     if shutil.which(cc.split()[0]) is None:
         _broken.append(f"no C compiler ({cc})")

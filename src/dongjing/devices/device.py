@@ -6,10 +6,11 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from ..backends import backend_of, is_array
+from ..backends import backend_of, default_backend, for_device_type, is_array
 from ..backends.base import default_backend as _default_backend
 from ..core.validation import allocation_failed
 from ..errors import DeviceError, DTypeError
+from .random import generator_for
 
 _ACCELERATORS = ("cuda", "mps", "xpu", "hip")
 
@@ -65,14 +66,10 @@ class device:  # noqa: N801 - PyTorch's spelling: dj.device("cpu")
 
 
 def _check_accelerator(text: str, name: str, index) -> None:
-    from ..backends import for_device_type
-
     backend = for_device_type(name)
     if backend is None:
         why = ""
         if name == "cuda":
-            from ..backends.cupy import unavailable_reason
-
             why = f": {unavailable_reason()}; install dongjing[gpu] on a machine with a GPU"
         raise DeviceError(f"device {text!r}: dongjing has no {name} backend here "
                           f"(dj.cuda.is_available() is False{why}); use 'cpu'")
@@ -98,8 +95,6 @@ def check_device(dev, what: str, *, placed: bool = False) -> device:
     if dev is None:
         return cpu
     if isinstance(dev, int) and not isinstance(dev, bool):
-        from ..backends import for_device_type
-
         if for_device_type("cuda") is None:
             raise DeviceError(f"{what}: device={dev} means a CUDA device, and dongjing has no "
                               "CUDA backend here (dj.cuda.is_available() is False); use 'cpu'")

@@ -52,8 +52,6 @@ def _ancestors(nodes) -> set:
 
 
 def _seed(y, g, graph):
-    from ..tensor import Tensor
-
     if g is None:
         shape = y.shape
         if any(d is None for d in shape) or math.prod(shape) != 1:
@@ -74,8 +72,6 @@ def gradients(ys, xs, grad_ys=None) -> list:
     `grad_ys`: the gradients flowing into each y (required for a y of more than one value).
     Returns a list aligned with `xs`; None where an x does not affect the ys (TensorFlow's rule).
     """
-    from ..tensor import Tensor
-
     ys, _ = _as_list(ys)
     xs, _ = _as_list(xs)
     graph = next((y._node.graph for y in ys if isinstance(y, Tensor) and y._node is not None),
@@ -123,8 +119,6 @@ def _total(parts):
 
 def _propagate(node, grads: dict, relevant: set) -> None:
     """Push the summed gradient of `node` to its inputs through its vjp."""
-    from ..tensor import Tensor
-
     op = node.op
     if op.kind == "source" or not op.differentiable or node not in grads:
         return

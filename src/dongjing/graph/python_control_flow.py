@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from .. import tensor as _tensor
+from ..core.user_code import user_source_line
 from ..errors import GraphError
-from .graph import user_source_line
 
 
 def python_control_flow_error(tensor) -> GraphError:

@@ -76,7 +76,6 @@ def _host(t: Tensor) -> np.ndarray:
     data = t._value("dj.save")
     if type(data) is np.ndarray:
         return data
-    from ..backends import backend_of
 
     return np.asarray(backend_of(data).to_numpy(data))
 
@@ -175,8 +174,6 @@ def load(path, map_location=None, *, weights_only: bool | None = None) -> object
 
 
 def _where(map_location):
-    from ..devices.device import device, placement
-
     if map_location is None:
         return None
     if not isinstance(map_location, (str, device)):

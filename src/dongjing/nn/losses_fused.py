@@ -14,6 +14,7 @@ import weakref
 
 import numpy as np
 
+from .. import ops
 from ..autograd.anomaly import state as anomaly_state
 from ..autograd.function import BackwardNode, accumulator_of
 from ..autograd.grad_mode import state as grad_state
@@ -143,8 +144,6 @@ def _backward(grad: Tensor, logits: Tensor, attrs: dict) -> Tensor:
 
 
 def _differentiable(grad: Tensor, logits: Tensor, y, reduction: str) -> Tensor:
-    from .. import ops
-
     probs = ops.exp(ops.log_softmax(logits, 1))
     q = ops.one_hot(Tensor._make(y), logits.shape[1], logits.dtype)
     if reduction == "mean":

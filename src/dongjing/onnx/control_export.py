@@ -5,19 +5,17 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..runtime.interpreter import needed_nodes
 from .emitter import Emitter, value_info
+from .exporter import emit_nodes
 
 
 def _needed(sub) -> list:
-    from ..runtime.interpreter import needed_nodes
-
     return needed_nodes(sub.outputs, set(sub.args))
 
 
 def _bind_and_emit(e: Emitter, sub, explicit: list, captures: list) -> list:
     """Emit `sub`'s nodes into `e` with its args bound to ONNX names; its outputs' names."""
-    from .exporter import emit_nodes
-
     bound = explicit + captures
     for arg, name in zip(sub.args, bound):
         e.values[arg] = name

@@ -10,6 +10,7 @@ import numpy as np
 
 from ..backends import backend_of, is_array
 from .errors import OnnxExportError, require_onnx
+from .patterns import prune
 
 MIN_OPSET = 13
 MAX_OPSET = 21
@@ -140,8 +141,6 @@ class Emitter:
     def graph(self, name: str, outputs: list):
         """The GraphProto of everything emitted that the outputs use (inputs and initializers
         included)."""
-        from .patterns import prune
-
         nodes = prune(self.nodes, [o.name for o in outputs])
         return self.onnx.helper.make_graph(nodes, name, self.inputs, outputs,
                                            initializer=self.initializers)

@@ -13,6 +13,7 @@ from ..nn import functional as F
 from ..tensor import Tensor
 from . import fold_budget
 from .errors import OnnxImportError
+from .import_rnn import recurrent
 
 
 def _axis(axis: int, ndim: int) -> int:
@@ -406,8 +407,6 @@ def _dropout(ctx, ins, attrs):
 
 def _rnn(kind):
     def rule(ctx, ins, attrs):
-        from .import_rnn import recurrent
-
         return recurrent(kind, ctx, ins, attrs)
 
     return rule

@@ -8,9 +8,11 @@ import re
 
 import numpy as np
 
+from ..graph.builder import placeholder
 from ..graph.graph import Graph
 from ..nn.module import Module
 from ..nn.parameter import Parameter, buffer
+from ..ops.convert import as_tensor
 from ..tensor import Tensor
 from .errors import OnnxImportError
 from .fold_budget import too_big_to_fold
@@ -241,7 +243,6 @@ class OnnxModule(Module):
         if len(inputs) != len(self.input_names):
             raise OnnxImportError(f"the model takes {len(self.input_names)} inputs "
                                   f"({', '.join(self.input_names)}), got {len(inputs)}")
-        from ..ops.convert import as_tensor
 
         ctx = Context(self.opset, self._subgraph_constants, self._base_dir)
         env = {name: as_tensor(x) for name, x in zip(self.input_names, inputs)}
@@ -309,7 +310,6 @@ def load(model, external_data_dir=None) -> ImportedGraph:
     >>> dj.Session(g).run(g.outputs["output"], {g.inputs["x"]: np.ones((1, 3))}).shape
     (1, 2)
     """
-    from ..graph.builder import placeholder
 
     module = to_module(model, external_data_dir)
     from onnx import helper

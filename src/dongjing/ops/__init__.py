@@ -22,9 +22,12 @@ from ..core.registry import (
     define,
     register,
 )
+from ..tensor import Tensor
 from . import (  # issue 12's surface
     activation,
+    broadcast,
     compare,
+    convert,
     einsum,
     elementwise,
     index,
@@ -89,8 +92,6 @@ _attach_composite_methods()
 
 def _provide_late_slots() -> None:
     """The functions the floors below call up into (see core/late.py)."""
-    from . import broadcast, convert
-
     late.provide(ops=sys.modules[__name__], as_tensor=convert.as_tensor, cast=globals()["cast"],
                  sum_to_shape=broadcast.sum_to_shape, sum_to_like=broadcast.sum_to_like,
                  getitem=index._getitem, slice_assign=index.slice_assign)

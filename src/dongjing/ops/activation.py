@@ -90,9 +90,6 @@ def softmax(x, dim: int = -1):
 def _pad_unknown(x, dims):
     """`x` with one -inf appended along each dim of `dims` whose size is unknown (it may be fed
     empty; amax of an empty dim fails, and with the -inf, logsumexp gives -inf, as PyTorch)."""
-    from .elementwise import zeros_like
-    from .shape import concat
-
     for d in dims:
         if x.shape[d] is None:
             x = concat([x, sum(zeros_like(x), d, keepdim=True) + float("-inf")], d)

@@ -13,6 +13,7 @@ from ..dispatch import apply
 from ..errors import ShapeError
 from . import onnx_rules
 from .convert import as_tensor
+from .shape import expand, unsqueeze
 
 
 def parse(equation: str, n: int) -> tuple[tuple, str]:
@@ -66,8 +67,6 @@ def _forward(xp, *arrays, ins, out):
 
 
 def _vjp(g, inputs, out, needs, attrs):
-    from .shape import expand, unsqueeze
-
     ins, sub_out = attrs["ins"], attrs["out"]
     grads = []
     for i, (x, need) in enumerate(zip(inputs, needs)):

@@ -8,9 +8,11 @@ names. The engines reduce broadcast gradients; rules never call `sum_to_shape`.
 from __future__ import annotations
 
 from .. import dtypes
+from ..autograd.grad_mode import no_grad
 from ..backends import numpy_backend
 from ..core import infer as inf
 from ..core.registry import Cost, Kernel, Kind, Onnx, Spec, binds, define
+from ..cpu_kernels import parallel
 from ..dispatch import apply, apply1, apply2
 from ..errors import DTypeError
 from . import onnx_rules
@@ -198,7 +200,6 @@ def _on_two_threads(fn, *arrays):
 
 def _parallel():
     global _parallel
-    from ..cpu_kernels import parallel  # deferred: the compiler sits above the op table
 
     _parallel = lambda: parallel  # noqa: E731  (resolved once)
     return parallel
@@ -382,8 +383,6 @@ def cast(x, dtype):
 
 
 def _no_grad():
-    from ..autograd.grad_mode import no_grad
-
     return no_grad()
 
 

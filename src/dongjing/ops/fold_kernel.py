@@ -56,7 +56,6 @@ _kernels: dict = {}
 def _kernel(dtype_name: str):
     if dtype_name in _kernels:
         return _kernels[dtype_name]
-    from ..cpu_kernels import kernels
 
     kernel = None
     if kernels.available():
@@ -91,8 +90,6 @@ def fold_planes(xp, cols, size, kernel_size, stride, padding):
 
     def part(lo, hi):  # whole planes lo..hi
         fn(hi - lo, *ints, zero, flat_cols[lo * plane:hi * plane], flat_out[lo * hw:hi * hw])
-
-    from ..cpu_kernels import parallel
 
     if parallel.threads() > 1 and flat_cols.size >= parallel.MIN_SIZE and planes > 1:
         parallel.halves(part, planes)

@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 from ..backends import backend_of, default_backend, is_array, numpy_backend
+from ..compiler.pipeline import build_program as compile_program
 from ..core import late
 from ..core import profiler_hooks as _profiler  # `_profiler.on`: a profiler is recording
 from ..errors import GraphError
@@ -126,8 +127,6 @@ def subgraph_program(sub, arrays=()):
     if built is None:
         level = getattr(sub, "compile_level", 0)
         if level:
-            from ..compiler.pipeline import build_program as compile_program
-
             built = compile_program(sub, sub.outputs, sub.args, level, backend)
         else:
             built = Interpreter(sub, sub.outputs, sub.args, backend)

@@ -14,7 +14,10 @@ from ..autograd.grad_mode import state as grad_state
 from ..core.validation import check_choice
 from ..errors import DongjingError, IndexOutOfRangeError, JitError
 from ..graph import builder
+from ..nn.module import Module
 from ..tensor import Tensor, grad_scope
+from .check_numerics import checked_program
+from .interpreter import needed_nodes
 from .placement import _HOST
 from .signature import (
     describe_changes,
@@ -301,9 +304,6 @@ def _check_numerics(trace: Trace, arrays: list) -> None:
     (nothing is committed; the compiled program then runs as usual)."""
     checked = trace.__dict__.get("_numerics")
     if checked is None:
-        from .check_numerics import checked_program
-        from .interpreter import needed_nodes
-
         feeds = [n for n in needed_nodes(trace.fetches, set()) if n.op.name == "placeholder"]
         checked = trace._numerics = checked_program(trace.graph, trace.fetches, feeds,
                                                     commit=False)
@@ -355,8 +355,6 @@ def jit(fn=None, *, optimize: int = 2, cache_size: int = DEFAULT_CACHE_SIZE,
 
 def _jit(fn, optimize, cache_size, strict, check, convert):
     """`jit` without check_numerics: reuse `fn` if it is a JitFunction with these options."""
-    from ..nn.module import Module
-
     if isinstance(fn, JitFunction):
         same = (optimize, cache_size, strict, check, convert) == (
             fn.optimize, fn.cache_limit, fn.strict, False, fn.convert)

@@ -4,9 +4,15 @@ from __future__ import annotations
 
 import importlib
 
+from ..backends import for_device_type
 from ..core.validation import check_choice
+from ..devices.device import device as as_device
 from ..errors import DongjingError, FeedError, GraphError, IndexOutOfRangeError
+from ..graph import builder
+from ..graph.graph import Node
+from ..tensor import Tensor
 from . import feeds, interpreter, placement
+from .check_numerics import checked_program
 from .fetch_structure import flatten, identified, rebuilder, run_key
 from .runner import Runner
 
@@ -53,8 +59,6 @@ class Session:
 
     def __init__(self, graph=None, optimize: int = 2, check_numerics: bool = False,
                  device=None):
-        from ..graph import builder
-
         graph = graph if graph is not None else builder.get_default_graph()
         if graph is None:
             raise GraphError("dj.Session needs a graph: dj.Session(g), or create it inside "
@@ -153,10 +157,6 @@ class Session:
         return runner
 
     def _fetch_node(self, fetch):
-        from ..graph import builder
-        from ..graph.graph import Node
-        from ..tensor import Tensor
-
         if isinstance(fetch, Tensor):
             if fetch._node is None:
                 return builder.to_node(self.graph, fetch)  # a Variable or captured tensor
@@ -192,7 +192,6 @@ class Session:
                 if backend is not None:
                     raise DongjingError(f"check_numerics runs graphs on the CPU; this one is "
                                         f"placed on {where}")
-                from .check_numerics import checked_program
 
                 program = checked_program(self.graph, fetch_nodes, feed_nodes)
             elif builder is None:
@@ -239,7 +238,6 @@ def _feeds_placement(feed_dict) -> placement.Placement | None:
     """The device the feed values live on (None: the host)."""
     if not feed_dict:
         return None
-    from ..tensor import Tensor
 
     values = [v._data if isinstance(v, Tensor) and v._node is None else v
               for v in feed_dict.values()]
@@ -249,9 +247,6 @@ def _feeds_placement(feed_dict) -> placement.Placement | None:
 def _placement_of(device) -> placement.Placement:
     """A `Session(device=...)` argument ("cpu", "cuda", "cuda:1", a dj.device) as a
     Placement."""
-    from ..backends import for_device_type
-    from ..devices.device import device as as_device
-
     if isinstance(device, placement.Placement):
         return device
     d = as_device(device)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..backends import for_device_type
 from ..errors import DongjingError, DTypeError
 from . import Tensor
 
@@ -26,8 +27,6 @@ def _on_gpu(x) -> bool:
 
 def _from_gpu(x):
     """The array of the CUDA backend sharing memory with the GPU exporter `x`."""
-    from ..backends import for_device_type
-
     backend = for_device_type("cuda")
     if backend is None:
         raise InteropError(f"dj.from_dlpack: the {type(x).__name__} lives on a CUDA device and "

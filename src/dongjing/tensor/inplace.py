@@ -18,6 +18,7 @@ from ..autograd.grad_mode import no_grad
 from ..autograd.grad_mode import state as _grad_state
 from ..autograd.provenance import note_modified
 from ..backends import is_array, write_into
+from ..devices.random import generator as _global
 from ..errors import DTypeError, ShapeError
 from ..short_paths import declare as _declare_short_path
 from ..short_paths import state as _short
@@ -282,7 +283,6 @@ def _generator(generator, name: str):
             f"{name}: generator= is not supported; seed the global generator with "
             "dj.manual_seed"
         )
-    from ..devices.random import generator as _global
 
     return _global()
 
@@ -294,7 +294,6 @@ def _setitem(self, key, value):
         raise RuntimeError(
             "item assignment on a symbolic tensor: build the new value with dj.where instead"
         )
-    from ..ops.index import build_key, parse_key
 
     template, tensors = parse_key(key)
     if not tensors:

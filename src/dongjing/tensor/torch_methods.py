@@ -4,6 +4,7 @@ small queries PyTorch code asks a tensor (`type_as`, `element_size`, `stride`, .
 from __future__ import annotations
 
 from .. import dtypes, ops
+from ..core import infer
 from ..errors import ArgumentError
 from . import Tensor
 
@@ -65,7 +66,6 @@ def stride(self, dim: int | None = None):
     steps = tuple(s // data.itemsize for s in data.strides)
     if dim is None:
         return steps
-    from ..core import infer
 
     return steps[infer.normalize_dim("Tensor.stride", dim, self.ndim)]
 

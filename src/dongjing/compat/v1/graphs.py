@@ -9,6 +9,7 @@ from contextlib import contextmanager
 
 from ...errors import GraphError
 from ...graph import Graph, builder
+from ...tensor import Tensor
 
 
 class _Default:
@@ -64,7 +65,6 @@ def state_of(graph: Graph) -> GraphState:
 
 def _symbolic_graph(values):
     """The graph of the first symbolic tensor in a (nested) argument list, or None."""
-    from ...tensor import Tensor
     from .deferred import Deferred
 
     stack = list(values)

@@ -10,7 +10,7 @@ from ...errors import DTypeError, ShapeError
 from ...graph.builder import constant as _dj_constant
 from ...tensor import Tensor
 from .dtypes import as_dtype, to_array
-from .graphs import tf_function
+from .graphs import building, tf_function
 from .unsupported import not_provided
 
 
@@ -312,8 +312,6 @@ def one_hot(indices, depth, on_value=None, off_value=None, axis=None, dtype=None
 def constant(value, dtype=None, shape=None, name: str = "Const", verify_shape: bool = False):
     """A constant tensor of the graph. With `shape`, a scalar (or one-element) value fills it
     and a value of as many elements is reshaped to it, as TF does."""
-    from .graphs import building
-
     array = to_array(value, dtype)
     if shape is not None:
         shape = _static_shape(shape, "tf.constant")

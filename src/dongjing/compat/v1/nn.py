@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from ... import ops as _ops
 from ...errors import DTypeError, GraphError
+from ...ops import dropout_mask
+from ...tensor import Tensor
 from .graphs import tf_function
 from .math_ops import _t
 from .unsupported import module_getattr

@@ -260,11 +260,7 @@ def _finish(fetches, out):
 
 def _no_op(graph):
     """A graph op with no effect (fetching it gives None), for an empty group."""
-    from ...ops.state import group
-
     with graph.as_default():
-        from ...graph.builder import constant
-
         return group(constant(0.0, name="no_op"))
 
 

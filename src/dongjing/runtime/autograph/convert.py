@@ -13,6 +13,9 @@ import textwrap
 import types
 import weakref
 
+from ...graph import builder
+from ...nn.module import Module
+from ..jit import JitFunction
 from . import runtime
 from .control import AG, ControlFlow
 from .lower import lower_loops, lower_returns
@@ -152,9 +155,6 @@ def recording(sources: list):
 
 def converted_callable(fn):
     """What converted code calls for `fn`: its converted version where it is user code."""
-    from ...nn.module import Module
-    from ..jit import JitFunction
-
     if isinstance(fn, types.FunctionType):
         target = convert(fn) if is_user_function(fn) else fn
         if target is not fn:
@@ -179,8 +179,6 @@ def converted_callable(fn):
 
 def _module_call(forward):
     def __call__(self, *args, **kwargs):
-        from ...graph import builder
-
         if builder.state.graph is not None:
             self._name_for_graphs()
         return forward(self, *args, **kwargs)
