@@ -148,8 +148,6 @@ def grad(
     With `create_graph=True` the result is itself on the tape, so it can be differentiated
     again (higher-order gradients).
     """
-    from ..tensor import Tensor
-
     single = isinstance(outputs, Tensor)
     outputs = [outputs] if single else list(outputs)
     if isinstance(inputs, Tensor):

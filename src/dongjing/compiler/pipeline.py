@@ -11,6 +11,7 @@ from ..cpu_kernels import kernels
 from ..errors import GraphError
 from ..graph.builder import placeholder_op
 from ..ops.subgraph import compile_subgraphs
+from . import loops
 from .codegen import Generator
 from .compiled_program import CompiledProgram
 from .ir import PassResult, Rebuilder
@@ -208,6 +209,9 @@ def plan(order: list, fetches: list, level: int, stats: list, read_once=(), unbu
                               f"preallocated buffers ({memory.bytes_planned} bytes; "
                               f"{memory.bytes_reused} bytes of writes reuse a buffer)"]})
     return memory
+
+
+loops.pipeline.prepare, loops.pipeline.plan = prepare, plan  # loop bodies compile through them
 
 
 def build_program(graph, fetch_nodes, feed_nodes, level: int = 2,

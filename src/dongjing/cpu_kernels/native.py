@@ -217,12 +217,10 @@ def build(fn, params: tuple, path: str, key: str) -> bool:
 def _object_code(fn, params: tuple) -> tuple[bytes, str]:
     """Position-independent machine code of a C-callable wrapper of `fn` (the kernel compiled
     inside it) for this CPU, and the wrapper's symbol."""
-    import llvmlite.binding as ll
+    import llvmlite.binding as ll  # numba and llvmlite: optional (tools/layers.py lists them)
     import numba
-    from numba import carray
-    from numba import types as nt
-    from numba.core import config
 
+    carray, nt, config = numba.carray, numba.types, numba.core.config
     kernel = numba.njit(fn, nogil=True, error_model="numpy")
     scalar = {"float32": nt.float32, "float64": nt.float64, "int32": nt.int32,
               "int64": nt.int64}

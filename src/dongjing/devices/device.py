@@ -160,8 +160,6 @@ def placement(dev, what: str) -> Placement:
 
 def device_of_array(array) -> device:
     """The device an array of any registered backend lives on."""
-    from ..backends import backend_of
-
     backend = backend_of(array)
     if backend.device_type == "cpu":
         return cpu

@@ -18,14 +18,14 @@ MAX_OPSET = 21
 
 def elem_type(dtype) -> int:
     """The ONNX TensorProto element type of a NumPy dtype."""
-    from onnx import helper
+    helper = require_onnx().helper
 
     return helper.np_dtype_to_tensor_dtype(np.dtype(dtype))
 
 
 def value_info(name: str, dtype, shape, dim_names: dict | None = None):
     """A typed ValueInfo; `None` dims become a named symbol (from `dim_names`) or stay unnamed."""
-    from onnx import helper
+    helper = require_onnx().helper
 
     dims = []
     for i, d in enumerate(shape):

@@ -178,7 +178,7 @@ def _leaky_relu(ctx, ins, attrs):
 
 
 def _cast(ctx, ins, attrs):
-    from onnx import helper
+    helper = require_onnx(OnnxImportError).helper
 
     return ops.cast(ins[0], helper.tensor_dtype_to_np_dtype(attrs["to"]))
 

@@ -31,7 +31,7 @@ _BUFFER_INPUTS = {"BatchNormalization": (3, 4)}  # running mean / var: state, no
 
 
 def _op_types(graph, found: set) -> set:
-    from onnx import helper
+    helper = require_onnx(OnnxImportError).helper
 
     for node in graph.node:
         found.add(node.op_type)
@@ -123,7 +123,7 @@ def _check_unknown(node, ins) -> None:
 
 def run_graph(ctx: Context, graph, env: dict) -> list:
     """Run the nodes of an ONNX GraphProto on `env` (name -> Tensor); the outputs' tensors."""
-    from onnx import helper
+    helper = require_onnx(OnnxImportError).helper
 
     table = imports()
     for name, array in ctx.subgraph_constants.get(id(graph), (None, {}))[1].items():
@@ -184,7 +184,8 @@ def _foldable(node, ins, ctx) -> bool:
 
 def _fold(node, ins) -> list:
     """Evaluate a node whose inputs are all static with ONNX's reference implementation."""
-    from onnx.reference import ReferenceEvaluator
+    onnx = require_onnx(OnnxImportError, reference=True)
+    ReferenceEvaluator = onnx.reference.ReferenceEvaluator
 
     feeds = {name: np.asarray(t._data) for name, t in zip(node.input, ins) if name}
     return ReferenceEvaluator(node).run(None, feeds)

@@ -115,8 +115,6 @@ def _eager_only(step, name: str):
     """Wrap a custom `step()`: its in-place updates run eagerly; a dj.jit trace refuses it."""
     @functools.wraps(step)
     def wrapper(self, *args, **kwargs):
-        from ..tensor import grad_scope
-
         if grad_scope.current is not None:
             raise GraphError(
                 f"{name}.step() updates tensors in place, which a dj.jit trace cannot record; "
@@ -251,8 +249,6 @@ class Optimizer:
     def _apply(self, p: Tensor, g: Tensor, group: dict) -> list:
         state = self._state_of(p)
         if g._node is not None:  # building a graph: scheduled values are read when it runs
-            from ..tensor import grad_scope
-
             group = group.for_graph(static=grad_scope.current is None)
         new_p, new_state = self.update(p, g, state, group)
         writes = [(p, new_p)] + [(state[k], v) for k, v in new_state.items()]

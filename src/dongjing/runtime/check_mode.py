@@ -20,6 +20,7 @@ from ..devices.random import default as _rng
 from ..errors import CheckError
 from ..ops import sum as dj_sum
 from ..tensor import Tensor
+from . import jit as _jit_module
 from .fetch_structure import flatten
 from .interpreter import Interpreter, needed_nodes
 from .jit import JitFunction, jit
@@ -319,3 +320,6 @@ def check(fn, *args, **kwargs):
     """
     jitted = fn if isinstance(fn, JitFunction) else jit(fn)
     return jitted.checked_call(args, kwargs, mode=True)
+
+
+_jit_module._check_mode.check_call = check_call  # JitFunction.checked_call runs through it

@@ -13,6 +13,9 @@ from . import graph_flow
 from . import values as V
 from .values import UNDEFINED, UNDEFINED_RETURN, ConversionError  # noqa: F401  (used by converted code)
 
+# autograph.convert's converted_callable, set when it loads (it is built on this module)
+converted_callable = None
+
 
 def is_tensor(value) -> bool:
     """A condition that must become graph control flow: any Tensor while a graph is built."""
@@ -213,6 +216,4 @@ def _check_defined(value) -> None:
 
 def call(fn, *args, **kwargs):
     """A call in converted code: user functions and modules run converted too."""
-    from .convert import converted_callable
-
     return converted_callable(fn)(*args, **kwargs)
