@@ -86,3 +86,7 @@ def export_while(e: Emitter, node, ins: list) -> list:
     trip = "" if limit is None else e.const(np.asarray(limit, np.int64), name="max_iterations")
     outs = e.node("Loop", [trip, first] + list(init), n_out=n, body=graph)
     return outs if n > 1 else [outs]
+
+
+Emitter.cond = export_cond  # `dj.cond` exported as an If whose branches are sub-graphs
+Emitter.loop = export_while  # `dj.while_loop` exported as a Loop whose body is a sub-graph

@@ -126,18 +126,6 @@ class Emitter:
         package): ``raise e.error("...")``."""
         return OnnxExportError(message)
 
-    def cond(self, node, ins: list) -> list:
-        """`dj.cond` exported as an If whose branches are sub-graphs of this one."""
-        from .control_export import export_cond
-
-        return export_cond(self, node, ins)
-
-    def loop(self, node, ins: list) -> list:
-        """`dj.while_loop` exported as a Loop whose body is a sub-graph of this one."""
-        from .control_export import export_while
-
-        return export_while(self, node, ins)
-
     def graph(self, name: str, outputs: list):
         """The GraphProto of everything emitted that the outputs use (inputs and initializers
         included)."""

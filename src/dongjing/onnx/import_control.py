@@ -9,6 +9,7 @@ from .. import ops
 from ..ops.control import cond, while_loop
 from ..tensor import Tensor
 from .errors import OnnxImportError
+from .import_ops import HAND_WRITTEN
 from .importer import Context, run_graph
 
 
@@ -60,3 +61,6 @@ def import_loop(ctx, ins: list, attrs: dict) -> list:
     start = Tensor._make(np.array(0, np.int64))
     final = while_loop(test, step, [start, first] + list(init), maximum_iterations=limit)
     return list(final[2:])
+
+
+HAND_WRITTEN.update({"If": import_if, "Loop": import_loop})  # If and Loop need the importer

@@ -15,6 +15,9 @@ from . import fold_budget
 from .errors import OnnxImportError
 from .import_rnn import recurrent
 
+UNKNOWN_DIM = -(2 ** 62)  # markers at or below: dim d of an unknown-shaped tensor (see
+# importer.Context.mark)
+
 
 def _axis(axis: int, ndim: int) -> int:
     return axis + ndim if axis < 0 else axis
@@ -209,8 +212,6 @@ def _reduce(fn, since: int):
 
 # --- shapes --------------------------------------------------------------------------------
 def _reshape(ctx, ins, attrs):
-    from .importer import UNKNOWN_DIM
-
     x = ins[0]
     shape = [int(d) for d in np.asarray(ctx.static(ins[1], "shape", True)).reshape(-1)]
     copies = []  # target positions holding a dim of x unknown until run time
@@ -306,8 +307,6 @@ def _zeros_of_shape(ctx, shape: list, dtype) -> Tensor:
     """Zeros of a shape value whose entries are sizes or markers of dims unknown until run
     time: a constant with 1 at each marker, plus, per marker, zeros along the dim it stands
     for (taken from its tensor), broadcast into place."""
-    from .importer import UNKNOWN_DIM
-
     base_shape = [1 if d <= UNKNOWN_DIM else d for d in shape]
     base = _filled(base_shape, np.zeros((), dtype), "shape")
     for position, d in enumerate(shape):
@@ -412,15 +411,6 @@ def _rnn(kind):
     return rule
 
 
-def _control(kind):
-    def rule(ctx, ins, attrs):
-        from .import_control import import_if, import_loop
-
-        return (import_if if kind == "If" else import_loop)(ctx, ins, attrs)
-
-    return rule
-
-
 HAND_WRITTEN: dict = {
     "Conv": _conv,
     "BatchNormalization": _batch_norm,
@@ -463,6 +453,4 @@ HAND_WRITTEN: dict = {
     "RNN": _rnn("RNN"),
     "LSTM": _rnn("LSTM"),
     "GRU": _rnn("GRU"),
-    "If": _control("If"),
-    "Loop": _control("Loop"),
 }

@@ -14,15 +14,15 @@ from ..nn.module import Module
 from ..nn.parameter import Parameter, buffer
 from ..ops.convert import as_tensor
 from ..tensor import Tensor
-from .errors import OnnxImportError
+from .errors import OnnxImportError, require_onnx
 from .fold_budget import too_big_to_fold
 from .graph_order import ordered_nodes
 from .import_source import read_model, tensor_array
+from .import_ops import UNKNOWN_DIM
 from .import_table import imports
 from .op_exports import NOT_TRAINABLE
 
 _STATIC_RESULTS = {"Shape", "Constant", "ConstantOfShape"}  # eager results known at build time
-UNKNOWN_DIM = -(2 ** 62)  # markers at or below: dim d of an unknown-shaped tensor (see mark)
 # ops that only move the entries of a shape value around: the unknown-dim marker survives them
 _SHAPE_MOVES = {"Gather", "Unsqueeze", "Squeeze", "Concat", "Slice", "Cast", "Identity"}
 _READS_UNKNOWN = {"Reshape", "Expand", "ConstantOfShape"}  # rules that understand the marker

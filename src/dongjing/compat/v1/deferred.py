@@ -17,7 +17,6 @@ import numpy as np
 
 from ...errors import FeedError, GraphError
 from ...graph import builder
-from ...graph.builder import placeholder
 from ...tensor import Tensor
 from .graphs import state_of
 
@@ -211,6 +210,8 @@ class Specialization:
         return obj
 
     def _placeholder(self, leaf: Deferred):
+        from ...graph.builder import placeholder
+
         rank = self.ranks.get(leaf)
         if rank is None:
             raise FeedError(f"the fetches need placeholder {leaf._label!r} (unknown rank, "

@@ -9,7 +9,6 @@ from contextlib import contextmanager
 
 from ...errors import GraphError
 from ...graph import Graph, builder
-from ...tensor import Tensor
 
 
 class _Default:
@@ -65,6 +64,7 @@ def state_of(graph: Graph) -> GraphState:
 
 def _symbolic_graph(values):
     """The graph of the first symbolic tensor in a (nested) argument list, or None."""
+    from ...tensor import Tensor
     from .deferred import Deferred
 
     stack = list(values)
