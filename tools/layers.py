@@ -46,14 +46,17 @@ LAYERS: list[tuple[str, list[str]]] = [
 # The deferred imports that stay, each of an optional package, with its reason. A deferred
 # import of anything else (dongjing's own modules included) fails tests/test_layering.py.
 OPTIONAL_IMPORTS: dict[str, str] = {
-    "cupy": "the CUDA backend; only on machines with a GPU (extra `cuda`)",
-    "numba": "compiled CPU loops; optional (extra `numba`), NumPy paths without it",
-    "onnx": "ONNX export and import (extra `onnx`)",
+    "cupy": "the CUDA backend (extra `cuda`): imported when a CUDA device is first asked for",
+    "cupyx": "CuPy's scatter-add, with the CUDA backend",
+    "cuda": "cuda.pathfinder: where CuPy's wheels keep cuBLAS (the CUDA GEMM path)",
+    "numba": "compiled CPU kernels (extra `numba`); NumPy paths run without it",
+    "llvmlite": "numba's code generator, for the native kernels built beside numba's",
+    "onnx": "ONNX export and import (extra `onnx`), through onnx.errors.require_onnx",
+    "google": "protobuf (installed with onnx): the parse error of a malformed model file",
     "onnxruntime": "checking an exported model (extra `onnx`)",
-    "mpi4py": "multi-process collectives (extra `distributed`)",
-    "matplotlib": "plotting in the examples and viz (extra `examples`)",
-    "safetensors": "reading files written by the safetensors package, when present",
-    "torch": "comparisons with PyTorch in debugging helpers",
+    "mpi4py": "multi-process collectives (extra `dist`)",
+    "sklearn": "the digits data set of the examples (extra `examples`)",
+    "threadpoolctl": "naming the BLAS in `python -m dongjing`'s report, when installed",
 }
 
 

@@ -20,17 +20,16 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import os
+import stat
 import sys
 import threading
 import types
-from typing import TYPE_CHECKING
+import warnings
+from pathlib import Path
 
 import numpy as np
 
 from . import native
-
-if TYPE_CHECKING:  # pathlib and hashlib load with the first kernel, not with the compiler
-    from pathlib import Path
 
 _cache: dict = {}
 _load_lock = threading.RLock()
@@ -97,8 +96,6 @@ def _module_source(source: str, names: dict) -> str:
 
 def _holds(path: Path, text: str) -> bool:
     """True when `path` is a regular file holding exactly `text` (read no further than that)."""
-    import stat
-
     want = text.encode()
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
@@ -216,8 +213,6 @@ def _native(source: str, name: str, namespace: dict, params: tuple):
 
 
 def _warn(message: str) -> None:
-    import warnings
-
     warnings.warn(f"dongjing: {message}", RuntimeWarning, stacklevel=3)
 
 

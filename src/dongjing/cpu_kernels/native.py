@@ -31,10 +31,12 @@ import importlib.machinery
 import importlib.util
 import os
 import shutil
+import stat
 import subprocess
 import sys
 import sysconfig
 import tempfile
+import warnings
 
 FORMAT = "2"  # bump when the library's layout or the wrapper changes
 C_TYPES = {"float32": "float", "float64": "double", "int32": "int32_t", "int64": "int64_t"}
@@ -99,9 +101,6 @@ def manifest_path(path: str) -> str:
 def file_digest(path: str) -> tuple[int, str] | None:
     """(size, SHA-256 hex) of the regular file at `path`, or None when it cannot be read as
     one (missing, a FIFO or device, too large)."""
-    import hashlib
-    import stat
-
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except OSError:
@@ -136,8 +135,6 @@ def verified(path: str) -> bool:
 
 
 def _warn_damaged(path: str, why: str) -> None:
-    import warnings
-
     warnings.warn(f"dongjing: kernel cache entry {path} {why}; rebuilding it (or running the "
                   "kernel without it)", RuntimeWarning, stacklevel=3)
 

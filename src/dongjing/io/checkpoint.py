@@ -13,6 +13,8 @@ import zipfile
 
 import numpy as np
 
+from ..backends import backend_of
+from ..devices.device import device, placement
 from ..errors import ArgumentError, CheckpointError
 from ..tensor import Tensor
 from . import safetensors_format as fmt
@@ -76,7 +78,6 @@ def _host(t: Tensor) -> np.ndarray:
     data = t._value("dj.save")
     if type(data) is np.ndarray:
         return data
-
     return np.asarray(backend_of(data).to_numpy(data))
 
 

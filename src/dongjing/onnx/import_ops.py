@@ -12,8 +12,9 @@ from .. import ops
 from ..nn import functional as F
 from ..tensor import Tensor
 from . import fold_budget
-from .errors import OnnxImportError
+from .errors import OnnxImportError, require_onnx
 from .import_rnn import recurrent
+from .import_source import tensor_array
 
 UNKNOWN_DIM = -(2 ** 62)  # markers at or below: dim d of an unknown-shaped tensor (see
 # importer.Context.mark)
@@ -365,9 +366,6 @@ def _pad(ctx, ins, attrs):
 
 
 def _constant_of_shape(ctx, ins, attrs):
-    from .import_source import tensor_array
-    from .importer import UNKNOWN_DIM
-
     shape = [int(d) for d in np.asarray(ctx.static(ins[0], "shape", True)).reshape(-1)]
     value = attrs.get("value")
     fill = (tensor_array(value, ctx.base_dir, "value").reshape(-1) if value is not None
@@ -389,8 +387,6 @@ def _shape(ctx, ins, attrs):
 
 
 def _constant(ctx, ins, attrs):
-    from .import_source import tensor_array
-
     if "value" in attrs:
         return Tensor._make(tensor_array(attrs["value"], ctx.base_dir, "value"))
     for key, dtype in (("value_float", np.float32), ("value_floats", np.float32),

@@ -16,9 +16,9 @@ from ..ops.convert import as_tensor
 from ..tensor import Tensor
 from .errors import OnnxImportError, require_onnx
 from .fold_budget import too_big_to_fold
-from .graph_order import ordered_nodes
-from .import_source import read_model, tensor_array
+from .graph_order import ordered_nodes, subgraphs
 from .import_ops import UNKNOWN_DIM
+from .import_source import read_model, tensor_array
 from .import_table import imports
 from .op_exports import NOT_TRAINABLE
 
@@ -265,8 +265,6 @@ def _subgraph_constants(graph, base_dir) -> dict:
     """id(body) -> (body, {name: array}) of the initializers of every Loop/If body inside
     `graph` (the body itself is kept: protobuf hands out the same object only while it lives,
     so its id stays a valid key)."""
-    from .graph_order import subgraphs
-
     found: dict = {}
     for node in graph.node:
         for sub in subgraphs(node):
@@ -313,7 +311,7 @@ def load(model, external_data_dir=None) -> ImportedGraph:
     """
 
     module = to_module(model, external_data_dir)
-    from onnx import helper
+    helper = require_onnx(OnnxImportError).helper
 
     graph = ImportedGraph(module.graph_proto.name or "onnx")
     graph.module = module

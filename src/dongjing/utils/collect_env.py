@@ -8,6 +8,11 @@ import platform
 import sys
 from importlib import metadata
 
+import numpy
+
+from .. import __version__, cuda
+from ..backends.cupy import unavailable_reason
+
 # the optional packages dongjing uses, and what each one brings
 OPTIONAL = {
     "numba": "compiled fused kernels (compiler)",
@@ -51,17 +56,12 @@ def _cuda() -> str:
 
     if cuda.is_available():
         return f"available ({cuda.device_count()} device(s))"
-    from ..backends.cupy import unavailable_reason
 
     return f"not available ({unavailable_reason()})"
 
 
 def report() -> str:
     """The environment report as text."""
-    import numpy
-
-    from .. import __version__
-
     lines = [
         f"dongjing:      {__version__} ({os.path.dirname(os.path.dirname(__file__))})",
         f"Python:        {sys.version.split()[0]} ({platform.python_implementation()})",
