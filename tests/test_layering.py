@@ -106,3 +106,8 @@ def test_every_module_imports_first_in_a_fresh_process(order):
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                           env={"PYTHONPATH": str(layers.SRC), "PATH": ""}, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
+
+
+def test_the_committed_picture_of_the_floors_is_current():
+    assert layers.PICTURE.read_text(encoding="utf-8") == layers.svg(), \
+        "the import graph changed: run `python tools/layers.py --svg`"

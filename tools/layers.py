@@ -2,8 +2,9 @@
 
 `python tools/layers.py` prints the counts (deferred imports, the modules holding them, the
 largest cycle, imports against the layer order, top-level modules); `--arrows` lists each
-import against the order and each deferred import; `--svg` rewrites docs/pictures-layers.svg.
-tests/test_layering.py loads this file and asserts the counts.
+import against the order and each deferred import; `--svg` rewrites the picture of the floors
+(docs/_build/prerendered/layers.svg, drawn here without Graphviz). tests/test_layering.py loads
+this file and asserts the counts, and that the committed picture is current.
 
 An import counts wherever it is written (module body, function, class, `try`), except inside an
 `if TYPE_CHECKING:` block (never run). `import a.b.c` loads `a.b` first, so it is an arrow to
@@ -13,6 +14,7 @@ each; a module's own ancestors are not arrows (Python always loads them first).
 from __future__ import annotations
 
 import ast
+import html
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -222,7 +224,88 @@ def counts() -> dict[str, int]:
     }
 
 
+PICTURE = ROOT / "docs" / "_build" / "prerendered" / "layers.svg"
+
+
+def _boxes() -> dict[tuple[int, str], list[str]]:
+    """(floor, package) -> its modules: one box per package per floor it has modules on."""
+    boxes: dict[tuple[int, str], list[str]] = {}
+    for module in modules():
+        parts = module.split(".")
+        package = parts[1] if len(parts) > 1 else "dongjing"
+        boxes.setdefault((layer_of(module), package), []).append(module)
+    return boxes
+
+
+def _label(floor: int, package: str, members: list[str], floors_of: dict) -> str:
+    if len(floors_of[package]) == 1 or package == "dongjing":
+        return package
+    leaves = sorted({m.split(".")[2] if m.count(".") > 1 else "Tensor" for m in members})
+    shown = ", ".join(leaves[:3]) + (", ..." if len(leaves) > 3 else "")
+    return f"{package}: {shown}"
+
+
+def svg() -> str:
+    """The floors, lowest at the bottom, each package a box on the floors it has modules on, and
+    an arrow for each package that imports another (all arrows point down or sideways)."""
+    boxes = _boxes()
+    floors_of: dict[str, set] = {}
+    for floor, package in boxes:
+        floors_of.setdefault(package, set()).add(floor)
+    labels = {key: _label(*key, members, floors_of) for key, members in boxes.items()}
+    row_h, box_h, left, gap = 64, 30, 130, 14
+    n = len(LAYERS)
+    rows: dict[int, list] = {}
+    for key in sorted(boxes, key=lambda k: (k[0], k[1])):
+        rows.setdefault(key[0], []).append(key)
+    widths = {key: 7 * len(labels[key]) + 20 for key in boxes}
+    width = left + max(sum(widths[k] + gap for k in row) for row in rows.values()) + 20
+    height = n * row_h + 20
+    place = {}
+    for floor, row in rows.items():
+        x = left + (width - left - sum(widths[k] + gap for k in row)) / 2
+        y = 10 + (n - 1 - floor) * row_h + (row_h - box_h) / 2
+        for key in row:
+            place[key] = (x, y, widths[key])
+            x += widths[key] + gap
+    of_module = {m: key for key, members in boxes.items() for m in members}
+    edges = sorted({(of_module[a.source], of_module[a.target]) for a in own(imports())
+                    if of_module[a.source] != of_module[a.target]})
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width:.0f}" height="{height}" '
+           'font-family="sans-serif" font-size="12">',
+           '<defs><marker id="arrow" markerWidth="6" markerHeight="6" refX="5" refY="3" '
+           'orient="auto"><path d="M0,0 L6,3 L0,6 z" fill="#8a8a8a"/></marker></defs>']
+    for floor, (name, _) in enumerate(LAYERS):
+        y = 10 + (n - 1 - floor) * row_h
+        fill = "#f4f6f8" if floor % 2 else "#ffffff"
+        out.append(f'<rect x="0" y="{y}" width="{width:.0f}" height="{row_h}" fill="{fill}"/>')
+        out.append(f'<text x="8" y="{y + row_h / 2 + 4:.0f}" font-weight="bold">'
+                   f'{html.escape(name)}</text>')
+    for a, b in edges:
+        (xa, ya, wa), (xb, yb, wb) = place[a], place[b]
+        if a[0] == b[0]:  # same floor: an arc above the boxes
+            x1, x2, y1 = xa + wa / 2, xb + wb / 2, ya
+            out.append(f'<path d="M{x1:.0f},{y1:.0f} Q{(x1 + x2) / 2:.0f},{y1 - 22:.0f} '
+                       f'{x2:.0f},{y1:.0f}" fill="none" stroke="#8a8a8a" stroke-opacity="0.6" '
+                       'marker-end="url(#arrow)"/>')
+            continue
+        out.append(f'<line x1="{xa + wa / 2:.0f}" y1="{ya + box_h:.0f}" x2="{xb + wb / 2:.0f}" '
+                   f'y2="{yb:.0f}" stroke="#8a8a8a" stroke-opacity="0.35" '
+                   'marker-end="url(#arrow)"/>')
+    for key, (x, y, w) in place.items():
+        out.append(f'<rect x="{x:.0f}" y="{y:.0f}" width="{w}" height="{box_h}" rx="4" '
+                   'fill="#dbe8f5" stroke="#3d6d99"/>')
+        out.append(f'<text x="{x + w / 2:.0f}" y="{y + box_h / 2 + 4:.0f}" '
+                   f'text-anchor="middle">{html.escape(labels[key])}</text>')
+    out.append("</svg>")
+    return "\n".join(out) + "\n"
+
+
 def main(argv: list[str]) -> None:
+    if "--svg" in argv:
+        PICTURE.write_text(svg(), encoding="utf-8")
+        print(f"wrote {PICTURE.relative_to(ROOT)}")
+        return
     for key, value in counts().items():
         print(f"{key:32} {value}")
     if "--arrows" in argv:
