@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import importlib
-
 from ..backends import for_device_type
+from ..compiler import build_program
 from ..core.validation import check_choice
 from ..devices.device import device as as_device
 from ..errors import DongjingError, FeedError, GraphError, IndexOutOfRangeError
@@ -19,17 +18,6 @@ from .runner import Runner
 _CACHE_LIMIT = 256  # cached runners (and programs) per session before the cache starts over
 
 
-def _compiler_builder():
-    """`dongjing.compiler.build_program` if the compiler is there, else None."""
-    try:
-        module = importlib.import_module("dongjing.compiler")
-    except ModuleNotFoundError as exc:
-        if exc.name in ("dongjing.compiler",):
-            return None
-        raise
-    return getattr(module, "build_program", None)
-
-
 def _index_error(exc: IndexError, runner: Runner) -> IndexOutOfRangeError:
     """The error for an index that was valid when the graph was built but not at run time."""
     fed = [spec[1].name for spec in runner.feeds if spec[2].kind in "iu"]
@@ -41,7 +29,7 @@ class Session:
     """Runs a graph: `sess.run(fetches, feed_dict)` returns NumPy values shaped like `fetches`.
 
     `optimize`: 0 runs the plain interpreter; 1 (cleanup) and 2 (all passes) compile with
-    `dongjing.compiler` when it is available. Programs are cached per fetch set and graph
+    `dongjing.compiler` (`build_program`). Programs are cached per fetch set and graph
     version. Also a context manager (`with dj.Session(g) as sess:`).
 
     `check_numerics=True` runs the graph node by node, unoptimized, and raises
@@ -186,7 +174,7 @@ class Session:
                tuple(n.id for n in feed_nodes), where)
         program = self._programs.get(key)
         if program is None:
-            builder = _compiler_builder() if self.optimize >= 1 else None
+            builder = build_program if self.optimize >= 1 else None
             backend = where.backend
             if self.check_numerics:
                 if backend is not None:
