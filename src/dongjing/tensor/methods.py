@@ -42,14 +42,11 @@ Tensor.__rmatmul__ = _reflected(ops.matmul)
 Tensor.__pos__ = lambda self: self
 Tensor.__getitem__ = ops.getitem
 
+# compositions (no op record of their own declares them); primitives get theirs from `methods=`
 _METHODS = {
-    "matmul": ops.matmul, "mm": ops.mm, "dot": ops.dot,
-    "sum": ops.sum, "mean": ops.mean, "var": ops.var, "amax": ops.amax, "amin": ops.amin,
-    "max": ops.max, "min": ops.min, "argmax": ops.argmax, "argmin": ops.argmin,
-    "reshape": ops.reshape, "view": ops.reshape, "permute": ops.permute,
-    "transpose": ops.transpose, "expand": ops.expand, "squeeze": ops.squeeze,
-    "unsqueeze": ops.unsqueeze, "flatten": ops.flatten, "softmax": ops.softmax,
-    "log_softmax": ops.log_softmax, "logsumexp": ops.logsumexp,
+    "mm": ops.mm, "dot": ops.dot, "mean": ops.mean, "var": ops.var, "max": ops.max,
+    "min": ops.min, "transpose": ops.transpose, "flatten": ops.flatten, "softmax": ops.softmax,
+    "logsumexp": ops.logsumexp,
 }
 for _name, _fn in _METHODS.items():
     setattr(Tensor, _name, _fn)
