@@ -34,6 +34,7 @@ def measure() -> Coverage:
     from dongjing.registry import OPS
     from onnx import defs
 
+    from dongjing.core.registry import OPS
     from dongjing.onnx.import_table import imports
     from dongjing.onnx.op_exports import rule_for
 

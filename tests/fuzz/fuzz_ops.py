@@ -358,11 +358,6 @@ EXEMPT = {
     "while_grad": "a loop's gradient: made by the while_loop generator's gradients",
     "slice_assign": "recorded only by eager in-place writes through views (tests/test_views.py "
                     "and its case in tests/op_cases.py)",
-    "arg": "a sub-graph's argument: only inside control-flow sub-graphs (test_static_control.py)",
-    "while_record": "while_loop's gradient machinery, built by differentiating a loop "
-                    "(tests/test_control_loops.py)",
-    "while_grad": "while_loop's gradient machinery, built by differentiating a loop "
-                  "(tests/test_control_loops.py)",
 }
 # the decompositions need square, well-conditioned, symmetric or positive-definite matrices
 # (random programs would mostly raise): tests/op_cases_linalg.py and tests/test_linalg.py

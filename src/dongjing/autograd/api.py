@@ -7,10 +7,11 @@ from collections.abc import Sequence
 
 from ..backends import backend_of, numpy_backend
 from ..core import late
-from ..errors import ShapeError
+from ..errors import GraphError, ShapeError
+from ..graph.gradients import gradients
 from ..short_paths import declare as _declare_short_path
 from ..short_paths import state as _short
-from ..tensor import Tensor
+from ..tensor import Tensor, grad_scope
 from .engine import run_backward
 from .function import accumulator_of
 

@@ -7,6 +7,7 @@ import os
 import threading
 from queue import SimpleQueue
 
+from ..backends import numpy_backend
 from ..short_paths import declare as _declare_short_path
 from ..short_paths import state as _short
 

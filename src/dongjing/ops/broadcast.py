@@ -4,7 +4,13 @@ from __future__ import annotations
 
 from ..backends import numpy_backend
 from ..core.eager_modes import plain as _plain
+from ..core.registry import Kind, define
+from ..dispatch import apply1, apply2
 from ..short_paths import declare as _declare_short_path
+from ..tensor import Tensor
+from . import onnx_rules
+from .reduce import _sum
+from .shape import broadcast_to_like
 
 _numpy = numpy_backend.xp
 _ndarray = numpy_backend.array_types[0]

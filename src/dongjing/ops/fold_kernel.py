@@ -16,6 +16,7 @@ own form on two halves of the batch at once.
 from __future__ import annotations
 
 from ..backends import numpy_backend
+from ..cpu_kernels import kernels, parallel
 from ..short_paths import declare as _declare_short_path
 from ..short_paths import state as _short
 

@@ -9,7 +9,7 @@ from ..dispatch import apply, apply1, apply2
 from ..errors import ArgumentError, ShapeError
 from . import onnx_rules
 from .convert import as_tensor
-from .elementwise import zeros_like
+from .elementwise import cast, zeros_like
 
 S = Kind.OPAQUE
 
@@ -326,7 +326,6 @@ def _concat_infer(*xs: Spec, dim):
 def _concat_vjp(g, inputs, out, needs, attrs):
     # cat promotes mixed dtypes: each input's part of g is cast back to that input's dtype (as
     # PyTorch's gradients are), or a float32 input would get a float64 gradient
-    from .elementwise import cast
 
     return tuple(p if p is None or p.dtype == x.dtype else cast(p, x.dtype)
                  for p, x in zip(_concat_parts(g, inputs, needs, attrs["dim"]), inputs))

@@ -10,6 +10,9 @@ import warnings
 
 from ..dtypes import ARRAY_SCALARS, is_dtype
 from ..errors import DeviceError, DongjingError, GraphError, JitError, SideEffectError
+from ..graph.builder import placeholder, to_node
+from ..graph.graph import Graph
+from ..nn.updates import take_update_ops
 from ..tensor import Tensor
 from . import placement
 from .fetch_structure import flatten

@@ -20,6 +20,7 @@ from ..autograd.provenance import note_modified
 from ..backends import is_array, write_into
 from ..devices.random import generator as _global
 from ..errors import DTypeError, ShapeError
+from ..ops.index import build_key, parse_key
 from ..short_paths import declare as _declare_short_path
 from ..short_paths import state as _short
 from . import Tensor

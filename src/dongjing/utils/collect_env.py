@@ -10,8 +10,9 @@ from importlib import metadata
 
 import numpy
 
-from .. import __version__, cuda
+from .. import __version__
 from ..backends.cupy import unavailable_reason
+from ..devices import cuda
 
 # the optional packages dongjing uses, and what each one brings
 OPTIONAL = {
@@ -52,8 +53,6 @@ def _blas() -> str:
 
 
 def _cuda() -> str:
-    from ..devices import cuda
-
     if cuda.is_available():
         return f"available ({cuda.device_count()} device(s))"
 
