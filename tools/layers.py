@@ -59,6 +59,7 @@ OPTIONAL_IMPORTS: dict[str, str] = {
     "mpi4py": "multi-process collectives (extra `dist`)",
     "sklearn": "the digits data set of the examples (extra `examples`)",
     "threadpoolctl": "naming the BLAS in `python -m dongjing`'s report, when installed",
+    "tensorboard": "tf.summary's event files and protos (extra `tensorboard`)",
 }
 
 

@@ -17,7 +17,8 @@ from ...devices.random import generator
 from ...core.registry import Spec, register
 from ...tensor import Tensor
 from .dtypes import as_dtype
-from .graphs import building, get_default_graph, state_of
+from .graph_state import state_of
+from .graphs import building, get_default_graph
 from .session_state import Stream
 
 
