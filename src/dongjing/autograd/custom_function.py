@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..backends import default_backend
+from ..backends import backend_of, default_backend, numpy_backend
 from ..core import late
 from ..core.registry import Kind, Op, define
 from ..errors import DongjingError, ShapeError
@@ -188,8 +188,6 @@ def _call_backward(cls, ctx, g, n_args: int) -> list:
 
 def _as_array(g):
     """A gradient a user's backward returned as an array (a NumPy scalar becomes 0-d)."""
-    from ..backends import backend_of, numpy_backend
-
     found = backend_of(g, None)
     if found is not None and isinstance(g, found.array_types[0]):
         return g

@@ -135,9 +135,7 @@ def write_symbolic(t, new) -> None:
     new value is threaded up to the root with `slice_assign` and every live view of the root
     reads its part again, so a traced function sees what the eager one does."""
     if new.dtype != t.dtype:
-        from ..ops import cast
-
-        new = cast(new, t.dtype)
+        new = late.cast(new, t.dtype)  # ops sit above the tape: a late slot
     chain = chain_of(t)
     for parent, link in zip(reversed(chain[:-1]), reversed(chain[1:])):
         new = _slice_assign(parent, new, link._view_of[1])

@@ -8,6 +8,7 @@ from typing import NamedTuple
 
 from ..backends import backend_of, default_backend, for_device_type, is_array
 from ..backends.base import default_backend as _default_backend
+from ..backends.cupy import unavailable_reason
 from ..core.validation import allocation_failed
 from ..errors import DeviceError, DTypeError
 from .random import generator_for
@@ -130,7 +131,6 @@ class Placement(NamedTuple):
 
     def draw(self, name: str, *args, **kwargs):
         """A draw `name` of dongjing's seeded generator for this backend, on this device."""
-        from .random import generator_for
 
         try:
             with self.backend.using(self.index):
@@ -147,10 +147,8 @@ class Placement(NamedTuple):
 
 def placement(dev, what: str) -> Placement:
     """Where a factory's `device=` argument puts its result (None: the default backend)."""
-    if dev is None:  # the common case first, without the imports below
+    if dev is None:  # the common case first
         return Placement(_default_backend(), None, what)
-    from ..backends import default_backend, for_device_type
-
     dev = check_device(dev, what, placed=True)
     if dev.type == "cpu":
         return Placement(default_backend(), None, what)

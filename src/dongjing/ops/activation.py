@@ -8,10 +8,10 @@ from ..core.registry import Kind, Onnx, Spec, binds, define
 from ..dispatch import apply1
 from ..errors import DTypeError
 from .convert import as_tensor
-from .elementwise import exp, log, mul, stop_gradient, sub, where
+from .elementwise import exp, log, mul, stop_gradient, sub, where, zeros_like
 from .math import isinf
 from .reduce import amax, sum
-from .shape import reshape, squeeze
+from .shape import concat, reshape, squeeze
 
 
 def _log_softmax_out(xp, x, dim, out):

@@ -10,6 +10,8 @@ from ..backends import backend_of
 from ..core import infer as inf
 from ..core.registry import Cost, Kind, Spec, binds, define
 from ..core.validation import check_int
+from ..cpu_kernels import parallel
+from ..devices.random import generator
 from ..dispatch import apply1
 from ..errors import DTypeError, ShapeError
 from . import onnx_graph_rules

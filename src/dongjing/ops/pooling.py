@@ -17,7 +17,8 @@ from ..dispatch import apply, apply1
 from ..errors import DTypeError, ShapeError
 from . import onnx_graph_rules
 from .convert import as_tensor
-from .nn import _pair, out_size, window_arguments
+from .nn import _pair, out_size, unfold2d, window_arguments
+from .scatter import gather
 
 
 def _pool_infer(x: Spec, kernel, stride, padding, op: str = "max_pool2d"):

@@ -41,8 +41,6 @@ def check_reducible(name, shape, axes) -> None:
     as in PyTorch. `axes` None means every dim."""
     reduced = range(len(shape)) if axes is None else axes
     if any(shape[a] == 0 for a in reduced):
-        from ..errors import ShapeError
-
         raise ShapeError(f"{name}: cannot reduce an empty tensor of shape {tuple(shape)} over "
                          f"a dim of size 0 (dim {axes}): the operation has no identity")
 

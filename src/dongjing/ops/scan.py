@@ -17,7 +17,8 @@ from ..tensor.transfer import placement_of
 from . import onnx_rules
 from .compare import eq, ne
 from .convert import as_tensor
-from .elementwise import abs, cast, div, maximum, mul, sqrt, sub, where
+from .elementwise import abs, cast, div, maximum, mul, sqrt, sub, where, zeros_like
+from .layout import triu
 from .reduce import _canon_dim, _reduce_infer, _restore, _sum_dtype, amax, amin, count, mean, sum
 from .shape import transpose, unsqueeze
 

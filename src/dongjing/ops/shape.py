@@ -383,8 +383,6 @@ def _concat_forward(xp, *xs, dim):
 
 
 def _promoted(xs):
-    from .. import dtypes
-
     dtype = xs[0].dtype
     for x in xs[1:]:
         dtype = dtypes.promote(dtype, x.dtype)

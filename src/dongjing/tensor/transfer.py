@@ -21,7 +21,7 @@ from ..devices.device import (
     move_array,
     placement,
 )
-from ..errors import DeviceError
+from ..errors import DeviceError, DTypeError
 from . import Tensor, ndarray
 
 
