@@ -31,7 +31,6 @@ class Coverage:
 
 def measure() -> Coverage:
     import onnx
-    from dongjing.registry import OPS
     from onnx import defs
 
     from dongjing.core.registry import OPS

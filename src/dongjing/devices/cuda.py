@@ -7,7 +7,8 @@ serves "cuda"; without one they raise DeviceError (seeding is a no-op, as in PyT
 
 from __future__ import annotations
 
-from .. import amp  # noqa: F401  (torch.cuda.amp.GradScaler)
+from ..backends import for_device_type
+from ..backends.cupy import load, unavailable_reason
 from ..errors import DeviceError
 from .device import device as _device
 from .random import seed_backend

@@ -79,7 +79,6 @@ __all__ = sorted((set(public_functions()) - {"full_like"}) | set(COMPOSITES) | s
 
 def _attach_composite_methods() -> None:
     """Tensor methods for the compositions above (primitives get theirs from `methods=`)."""
-    from ..tensor import Tensor
 
     for name in ("nonzero", "argwhere", "chunk", "narrow", "repeat", "split", "tile", "unbind",
                  "norm", "std", "index_select", "masked_fill", "sort", "bmm", "outer"):

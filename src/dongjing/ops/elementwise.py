@@ -11,6 +11,7 @@ from .. import dtypes
 from ..autograd.grad_mode import no_grad
 from ..backends import numpy_backend
 from ..core import infer as inf
+from ..core import late
 from ..core.registry import Cost, Kernel, Kind, Onnx, Spec, binds, define
 from ..cpu_kernels import parallel
 from ..dispatch import apply, apply1, apply2
@@ -313,9 +314,8 @@ def where(condition, input=None, other=None):
     """Elementwise `input if condition else other`; `where(condition)` alone is
     `nonzero(condition, as_tuple=True)`."""
     if input is None and other is None:
-        from .nonzero import nonzero  # composed of where's neighbours (index, scan)
-
-        return nonzero(condition, as_tuple=True)
+        # ops.nonzero is composed of where's neighbours (index, scan), built on this module
+        return late.ops.nonzero(condition, as_tuple=True)
     condition = as_tensor(condition)
     a, b = pair(input, other)
     if condition.dtype.kind != "b":
