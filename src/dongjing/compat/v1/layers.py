@@ -12,7 +12,8 @@ from ...tensor import Tensor
 from . import layer_vars
 from .control import cond
 from .dynamic_shape import reshape_to, shape_of
-from .graphs import get_default_graph, state_of, tf_function
+from .graph_state import state_of
+from .graphs import get_default_graph, tf_function
 from .math_ops import _t
 from .nn import bias_add
 from .nn_conv import avg_pool, max_pool
