@@ -14,8 +14,8 @@ import contextlib
 import numpy as np
 from wrapped_backend import LeakError, WArray, _Namespace, unwrap
 
-from dongjing import random as dj_random
 from dongjing.backends import Backend, register, unregister
+from dongjing.devices import random as dj_random
 
 
 class CArray(WArray):

@@ -184,7 +184,7 @@ CASES["tf_unique_index"] = [Case(lambda x: apply1(_tf_shapes.unique_index_op, x,
                                                   dtype=np.dtype(np.int32)),
                                  (np.array([3, 1, 3, 2]),), grad=False)]
 from dongjing.compat.v1 import data as _tf_data  # noqa: E402
-from dongjing.registry import Spec as _Spec  # noqa: E402
+from dongjing.core.registry import Spec as _Spec  # noqa: E402
 
 # iterators over endless datasets of one repeated element: every read gives the same values
 _tf_it = _tf_data.Iterator(_tf_data.Dataset.from_tensors(

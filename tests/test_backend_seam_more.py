@@ -47,8 +47,7 @@ def _run_on(xp, graph, fetches: list, feeds: dict) -> list:
 def _subgraphs_on_the_test_backend(monkeypatch):
     """Control-flow sub-graphs run by `_run_on` on the test backend (dongjing's own programs
     run on the default backend, where Session feeds are converted to)."""
-    from dongjing.graph import while_grad
-    from dongjing.ops import control
+    from dongjing.ops import control, while_grad
 
     def program(sub, arrays=()):
         return lambda arrays: _run_on(wrapped_xp, sub, list(sub.outputs),

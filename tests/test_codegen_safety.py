@@ -19,10 +19,10 @@ import numpy as np
 import pytest
 
 import dongjing as dj
-from dongjing import infer
 from dongjing.compiler import build_program
 from dongjing.compiler.passes import fuse_elementwise as fusion
 from dongjing.compiler.safety import comment, escaped, global_base, keyword_argument
+from dongjing.core import infer
 from dongjing.errors import IndexOutOfRangeError, JitError
 from dongjing.ops import OPS, Kind, define
 from dongjing.ops.bindings import apply

@@ -9,8 +9,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import dongjing as dj
-from dongjing.compiler import build_program, formula_cost, kernels
+from dongjing.compiler import build_program, formula_cost
 from dongjing.compiler.passes import fuse_elementwise as fusion
+from dongjing.cpu_kernels import kernels
 
 needs_kernels = pytest.mark.skipif(not kernels.available(), reason="numba is not installed")
 
@@ -162,7 +163,7 @@ def test_random_elementwise_graphs_agree_when_fused(steps, seed):
 
 @needs_kernels
 def test_large_kernels_and_ufuncs_split_over_two_threads_give_the_same_values(monkeypatch):
-    from dongjing.compiler import parallel
+    from dongjing.cpu_kernels import parallel
 
     monkeypatch.setattr(parallel, "MIN_SIZE", 64)
     monkeypatch.setattr(fusion, "MIN_SIZE", 64)

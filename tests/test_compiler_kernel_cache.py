@@ -8,7 +8,7 @@ import sys
 import numpy as np
 import pytest
 
-from dongjing.compiler import kernels
+from dongjing.cpu_kernels import kernels
 
 pytestmark = pytest.mark.skipif(not kernels.available(), reason="numba is not installed")
 

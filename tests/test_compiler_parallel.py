@@ -1,11 +1,11 @@
-"""compiler/parallel.py: a ufunc split over two threads gives the unsplit result."""
+"""cpu_kernels/parallel.py: a ufunc split over two threads gives the unsplit result."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from dongjing.compiler.parallel import split_ufunc
+from dongjing.cpu_kernels.parallel import split_ufunc
 
 A = np.arange(6, dtype=np.float32).reshape(2, 3)
 

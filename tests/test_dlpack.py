@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import dongjing as dj
-from dongjing.dlpack import InteropError
+from dongjing.tensor.dlpack import InteropError
 
 
 def test_from_numpy_and_asarray_share_memory():

@@ -145,7 +145,7 @@ def restored_extensions():
     chain, so the op-table tests that run later see only the package's own."""
     from dongjing.backends import base as backends
     from dongjing.compiler import pipeline
-    from dongjing.registry import OPS
+    from dongjing.core.registry import OPS
     from dongjing.tensor import Tensor
 
     ops, passes = dict(OPS), list(pipeline._EXTRA_PASSES)

@@ -8,9 +8,9 @@ import pytest
 from op_cases import CASES
 
 import dongjing as dj
+from dongjing.core.registry import OPS
 from dongjing.dispatch import apply, apply1
 from dongjing.errors import DongjingError, DTypeError
-from dongjing.registry import OPS
 
 DTYPES = [np.float32, np.float64, np.int64, np.bool_]
 

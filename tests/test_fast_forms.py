@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dongjing.compiler import kernels, parallel
+from dongjing.cpu_kernels import kernels, parallel
 from dongjing.ops import fold_kernel
 from dongjing.ops.nn import _unfold_out, fold_strided, unfold_strided
 from dongjing.ops.pooling import (

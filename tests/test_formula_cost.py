@@ -9,9 +9,10 @@ import numpy as np
 import pytest
 
 import dongjing as dj
-from dongjing.compiler import build_program, formula_cost, kernels
+from dongjing.compiler import build_program, formula_cost
 from dongjing.compiler.passes import fuse_elementwise as fusion
-from dongjing.registry import OPS
+from dongjing.core.registry import OPS
+from dongjing.cpu_kernels import kernels
 
 pytestmark = pytest.mark.skipif(not kernels.available(), reason="numba is not installed")
 F32 = np.dtype("float32")

@@ -11,9 +11,9 @@ import pytest
 
 import dongjing as dj
 from dongjing.autograd import grad_mode
+from dongjing.core.registry import Kind, Spec, define
 from dongjing.errors import DongjingError
 from dongjing.graph import builder
-from dongjing.registry import Kind, Spec, define
 
 
 def test_set_grad_enabled_as_a_statement_takes_effect_at_once():
@@ -129,7 +129,7 @@ def test_views_are_refreshed_after_many_dead_views():
 
 # --- the plain-mode flag (eager_modes) and the engine's shared-gradient rule ----------------
 def test_plain_mode_flag_follows_graphs_profiler_and_anomaly():
-    from dongjing.eager_modes import plain
+    from dongjing.core.eager_modes import plain
 
     assert plain.on
     with dj.Graph().as_default():

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 import dongjing as dj
-from dongjing.compiler import kernels, native
+from dongjing.cpu_kernels import kernels, native
 
 pytestmark = pytest.mark.skipif(not kernels.available(), reason="numba is not installed")
 needs_cc = pytest.mark.skipif(not sys.platform.startswith("linux") or shutil.which("cc") is None,
@@ -54,7 +54,7 @@ def _files(folder: Path, pattern: str) -> list[Path]:
 _CHILD = textwrap.dedent("""
     import sys
     import numpy as np
-    from dongjing.compiler import kernels
+    from dongjing.cpu_kernels import kernels
     source, params = sys.argv[1], eval(sys.argv[2])
     k = kernels.compile_kernel(source, "_kernel_faults", {}, params)
     x = np.arange(5, dtype=np.float32)

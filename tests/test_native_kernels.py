@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from dongjing.compiler import kernels, native
+from dongjing.cpu_kernels import kernels, native
 
 pytestmark = [
     pytest.mark.skipif(not kernels.available(), reason="numba is not installed"),
@@ -141,7 +141,7 @@ import json, sys
 import numpy as np
 sys.path[:0] = [{tests!r}]
 from test_native_kernels import SOURCE, NAMESPACE, PARAMS, _inputs, _run, _bits
-from dongjing.compiler import kernels
+from dongjing.cpu_kernels import kernels
 k = kernels.compile_kernel(SOURCE, "_kernel_w3", NAMESPACE, PARAMS)
 out = _bits(_run(k, _inputs()))
 print(json.dumps({{"native": isinstance(k, kernels.NativeKernel), "numba": "numba" in sys.modules,

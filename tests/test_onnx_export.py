@@ -79,7 +79,8 @@ def test_an_op_record_may_declare_its_own_export():
 
 def test_onnx_record_is_one_object_everywhere():
     """The leaf registry defines `Onnx`; dongjing.ops and dongjing.onnx.op_exports re-export it."""
-    from dongjing import ops, registry
+    from dongjing import ops
+    from dongjing.core import registry
     from dongjing.onnx import op_exports
 
     assert ops.Onnx is registry.Onnx is op_exports.Onnx

@@ -10,10 +10,10 @@ import pytest
 from op_cases import CASES
 
 import dongjing as dj
-from dongjing import infer
 from dongjing.compiler import formula_cost
 from dongjing.compiler.codegen import kernel_source
 from dongjing.compiler.passes import fuse_elementwise as fusion
+from dongjing.core import infer
 from dongjing.errors import DTypeError
 from dongjing.ops import OPS, Cost, Kernel, Kind, define
 from dongjing.ops.bindings import binary, float_unary

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import dongjing as dj
-from dongjing.compiler import kernels
+from dongjing.cpu_kernels import kernels
 from dongjing.optim import fused
 
 pytestmark = pytest.mark.skipif(not kernels.available(), reason="needs numba")

@@ -10,8 +10,8 @@ import pytest
 
 import dongjing as dj
 from dongjing import nn
+from dongjing.core import profiler_hooks as hooks
 from dongjing.ops.registry import OPS
-from dongjing.profiler import hooks
 
 HERE = "test_profiler.py:"
 

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 import dongjing as dj
-from dongjing import eager_modes
 from dongjing.autograd.function import AccumulateGrad
+from dongjing.core import eager_modes
 
 _NDARRAY = np.ndarray
 

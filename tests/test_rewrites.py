@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import dongjing as dj
-from dongjing.compiler import kernels
+from dongjing.cpu_kernels import kernels
 
 _FLOATS = [np.nan, -np.nan, np.inf, -np.inf, -0.0, 0.0, 1.0, -1.5, 3e38, -1e-45, 7.25]
 _INTS = [0, -1, 7, 2 ** 53 + 1, -(2 ** 53) - 3, 2 ** 62 + 1, 2 ** 63 - 1, -(2 ** 63)]

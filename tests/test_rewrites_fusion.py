@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 import dongjing as dj
-from dongjing.compiler import kernels
 from dongjing.compiler.passes import fuse_elementwise as fusion
+from dongjing.cpu_kernels import kernels
 
 needs_kernels = pytest.mark.skipif(not kernels.available(), reason="numba is not installed")
 

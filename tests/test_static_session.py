@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import dongjing as dj
-from dongjing.runtime.program import Program
+from dongjing.graph.program import Program
 
 
 @pytest.fixture
@@ -52,7 +52,7 @@ def test_fetched_values_do_not_alias_variables(small, level):
         step = dj.assign(w, w + 1.0)
     sess = dj.Session(g, optimize=level)
     held, _ = sess.run([w, step])
-    assert list(held) == [0, 1, 2], "Program contract (runtime/program.py): a fetched value " \
+    assert list(held) == [0, 1, 2], "Program contract (graph/program.py): a fetched value " \
         "must not alias a Variable's storage; this one changed when the run's assign committed"
     np.testing.assert_array_equal(w.numpy(), [1, 2, 3])
 

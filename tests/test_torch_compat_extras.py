@@ -1,6 +1,6 @@
-"""More PyTorch names (ops/torch_compat_*.py, tensor_compat.py, tensor_inplace_extras.py,
-creation_extras.py, autograd/inference.py): values against NumPy (and PyTorch when installed),
-float64 gradients, the in-place rules, and the errors."""
+"""More PyTorch names (ops/torch_compat_*.py, tensor/torch_methods.py,
+tensor/inplace_methods.py, tensor/torch_functions.py, autograd/inference.py): values against
+NumPy (and PyTorch when installed), float64 gradients, the in-place rules, and the errors."""
 
 import numpy as np
 import pytest

@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 import dongjing as dj
+from dongjing.core.registry import OPS, Spec
 from dongjing.errors import IndexOutOfRangeError, ShapeError
 from dongjing.ops.index import parse_key
-from dongjing.registry import OPS, Spec
 
 
 @pytest.mark.parametrize("optimize", [0, 1, 2])

@@ -33,9 +33,9 @@ def measure() -> Coverage:
     import onnx
     from onnx import defs
 
+    from dongjing.core.registry import OPS
     from dongjing.onnx.import_table import imports
     from dongjing.onnx.op_exports import rule_for
-    from dongjing.registry import OPS
 
     first: dict[str, int] = {}
     deprecated = set()

@@ -139,8 +139,17 @@ def plot_bench(out: Path = OUT) -> Path | None:
     return path if plot(json.loads(results.read_text()), path) else None
 
 
+def draw_layers(out: Path = OUT) -> Path:
+    """docs/architecture.md's picture of the floors: the committed copy, which tools/layers.py
+    draws from the import graph without Graphviz (tests/test_layering.py checks it is current)."""
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / "layers.svg"
+    path.write_text((PRERENDERED / "layers.svg").read_text(encoding="utf-8"), encoding="utf-8")
+    return path
+
+
 def main() -> None:
-    for path in draw_graphs():
+    for path in draw_graphs() + [draw_layers()]:
         print(f"docs pictures: {path.relative_to(ROOT)}")
     bench = plot_bench()
     print(f"docs pictures: {bench.relative_to(ROOT)}" if bench else

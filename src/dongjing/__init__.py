@@ -7,9 +7,7 @@ from . import (
     accelerator,
     amp,
     autograd,
-    backend,
     backends,
-    cuda,
     data,
     distributed,
     distributions,
@@ -23,14 +21,47 @@ from . import (
     ops,
     optim,
     profiler,
-    tensor_methods,
     utils,
     viz,
 )
 from .autograd import enable_grad, grad, is_grad_enabled, no_grad, set_grad_enabled
 from .autograd.anomaly import detect_anomaly, is_anomaly_enabled, set_detect_anomaly
 from .autograd.inference import inference_mode
-from .creation import (
+from .backends import default_namespace as backend
+from .devices import cuda
+from .devices.device import device
+from .devices.random import manual_seed
+from .dtypes import bool_ as bool
+from .dtypes import float16, float32, float64, int16, int32, int64, uint8
+from .errors import (
+    AnomalyError,
+    AutogradError,
+    CheckError,
+    DongjingError,
+    DTypeError,
+    FeedError,
+    GraphError,
+    JitError,
+    ShapeError,
+    SideEffectError,
+)
+from .graph import Graph, Node, Variable
+from .graph.builder import constant, get_default_graph, placeholder
+from .graph.gradients import gradients
+from .io import load, save
+from .nn.distance import cdist
+from .ops import *  # noqa: F403  (every published op name, and the compositions)  # noqa: F403  (every published op name, and the compositions)  # noqa: F403  (every published op name, and the compositions)
+from .ops import Cost, Kind, Op, Spec, bind, binds, define
+from .ops.control import cond, while_loop
+from .ops.state import assign, group
+from .runtime.check_mode import check
+from .runtime.compile import compile
+from .runtime.jit import jit
+from .runtime.session import Session
+from .sampling import multinomial
+from .tensor import Tensor
+from .tensor import methods as _tensor_methods  # noqa: F401  (attaches the Tensor methods)
+from .tensor.creation import (
     BoolTensor,
     ByteTensor,
     DoubleTensor,
@@ -55,7 +86,8 @@ from .creation import (
     zeros,
     zeros_like,
 )
-from .creation_extras import (
+from .tensor.dlpack import from_dlpack
+from .tensor.torch_functions import (
     as_tensor,
     bernoulli,
     empty_like,
@@ -64,38 +96,6 @@ from .creation_extras import (
     normal,
     numel,
 )
-from .device import device
-from .dlpack import from_dlpack
-from .dtypes import bool_ as bool
-from .dtypes import float16, float32, float64, int16, int32, int64, uint8
-from .errors import (
-    AnomalyError,
-    AutogradError,
-    CheckError,
-    DongjingError,
-    DTypeError,
-    FeedError,
-    GraphError,
-    JitError,
-    ShapeError,
-    SideEffectError,
-)
-from .graph import Graph, Node, Variable
-from .graph.builder import constant, get_default_graph, placeholder
-from .graph.gradients import gradients
-from .io import load, save
-from .nn.distance import cdist
-from .ops import *  # noqa: F403  (every published op name, and the compositions)
-from .ops import Cost, Kind, Op, Spec, bind, binds, define
-from .ops.control import cond, while_loop
-from .ops.state import assign, group
-from .random import manual_seed
-from .runtime.check_mode import check
-from .runtime.compile import compile
-from .runtime.jit import jit
-from .runtime.session import Session
-from .sampling import multinomial
-from .tensor import Tensor
 from .utils.float_warnings import install as _install_float_warning_filter
 from .utils.tracebacks import install as _install_traceback_filter
 from .utils.tracebacks import set_traceback_filtering, traceback_filtering

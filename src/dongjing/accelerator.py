@@ -3,7 +3,8 @@ through CuPy; without a GPU there is none, and these functions say so."""
 
 from __future__ import annotations
 
-from . import cuda
+from .devices import cuda
+from .devices.device import device
 
 
 def is_available() -> bool:
@@ -15,7 +16,6 @@ def current_accelerator(check_available: bool = False):
     """`dj.device("cuda")` when a GPU is present, else None (as PyTorch on a CPU-only host)."""
     if not cuda.is_available():
         return None
-    from .device import device
 
     return device("cuda")
 

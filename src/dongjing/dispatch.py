@@ -16,15 +16,17 @@ NumPy inputs (constants made from Python scalars) converted to that backend firs
 
 from __future__ import annotations
 
-from . import eager_modes as _eager_modes
 from .autograd import anomaly as _anomaly_mode
 from .autograd import grad_mode as _grad_mode
 from .autograd.function import record, record1, record2
 from .backends import backend_of, default_backend, numpy_backend
+from .core import eager_modes as _eager_modes
+from .core import late
+from .core import profiler_hooks as _profiler  # `_profiler.on`: a profiler is recording
+from .core.registry import Op, Spec
+from .devices.device import device_of_array
 from .errors import DeviceError, DongjingError, ShapeError
 from .graph import builder as _builder
-from .profiler import hooks as _profiler  # `_profiler.on`: a profiler is recording
-from .registry import Op, Spec
 from .short_paths import declare as _declare_short_path
 from .tensor import Tensor, ndarray
 
@@ -336,8 +338,6 @@ def _check_devices(op: Op, backend, arrays) -> None:
 
 
 def _mixed(op: Op, backend, arrays):
-    from .device import device_of_array
-
     seen = []
     for a in arrays:
         if backend_of(a, None) is not None:
@@ -397,3 +397,6 @@ def explain_failure(op: Op, inputs, attrs, exc: Exception) -> Exception:
         return found
     shapes = ", ".join(str(tuple(s.shape)) for s in specs)
     return ShapeError(f"{op.name}: cannot apply to inputs of shapes {shapes}: {exc}")
+
+
+late.provide(apply=apply)  # the tape and the graph, below, run op records through it

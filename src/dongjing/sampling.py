@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .devices.random import generator as _generator
 from .errors import ArgumentError, DTypeError, GraphError, ShapeError
-from .random import generator as _generator
 from .tensor import Tensor
 
 

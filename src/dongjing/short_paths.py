@@ -18,7 +18,7 @@ import contextlib
 import threading
 from dataclasses import dataclass
 
-from . import eager_modes
+from .core import eager_modes
 
 
 class _State:

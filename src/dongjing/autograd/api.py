@@ -6,10 +6,12 @@ import threading
 from collections.abc import Sequence
 
 from ..backends import backend_of, numpy_backend
-from ..errors import ShapeError
+from ..core import late
+from ..errors import GraphError, ShapeError
+from ..graph.gradients import gradients
 from ..short_paths import declare as _declare_short_path
 from ..short_paths import state as _short
-from ..tensor import Tensor
+from ..tensor import Tensor, grad_scope
 from .engine import run_backward
 from .function import accumulator_of
 
@@ -35,8 +37,6 @@ def _root_node(t):
 
 def _initial_grad(t, gradient):
     if t._node is not None:
-        from ..errors import GraphError
-
         raise GraphError(
             f"backward() of symbolic tensor {t.name!r}: in a graph, use dj.gradients(ys, xs) "
             "or optimizer.minimize(loss)"
@@ -52,9 +52,7 @@ def _initial_grad(t, gradient):
             one = _numpy_array(1, data.dtype)  # a fifth of `ones`' cost
             return Tensor._make(one.reshape(data.shape) if data.ndim else one)
         return Tensor._make(backend_of(data).ones(data.shape, data.dtype))
-    from ..ops.convert import as_tensor  # deferred: ops sit above the tape
-
-    gradient = as_tensor(gradient)
+    gradient = late.as_tensor(gradient)  # ops sit above the tape: a late slot
     if gradient.shape != t.shape:
         raise ShapeError(
             f"backward: gradient of shape {gradient.shape} does not match the output's shape "
@@ -128,9 +126,6 @@ def _backward(tensors, grad_tensors, retain_graph, create_graph) -> None:
 
 def _symbolic_backward(tensors, grad_tensors) -> None:
     """backward() of a symbolic tensor: gradients as graph nodes, kept by the dj.jit trace."""
-    from ..errors import GraphError
-    from ..tensor import grad_scope
-
     scope = grad_scope.current
     if scope is None:
         t = next(t for t in tensors if t._node is not None)
@@ -154,8 +149,6 @@ def grad(
     With `create_graph=True` the result is itself on the tape, so it can be differentiated
     again (higher-order gradients).
     """
-    from ..tensor import Tensor
-
     single = isinstance(outputs, Tensor)
     outputs = [outputs] if single else list(outputs)
     if isinstance(inputs, Tensor):
@@ -195,8 +188,6 @@ def grad(
 
 def _symbolic_grad(outputs, inputs, grad_outputs, allow_unused: bool) -> tuple:
     """dj.grad of symbolic outputs (in a graph, e.g. inside dj.jit): `dj.gradients` nodes."""
-    from ..graph.gradients import gradients
-
     grad_ys = None if all(g is None for g in grad_outputs) else list(grad_outputs)
     result = gradients(outputs, inputs, grad_ys)
     if not allow_unused and any(g is None for g in result):
@@ -213,3 +204,12 @@ def _capture_node(x):
 
 def _as_list(value) -> Sequence:
     return value if isinstance(value, (list, tuple)) else [value]
+
+
+def _tensor_backward(self, gradient=None, retain_graph: bool | None = None, create_graph=False):
+    """Accumulate d(self)/d(leaf) into every leaf's `.grad` (see `dj.autograd.backward`)."""
+    backward(self, gradient, retain_graph, create_graph)
+
+
+_tensor_backward.__name__ = _tensor_backward.__qualname__ = "backward"
+Tensor.backward = _tensor_backward

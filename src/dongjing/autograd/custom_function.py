@@ -1,6 +1,6 @@
 """`dj.autograd.Function`: a PyTorch-style custom op with a hand-written backward.
 
-A subclass becomes one op of the extension API (`dongjing.registry.define`, not entered in the
+A subclass becomes one op of the extension API (`dongjing.core.registry.define`, not entered in the
 global table): eagerly, `apply` runs `forward` once under `no_grad` and records a tape node
 whose backward calls the subclass's `backward` with the same `ctx`; in a graph (or while
 `dj.jit` traces) the op's forward runs `forward` on the fed arrays and its gradient is a node
@@ -12,8 +12,15 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..backends import backend_of, default_backend, numpy_backend
+from ..core import late
+from ..core.registry import Kind, Op, define
 from ..errors import DongjingError, ShapeError
-from ..registry import Kind, Op, define
+from ..graph import builder
+from ..tensor import Tensor
+from .function import record
+from .grad_mode import no_grad
+from .grad_mode import state as grad_state
 
 
 class FunctionCtx:
@@ -62,11 +69,6 @@ class Function:
     @classmethod
     def apply(cls, *args: Any):
         """Run the function: eagerly (recording `backward` on the tape) or as a graph node."""
-        from ..graph import builder
-        from ..tensor import Tensor
-        from .function import record
-        from .grad_mode import state as grad_state
-
         tensors = [a for a in args if isinstance(a, Tensor)]
         template = _Template(tuple(_tensor_positions(args)))
         op = _op_of(cls)
@@ -104,8 +106,6 @@ class _Template:
 
 def _tensor_positions(args: tuple) -> list:
     """`args` with each Tensor replaced by a `_Slot` numbering the Tensors in order."""
-    from ..tensor import Tensor
-
     out, k = [], 0
     for a in args:
         if isinstance(a, Tensor):
@@ -117,10 +117,6 @@ def _tensor_positions(args: tuple) -> list:
 
 
 def _run_forward(cls, ctx, tensors, template):
-    from ..graph import builder
-    from ..tensor import Tensor
-    from .grad_mode import no_grad
-
     graph, builder.state.graph = builder.state.graph, None  # the forward runs on arrays
     try:
         with no_grad():
@@ -140,14 +136,10 @@ def _op_of(cls) -> Op:
         return op
 
     def forward(xp, *arrays, template):
-        from ..tensor import Tensor
-
         ctx = FunctionCtx((False,) * len(template.items))
         return _run_forward(cls, ctx, [Tensor._make(a) for a in arrays], template)._data
 
     def infer(*specs, template):
-        from ..backends import default_backend
-
         host = default_backend()
         if any(d is None for s in specs for d in s.shape):
             dummy = [host.zeros([1 if d is None else d for d in s.shape], s.dtype) for s in specs]
@@ -184,8 +176,6 @@ def _position(template, k: int) -> int:
 
 
 def _call_backward(cls, ctx, g, n_args: int) -> list:
-    from ..tensor import Tensor
-
     grads = cls.backward(ctx, g)  # grad mode is the engine's (on only for create_graph)
     if not isinstance(grads, tuple):
         grads = (grads,)
@@ -198,8 +188,6 @@ def _call_backward(cls, ctx, g, n_args: int) -> list:
 
 def _as_array(g):
     """A gradient a user's backward returned as an array (a NumPy scalar becomes 0-d)."""
-    from ..backends import backend_of, numpy_backend
-
     found = backend_of(g, None)
     if found is not None and isinstance(g, found.array_types[0]):
         return g
@@ -207,9 +195,7 @@ def _as_array(g):
 
 
 def _grad_node(cls, g, inputs, template, k):
-    from ..dispatch import apply as dispatch_apply
-
-    return dispatch_apply(_grad_op_of(cls), g, *inputs, template=template, index=k)
+    return late.apply(_grad_op_of(cls), g, *inputs, template=template, index=k)  # dispatch: above
 
 
 def _grad_op_of(cls) -> Op:
@@ -218,9 +204,6 @@ def _grad_op_of(cls) -> Op:
         return op
 
     def forward(xp, g, *arrays, template, index):
-        from ..graph import builder
-        from ..tensor import Tensor
-
         ctx = FunctionCtx(tuple(True for _ in template.items))
         _run_forward(cls, ctx, [Tensor._make(a) for a in arrays], template)
         graph, builder.state.graph = builder.state.graph, None

@@ -7,9 +7,10 @@ reaches a node along several paths is summed before the node runs, never pushed 
 from __future__ import annotations
 
 from ..backends import backend_of, numpy_backend
-from ..eager_modes import plain as _plain
+from ..core import late
+from ..core import profiler_hooks as _profiler  # `_profiler.on`: a profiler is recording
+from ..core.eager_modes import plain as _plain
 from ..errors import AutogradError, DongjingError
-from ..profiler import hooks as _profiler  # `_profiler.on`: a profiler is recording
 from ..short_paths import declare as _declare_short_path
 from ..short_paths import state as _short
 from ..tensor import Tensor, _GradScope
@@ -301,8 +302,7 @@ def _apply_node(node: BackwardNode, grad, retain_graph: bool):
 
 def _fit_shapes(node: BackwardNode, results) -> tuple:
     """Reduce each broadcast gradient to its input's shape (the rules never do)."""
-    sum_to_shape = _sum_to_shape()
-
+    sum_to_shape = late.sum_to_shape  # ops sit above the tape: provided when they load
     fitted = []
     for g, t in zip(results, node.inputs):
         if g is not None and g._data.shape != t._data.shape:
@@ -314,14 +314,6 @@ def _fit_shapes(node: BackwardNode, results) -> tuple:
                 )
         fitted.append(g)
     return tuple(fitted)
-
-
-def _sum_to_shape():
-    global _sum_to_shape
-    from ..ops.broadcast import sum_to_shape  # deferred: ops sit above the tape
-
-    _sum_to_shape = lambda: sum_to_shape  # noqa: E731  (resolved once)
-    return sum_to_shape
 
 
 def _accumulate(acc: AccumulateGrad, grad, shared: bool, create_graph: bool) -> None:

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from .provenance import recording_site
 
 if TYPE_CHECKING:
-    from ..registry import Op
+    from ..core.registry import Op
 
 
 class BackwardNode:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from ..backends import backend_of, numpy_backend
 from ..errors import DongjingError
+from ..tensor import Tensor
 
 xp = numpy_backend.xp  # the host namespace the comparison runs in
 
@@ -15,8 +16,6 @@ class GradcheckError(DongjingError, AssertionError):
 
 
 def _as_float64(inputs):
-    from ..tensor import Tensor
-
     out = []
     for x in inputs:
         if isinstance(x, Tensor) and x.dtype.kind == "f":
@@ -44,8 +43,6 @@ def gradcheck(fn, inputs, eps: float = 1e-6, atol: float = 1e-5, rtol: float = 1
     Inputs that require grad are checked; the outputs are projected on fixed random weights so
     every output element takes part. Raises GradcheckError naming the worst element.
     """
-    from ..tensor import Tensor
-
     inputs = _as_float64(list(inputs))
     probe = fn(*inputs)
     probe = probe if isinstance(probe, (tuple, list)) else (probe,)

@@ -1,8 +1,12 @@
-"""Hooks the tape installs for users: retain_grad on a non-leaf tensor."""
+"""Hooks the tape installs for users: `Tensor.register_hook`, and `retain_grad` on a non-leaf
+tensor (attached to the Tensor class here: the class sits below the tape)."""
 
 from __future__ import annotations
 
 import weakref
+
+from ..tensor import Tensor
+from .function import _HookHandle
 
 
 def retain_grad_hook(tensor):
@@ -17,3 +21,29 @@ def retain_grad_hook(tensor):
         return None
 
     return hook
+
+
+def retain_grad(self) -> None:
+    """Keep `.grad` of this non-leaf tensor after backward."""
+    if self.grad_fn is None:
+        return
+    if getattr(self, "_retains_grad", False):
+        return
+    self._retains_grad = True
+    self.grad_fn.register_hook(retain_grad_hook(self))
+
+
+def register_hook(self, hook):
+    """Call `hook(grad)` when this tensor's gradient is computed; it may return a new one."""
+    if not self.requires_grad:
+        raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+    if self.grad_fn is not None:
+        return self.grad_fn.register_hook(hook)
+    if getattr(self, "_hooks", None) is None:
+        self._hooks = []
+    self._hooks.append(hook)
+    return _HookHandle(self._hooks, hook)
+
+
+Tensor.retain_grad = retain_grad
+Tensor.register_hook = register_hook

@@ -17,7 +17,9 @@ from __future__ import annotations
 from weakref import ref as _ref
 
 from .. import dtypes
+from ..core import late
 from ..errors import DongjingError, DTypeError, ShapeError
+from ..tensor import Tensor
 from .grad_mode import state as _grad_state
 from .provenance import note_modified
 
@@ -96,8 +98,6 @@ def write_recorded(t, name: str, compute) -> None:
     `compute` gets a tensor holding a private copy of `t`'s value with `t`'s current history
     and returns the new value as a tensor of `t`'s shape.
     """
-    from ..tensor import Tensor
-
     chain = chain_of(t)
     handles = [_handle(chain[0])]
     for link in chain[1:]:
@@ -117,9 +117,7 @@ def write_recorded(t, name: str, compute) -> None:
                 f"{name}: result type {result.dtype} can't be cast to the tensor's dtype "
                 f"{t.dtype} (shape {t.shape})"
             )
-        from ..ops import cast
-
-        result = cast(result, t.dtype)
+        result = late.cast(result, t.dtype)  # ops sit above the tape: a late slot
     new = result
     for parent, link in zip(reversed(handles[:-1]), reversed(chain[1:])):
         new = _slice_assign(parent, new, link._view_of[1])
@@ -137,9 +135,7 @@ def write_symbolic(t, new) -> None:
     new value is threaded up to the root with `slice_assign` and every live view of the root
     reads its part again, so a traced function sees what the eager one does."""
     if new.dtype != t.dtype:
-        from ..ops import cast
-
-        new = cast(new, t.dtype)
+        new = late.cast(new, t.dtype)  # ops sit above the tape: a late slot
     chain = chain_of(t)
     for parent, link in zip(reversed(chain[:-1]), reversed(chain[1:])):
         new = _slice_assign(parent, new, link._view_of[1])
@@ -172,7 +168,6 @@ def _handle(t):
     if t.grad_fn is None:
         if t.requires_grad:
             return t
-    from ..tensor import Tensor
 
     h = Tensor._make(t._data, t.requires_grad)
     h.grad_fn = t.grad_fn
@@ -180,13 +175,8 @@ def _handle(t):
 
 
 def _index(x, key):
-    from ..dispatch import apply
-    from ..ops.index import _getitem
-
-    return apply(_getitem, x, key=key)
+    return late.apply(late.getitem, x, key=key)  # ops and dispatch sit above the tape
 
 
 def _slice_assign(x, v, key):
-    from ..ops.index import slice_assign
-
-    return slice_assign(x, v, key)
+    return late.slice_assign(x, v, key)

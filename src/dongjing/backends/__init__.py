@@ -11,7 +11,12 @@ imports and sees a GPU.
 
 from __future__ import annotations
 
-from . import cuda, cudnn, mps  # PyTorch's torch.backends flags
+from . import (  # PyTorch's torch.backends flags
+    cuda,
+    cudnn,
+    cupy,  # noqa: F401  (registers its loader; CuPy is imported on first demand)
+    mps,
+)
 from .base import (
     Backend,
     backend_of,

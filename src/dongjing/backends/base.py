@@ -173,6 +173,16 @@ def register(backend: Backend, *, default: bool = False) -> Backend:
     return backend
 
 
+# device type or array module -> a function registering that backend on first demand (or None
+# when its library is missing); filled by the backend modules (backends/cupy.py: "cuda", "cupy")
+_LOADERS: dict[str, Callable[[], Backend | None]] = {}
+
+
+def register_loader(name: str, load: Callable[[], Backend | None]) -> None:
+    """Load a backend the first time device type or array module `name` is asked for."""
+    _LOADERS[name] = load
+
+
 def unregister(backend: Backend) -> None:
     """Forget `backend` (the reverse of `register`; tests that add a backend for a while)."""
     if backend in _BACKENDS:
@@ -187,11 +197,8 @@ def for_device_type(kind: str) -> Backend | None:
     for backend in _BACKENDS:
         if backend.device_type == kind:
             return backend
-    if kind == "cuda":
-        from .cupy import load
-
-        return load()
-    return None
+    load = _LOADERS.get(kind)
+    return None if load is None else load()
 
 
 def registered() -> tuple[Backend, ...]:
@@ -219,10 +226,9 @@ def backend_of(array, default: Any = _MISSING) -> Backend:
         if backend.owns(array):
             _BY_TYPE[type(array)] = backend
             return backend
-    if type(array).__module__.partition(".")[0] == "cupy":
-        from .cupy import load
-
-        found = load()  # CuPy arrays before anything asked for "cuda"
+    load = _LOADERS.get(type(array).__module__.partition(".")[0])
+    if load is not None:
+        found = load()  # e.g. CuPy arrays before anything asked for "cuda"
         if found is not None and found.owns(array):
             _BY_TYPE[type(array)] = found
             return found

@@ -5,6 +5,8 @@ changes nothing."""
 
 from __future__ import annotations
 
+import importlib.util
+
 
 class _MatmulFlags:
     """`torch.backends.cuda.matmul`'s flags, with PyTorch's defaults."""
@@ -20,6 +22,4 @@ matmul = _MatmulFlags()
 def is_built() -> bool:
     """Whether this installation can run on CUDA: CuPy imports (`pip install
     'dongjing[gpu]'`), whether or not a GPU is present."""
-    import importlib.util
-
     return importlib.util.find_spec("cupy") is not None

@@ -9,7 +9,7 @@ extra ``dongjing[gpu]`` (``cupy-cuda12x``).
 
 from __future__ import annotations
 
-from .base import Backend, register
+from .base import Backend, register, register_loader
 
 __all__ = ["load", "unavailable_reason"]
 
@@ -101,3 +101,7 @@ def unavailable_reason() -> str | None:
     """Why the CuPy backend is not loaded (None once it is)."""
     load()
     return _state["reason"]
+
+
+register_loader("cuda", load)  # CuPy itself is imported only then
+register_loader("cupy", load)  # a CuPy array met before anything asked for "cuda"

@@ -13,9 +13,12 @@ import functools
 
 import numpy as np
 
-from . import loops, parallel
+from ..cpu_kernels import parallel
+from ..cpu_kernels.kernels import FORMULA_NAMES, compile_kernel, formula_lines
+from ..ops.index import Slot
+from . import cuda_gemm, cuda_kernels, loops
+from .device_ops import concat_by_copies
 from .ir import numel
-from .kernels import FORMULA_NAMES, compile_kernel, formula_lines
 from .memory import MemoryPlan, kernel_output
 from .safety import (
     comment,
@@ -114,8 +117,6 @@ def _getitem_source(node, args) -> str | None:
     """`x[...]` written out for a basic key (ints, slices, None, ..., and 0-d integer index
     tensors, which index like ints): what the op's forward computes, without building the key
     at run time. None for other keys (arrays, masks): the op's forward runs."""
-    from ..ops.index import Slot
-
     if any(i.shape != () or i.dtype.kind not in "iu" for i in node.inputs[1:]):
         return None
     key = node.attrs["key"]
@@ -240,7 +241,6 @@ class Generator:
         if special is not None and out is None:
             return special(self, args[0], node.attrs)
         if self.backend is not None and op.name == "concat":  # capturable (device_ops.py)
-            from .device_ops import concat_by_copies
 
             fn = self.ns.bind("_concat_copies", concat_by_copies(self.xp))
             extra = f"dim={self.literal('_dim', node.attrs['dim'])}"
@@ -278,8 +278,6 @@ class Generator:
 
     def gemm(self):
         """The cuBLAS matrix product for this program's device, or None (cuda_gemm.py)."""
-        from . import cuda_gemm
-
         return cuda_gemm.for_backend(self.backend)
 
     def forward(self, op):
@@ -415,8 +413,6 @@ class Generator:
     def cuda_kernel_call(self, node, args, body, outs) -> str:
         """A fused group as one CUDA kernel (CuPy `ElementwiseKernel`) writing flat views of
         its outputs; inputs of one element broadcast."""
-        from . import cuda_kernels
-
         storage, flat = [], []
         for inp, arg in zip(node.inputs, args):
             whole = numel(inp.shape) == body.size and inp.shape

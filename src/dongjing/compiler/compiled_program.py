@@ -12,9 +12,10 @@ import weakref
 import numpy as np
 
 from ..backends import is_array
+from ..core import profiler_hooks as _profiler  # `_profiler.on`: a profiler is recording
 from ..errors import GraphError
-from ..profiler import hooks as _profiler  # `_profiler.on`: a profiler is recording
-from ..runtime.program import Program, commit_assignments
+from ..graph.program import Program, commit_assignments
+from .cuda_graphs import Replayer
 
 # the module name the generated programs run under (what warnings filters match)
 GENERATED_MODULE = "dongjing.generated"
@@ -70,8 +71,6 @@ class CompiledProgram(Program):
         # on a CUDA device, steady-state runs replay a captured CUDA graph (cuda_graphs.py)
         self.graphs = None
         if backend is not None and backend.device_type == "cuda":
-            from .cuda_graphs import Replayer
-
             self.graphs = Replayer.for_program(self)
 
     def __call__(self, feed_arrays: list) -> list:

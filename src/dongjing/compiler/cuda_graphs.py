@@ -23,8 +23,9 @@ from __future__ import annotations
 
 import os
 
-from ..registry import Kind
-from ..runtime.program import commit_assignments
+from ..core.registry import Kind
+from ..graph.program import commit_assignments
+from ..ops.nn import check_classes
 
 WARMUP = 2  # plain runs before the first capture
 MAX_GRAPHS = 4  # captured feed-shape signatures per program
@@ -97,8 +98,6 @@ def _label_checks(program) -> tuple[list, str | None]:
     """The host checks a replay runs on its feeds first: `one_hot` reads its labels on the host
     to reject out-of-range classes, which a capture cannot do, so a replay checks the label
     feeds itself (labels computed inside the graph make the program uncapturable)."""
-    from ..ops.nn import check_classes
-
     fed = {node: i for i, node in enumerate(program.feed_nodes) if node is not None}
     checks = []
     for node in program.graph.nodes:

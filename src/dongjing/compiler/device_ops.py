@@ -7,8 +7,8 @@ slice of the output instead (one copy kernel per part, recorded like any other).
 
 from __future__ import annotations
 
+from ..core.infer import fmt
 from ..errors import ShapeError
-from ..infer import fmt
 
 
 def concat_by_copies(xp):

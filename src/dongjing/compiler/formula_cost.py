@@ -18,14 +18,22 @@ they are measured. `POLICY` holds that setting for tests.
 
 from __future__ import annotations
 
+import hashlib
+import importlib.metadata
 import json
 import os
+import platform
 import threading
 import time
 
 import numpy as np
 
-from . import kernels
+try:  # NumPy's runtime CPU dispatch (a private module: absent, the key is less specific)
+    from numpy._core._multiarray_umath import __cpu_features__ as _CPU_FEATURES
+except ImportError:
+    _CPU_FEATURES = {}
+
+from ..cpu_kernels import kernels
 
 POLICY = os.environ.get("DONGJING_KERNEL_FORMULAS", "auto")
 BLOCK = 1 << 18  # elements measured: 1 MiB of float32, the size fused groups start at
@@ -52,18 +60,9 @@ def pays(op, dtype) -> bool:
 
 def _machine_key(op, dtype) -> str:
     """What the answer depends on: the op's formulation, the dtype, NumPy, numba and the CPU."""
-    import hashlib
-    import platform
-
-    try:  # NumPy's runtime CPU dispatch (a private module: absent, the key is less specific)
-        from numpy._core._multiarray_umath import __cpu_features__ as found
-    except ImportError:
-        found = {}
-    features = sorted(k for k, on in found.items() if on)
+    features = sorted(k for k, on in _CPU_FEATURES.items() if on)
     try:
-        from importlib.metadata import version
-
-        numba_version = version("numba")
+        numba_version = importlib.metadata.version("numba")
     except Exception:  # noqa: BLE001 - any failure only means a less specific key
         numba_version = "?"
     text = "|".join([op.name, dtype.name, *op.kernel.lines, np.__version__, numba_version,

@@ -6,6 +6,7 @@ import math
 from dataclasses import dataclass, field
 
 from ..backends import default_backend
+from ..graph.builder import constant_op
 from ..graph.graph import Graph, Node
 
 
@@ -173,8 +174,6 @@ class Rebuilder:
 
 
 def _constant_op():
-    from ..graph.builder import constant_op
-
     return constant_op
 
 

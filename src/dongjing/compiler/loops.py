@@ -13,11 +13,19 @@ sums may live in planned buffers.
 
 from __future__ import annotations
 
+import types
+
+from ..ops import while_grad
+from ..ops.subgraph import SubGraph
 from .ir import is_pure
 from .memory import can_write_into, kernel_output
 from .safety import percent_name
 
 LOOP_OPS = frozenset({"while_loop", "while_record", "while_grad"})
+
+# A loop body is compiled by the whole pipeline, which is built on this module (through codegen):
+# it hands over its `prepare` and `plan` when it loads (see compiler/pipeline.py).
+pipeline = types.SimpleNamespace(prepare=None, plan=None)
 
 
 def loop_call(gen, node, args: list) -> str | None:
@@ -36,8 +44,6 @@ def loop_call(gen, node, args: list) -> str | None:
 
 
 def _level(node) -> int:
-    from ..graph.subgraph import SubGraph
-
     subs = [v for v in node.attrs.values() if isinstance(v, SubGraph)]
     return min((getattr(s, "compile_level", 0) for s in subs), default=0)
 
@@ -55,19 +61,16 @@ class _Body:
 
     def __init__(self, gen, sub, level: int, taken: set, prefix: str, accumulated=(),
                  targets: dict | None = None, reused: bool = False):
-        from .codegen import Generator
-        from .pipeline import plan, prepare
-
-        opt, order, fetches, feeds, stats = prepare(sub, sub.outputs, sub.args, level,
+        opt, order, fetches, feeds, stats = pipeline.prepare(sub, sub.outputs, sub.args, level,
                                                      gen.backend)
         fed = set(feeds)
         invariant = {f for f in feeds[sub.n_explicit:] if f is not None}  # the captures
         for node in order:
             if node not in fed and _invariant(node, invariant):
                 invariant.add(node)
-        memory = plan(order, fetches, level, stats, [fetches[i] for i in accumulated],
+        memory = pipeline.plan(order, fetches, level, stats, [fetches[i] for i in accumulated],
                       invariant)
-        body = Generator(opt, order, fetches, feeds, memory, ns=gen.ns, taken=taken,
+        body = type(gen)(opt, order, fetches, feeds, memory, ns=gen.ns, taken=taken,
                          backend=gen.backend,
                          buf_prefix=prefix)
         body.kernels, body.loop_sources = gen.kernels, gen.loop_sources  # listed with the program
@@ -262,6 +265,4 @@ def _write_grad(gen, node, name: str, level: int) -> str:
 
 
 def _helper(name: str):
-    from ..graph import while_grad
-
     return getattr(while_grad, name)

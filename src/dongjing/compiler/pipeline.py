@@ -7,9 +7,11 @@ from __future__ import annotations
 import os
 import time
 
+from ..cpu_kernels import kernels
 from ..errors import GraphError
 from ..graph.builder import placeholder_op
-from . import kernels
+from ..ops.subgraph import compile_subgraphs
+from . import loops
 from .codegen import Generator
 from .compiled_program import CompiledProgram
 from .ir import PassResult, Rebuilder
@@ -20,6 +22,9 @@ from .passes import (
     fold_constants,
     simplify_algebra,
 )
+from .passes import fuse_elementwise as fusion
+from .passes.batch_time_matmuls import batch_time_matmuls
+from .passes.expand_compounds import expand_compounds
 
 CLEANUP = (fold_constants, simplify_algebra, eliminate_common_subexpressions, eliminate_dead_code)
 MAX_ROUNDS = 10
@@ -157,10 +162,6 @@ def optimize(graph, fetches: list, feeds: list = (), level: int = 2, target: str
             if not changed:
                 break
     if level >= 2:
-        from .passes import fuse_elementwise as fusion
-        from .passes.batch_time_matmuls import batch_time_matmuls
-        from .passes.expand_compounds import expand_compounds
-
         result, batched = _run_pass(stats, idle, batch_time_matmuls, result)
         if batched:  # the per-step products it replaced are dead now
             for fn in passes:
@@ -185,7 +186,6 @@ def prepare(graph, fetch_nodes, feed_nodes, level: int, backend=None):
     opt, fetches, stats = optimize(graph, fetch_nodes, feed_nodes, level,
                                    kernel_target(backend))
     if level >= 1:  # cond / while bodies run compiled too
-        from ..graph.subgraph import compile_subgraphs
 
         compile_subgraphs(opt, level)
     feeds = [opt._by_name.get(n.name) for n in feed_nodes]
@@ -211,9 +211,12 @@ def plan(order: list, fetches: list, level: int, stats: list, read_once=(), unbu
     return memory
 
 
+loops.pipeline.prepare, loops.pipeline.plan = prepare, plan  # loop bodies compile through them
+
+
 def build_program(graph, fetch_nodes, feed_nodes, level: int = 2,
                   backend=None) -> CompiledProgram:
-    """Compile the fetches of `graph` into a Program (see runtime/program.py) at `level`, to
+    """Compile the fetches of `graph` into a Program (see graph/program.py) at `level`, to
     run on `backend`'s arrays (None: NumPy; a device backend such as CuPy: see
     docs/backends.md)."""
     start = time.perf_counter()

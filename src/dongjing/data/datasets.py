@@ -9,14 +9,13 @@ from .dataset import TensorDataset
 
 def _sklearn():
     try:
-        from sklearn.datasets import load_digits
-        from sklearn.model_selection import train_test_split
+        from sklearn import datasets, model_selection
     except ImportError as exc:
         raise ImportError(
             "dj.data.datasets.digits() needs scikit-learn, an optional extra: "
             "pip install 'dongjing[examples]' (or pip install scikit-learn)"
         ) from exc
-    return load_digits, train_test_split
+    return datasets.load_digits, model_selection.train_test_split
 
 
 def digits(test_size: float = 0.2, random_state: int = 0) -> tuple[TensorDataset, TensorDataset]:

@@ -6,6 +6,8 @@ from collections.abc import Iterator
 
 import numpy as np
 
+from ..distributed import get_rank, get_world_size
+
 
 class DistributedSampler:
     """The indices rank `rank` of `num_replicas` reads in one epoch: the (shuffled) order dealt
@@ -19,8 +21,6 @@ class DistributedSampler:
 
     def __init__(self, dataset, num_replicas: int | None = None, rank: int | None = None,
                  shuffle: bool = True, seed: int = 0, drop_last: bool = False):
-        from ..distributed import get_rank, get_world_size
-
         self.num_replicas = get_world_size() if num_replicas is None else int(num_replicas)
         self.rank = get_rank() if rank is None else int(rank)
         if self.num_replicas < 1:

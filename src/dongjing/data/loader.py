@@ -7,8 +7,8 @@ from typing import Any
 
 import numpy as np
 
+from ..devices.random import generator as default_generator
 from ..errors import ArgumentError
-from ..random import generator as default_generator
 from .collate import default_collate, default_convert
 from .dataset import IterableDataset
 from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler

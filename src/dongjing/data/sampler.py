@@ -6,7 +6,7 @@ from collections.abc import Iterable, Iterator, Sequence, Sized
 
 import numpy as np
 
-from ..random import generator as default_generator
+from ..devices.random import generator as default_generator
 
 
 class Sampler:

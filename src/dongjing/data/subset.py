@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..random import generator as default_generator
+from ..devices.random import generator as default_generator
 from .dataset import Dataset
 
 

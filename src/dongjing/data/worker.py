@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from ..random import manual_seed
+from ..devices.random import manual_seed
 from .collate import default_collate
 
 # how often a waiting worker checks that the main process is still alive (seconds)

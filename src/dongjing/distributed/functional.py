@@ -3,9 +3,9 @@ eagerly, in static graphs and in dj.jit traces (data parallelism inside a compil
 
 from __future__ import annotations
 
+from ..core.registry import Spec, define
 from ..dispatch import apply1
 from ..ops.convert import as_tensor
-from ..registry import Spec, define
 from .collectives import REDUCE_OPS, mpi_op, start_all_reduce
 from .world import DistributedError, ensure_init, wait
 

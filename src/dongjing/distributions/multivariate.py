@@ -6,9 +6,9 @@ from __future__ import annotations
 import numpy as np
 
 from .. import linalg, ops
+from ..devices.random import generator
 from ..errors import ArgumentError, ShapeError
 from ..ops.convert import as_tensor
-from ..random import generator
 from ..tensor import Tensor
 from .distribution import LOG_2PI, Distribution
 

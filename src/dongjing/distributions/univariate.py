@@ -7,9 +7,9 @@ import math
 import numpy as np
 
 from .. import ops
+from ..devices.random import generator
 from ..errors import ArgumentError
 from ..ops.convert import as_tensor
-from ..random import generator
 from ..sampling import multinomial
 from ..tensor import Tensor
 from .distribution import LOG_2PI, Distribution, _shape, broadcast_all

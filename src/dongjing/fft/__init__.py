@@ -7,9 +7,9 @@ that says so instead of returning something else."""
 from __future__ import annotations
 
 from .. import ops
-from ..creation import arange
 from ..ops.convert import as_tensor
 from ..tensor import Tensor
+from ..tensor.creation import arange
 
 
 def fftfreq(n: int, d: float = 1.0, *, dtype=None, device=None,

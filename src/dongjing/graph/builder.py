@@ -6,10 +6,14 @@ from __future__ import annotations
 import threading
 
 from .. import dtypes
-from .. import eager_modes as _eager_modes
+from ..core import eager_modes as _eager_modes
+from ..core.registry import Spec, register
+from ..core.user_code import user_source_line
 from ..errors import DongjingError, GraphError
-from ..registry import Spec, register
+from ..tensor import Tensor
+from ..tensor.conversion import to_array
 from . import onnx_rules
+from .variable import Variable
 
 
 class _State(threading.local):
@@ -101,8 +105,6 @@ def to_node(graph, t):
     entry = graph._captured.get(key)  # (tensor, node): holding the tensor keeps its id unique
     node = None if entry is None or entry[0] is not t else entry[1]
     if node is None:
-        from .variable import Variable
-
         if isinstance(t, Variable) or (t.requires_grad and t.grad_fn is None):
             name = getattr(t, "var_name", None) or "variable"
             node = graph.add_node(variable_op, (), {"ref": t}, t._data.shape, t._data.dtype, name)
@@ -129,16 +131,12 @@ def capture_as_variable(graph, t):
 
 def add(op, inputs, attrs):
     """Add `op(inputs)` to the current graph; shape/dtype inference runs now (build time)."""
-    from ..tensor import Tensor
-
     graph = _graph_for(inputs)
     nodes = [to_node(graph, t) for t in inputs]
     specs = [Spec(n.shape, n.dtype) for n in nodes]
     try:
         shape, dtype = op.infer(*specs, **attrs)
     except DongjingError as exc:
-        from .graph import user_source_line
-
         where = user_source_line()
         if where and where not in str(exc):
             exc.args = (f"{exc.args[0]} (building the graph at {where})",) + exc.args[1:]
@@ -182,8 +180,6 @@ def placeholder(*args, shape=None, dtype=None, name: str | None = None):
     Either order works: `dj.placeholder((None, 3), dj.float32)` or, as in TensorFlow,
     `dj.placeholder(dj.float32, (None, 3))` and `dj.placeholder(dj.float32, shape=(None, 3))`.
     """
-    from ..tensor import Tensor
-
     shape, dtype, name = _placeholder_arguments(args, shape, dtype, name)
     if shape is None:
         raise GraphError(
@@ -212,9 +208,6 @@ def placeholder(*args, shape=None, dtype=None, name: str | None = None):
 
 def constant(value, dtype=None, name: str | None = None):
     """A constant: a node inside a graph, an ordinary tensor eagerly."""
-    from ..conversion import to_array
-    from ..tensor import Tensor
-
     array = to_array(value, dtype)
     graph = state.graph
     if graph is None:

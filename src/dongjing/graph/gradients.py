@@ -6,8 +6,10 @@ from __future__ import annotations
 import math
 
 from ..backends import default_backend
+from ..core import late
+from ..core.registry import Kind
 from ..errors import GraphError
-from ..registry import Kind
+from ..tensor import Tensor
 
 
 def _as_list(value) -> tuple[list, bool]:
@@ -18,8 +20,6 @@ def _as_list(value) -> tuple[list, bool]:
 
 def _node_in(graph, t, what: str):
     """The node of `graph` standing for `t`, or None when `t` is not part of it."""
-    from ..tensor import Tensor
-
     if not isinstance(t, Tensor):
         raise GraphError(f"dj.gradients: {what} must be Tensors, got {type(t).__name__}")
     if t._node is not None:
@@ -52,8 +52,6 @@ def _ancestors(nodes) -> set:
 
 
 def _seed(y, g, graph):
-    from ..tensor import Tensor
-
     if g is None:
         shape = y.shape
         if any(d is None for d in shape) or math.prod(shape) != 1:
@@ -74,8 +72,6 @@ def gradients(ys, xs, grad_ys=None) -> list:
     `grad_ys`: the gradients flowing into each y (required for a y of more than one value).
     Returns a list aligned with `xs`; None where an x does not affect the ys (TensorFlow's rule).
     """
-    from ..tensor import Tensor
-
     ys, _ = _as_list(ys)
     xs, _ = _as_list(xs)
     graph = next((y._node.graph for y in ys if isinstance(y, Tensor) and y._node is not None),
@@ -123,8 +119,6 @@ def _total(parts):
 
 def _propagate(node, grads: dict, relevant: set) -> None:
     """Push the summed gradient of `node` to its inputs through its vjp."""
-    from ..tensor import Tensor
-
     op = node.op
     if op.kind == "source" or not op.differentiable or node not in grads:
         return
@@ -168,9 +162,6 @@ def _fit_shape(g, inp):
     Where the input has an unknown dim, whether broadcasting stretched it is known only when
     the graph runs, so the reduction is an op that decides then.
     """
-    from ..ops.broadcast import sum_to_like, sum_to_shape  # deferred: ops sit above graphs
-    from ..tensor import Tensor
-
-    if None in tuple(inp.shape):
-        return sum_to_like(g, Tensor._symbolic(inp))
-    return sum_to_shape(g, tuple(inp.shape))
+    if None in tuple(inp.shape):  # ops sit above graphs: their functions are late slots
+        return late.sum_to_like(g, Tensor._symbolic(inp))
+    return late.sum_to_shape(g, tuple(inp.shape))

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import itertools
-import os
-import sys
 from collections import Counter
 
 from .. import dtypes
+from ..core.user_code import user_source_line
 from ..errors import GraphError
-
-_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from .builder import pop, push
+from .printing import format_graph
+from .verify import verify
 
 
 class Node:
@@ -84,14 +84,10 @@ class Graph:
         return _DefaultGraph(self)
 
     def __enter__(self) -> Graph:
-        from .builder import push
-
         push(self)
         return self
 
     def __exit__(self, *exc) -> bool:
-        from .builder import pop
-
         pop(self)
         return False
 
@@ -120,13 +116,9 @@ class Graph:
 
     def verify(self) -> None:
         """Check the invariants (SSA order, names, inferred types); raise GraphError if broken."""
-        from .verify import verify
-
         verify(self)
 
     def __str__(self) -> str:
-        from .printing import format_graph
-
         return format_graph(self)
 
     def __repr__(self) -> str:
@@ -138,23 +130,9 @@ class _DefaultGraph:
         self.graph = graph
 
     def __enter__(self) -> Graph:
-        from .builder import push
-
         push(self.graph)
         return self.graph
 
     def __exit__(self, *exc) -> bool:
-        from .builder import pop
-
         pop(self.graph)
         return False
-
-
-def user_source_line() -> str | None:
-    """`file:line` of the first caller frame outside the dongjing package."""
-    frame = sys._getframe(1)
-    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
-        frame = frame.f_back
-    if frame is None:
-        return None
-    return f"{os.path.basename(frame.f_code.co_filename)}:{frame.f_lineno}"

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
-from ..conversion import to_array
+from ..devices.device import device as as_device
+from ..devices.device import move_array
+from ..errors import GraphError
 from ..tensor import Tensor
+from ..tensor.conversion import to_array
 
 
 class Variable(Tensor):
@@ -20,16 +23,12 @@ class Variable(Tensor):
     def __init__(self, initial_value, name: str | None = None, trainable: bool = True,
                  dtype=None, device=None):
         if isinstance(initial_value, Tensor) and initial_value._node is not None:
-            from ..errors import GraphError
-
             raise GraphError(
                 "dj.Variable needs a concrete initial value, not the symbolic tensor "
                 f"{initial_value.name!r}"
             )
         array = to_array(initial_value, dtype)
         if device is not None:  # a GPU Variable: graphs reading it run on that GPU
-            from ..device import device as as_device
-            from ..transfer import move_array
 
             array = move_array(array, as_device(device))
         super().__init__(array)

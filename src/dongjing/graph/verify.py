@@ -3,8 +3,8 @@ inference agrees with), so a pass that breaks a graph is caught where it happens
 
 from __future__ import annotations
 
+from ..core.registry import Spec
 from ..errors import DongjingError, GraphError
-from ..registry import Spec
 
 
 def verify(graph) -> None:

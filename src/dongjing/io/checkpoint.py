@@ -13,6 +13,8 @@ import zipfile
 
 import numpy as np
 
+from ..backends import backend_of
+from ..devices.device import device, placement
 from ..errors import ArgumentError, CheckpointError
 from ..tensor import Tensor
 from . import safetensors_format as fmt
@@ -76,8 +78,6 @@ def _host(t: Tensor) -> np.ndarray:
     data = t._value("dj.save")
     if type(data) is np.ndarray:
         return data
-    from ..backends import backend_of
-
     return np.asarray(backend_of(data).to_numpy(data))
 
 
@@ -175,8 +175,6 @@ def load(path, map_location=None, *, weights_only: bool | None = None) -> object
 
 
 def _where(map_location):
-    from ..device import device, placement
-
     if map_location is None:
         return None
     if not isinstance(map_location, (str, device)):

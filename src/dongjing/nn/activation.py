@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from ..core.validation import check_number
 from ..errors import ArgumentError
 from ..tensor import Tensor
-from ..validation import check_number
 from . import functional as F
 from .module import Module
 

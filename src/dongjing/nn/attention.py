@@ -8,6 +8,7 @@ import copy
 import numpy as np
 
 from .. import ops
+from ..devices.device import check_device
 from ..ops.convert import as_tensor
 from ..tensor import Tensor
 from . import functional as F
@@ -29,7 +30,6 @@ class MultiheadAttention(Module):
                  add_bias_kv: bool = False, add_zero_attn: bool = False, kdim=None, vdim=None,
                  batch_first: bool = False, device=None, dtype=None):
         super().__init__()
-        from ..device import check_device
 
         check_device(device, "nn.MultiheadAttention")
         if add_bias_kv or add_zero_attn:

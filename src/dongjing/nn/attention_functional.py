@@ -10,8 +10,9 @@ import numpy as np
 from .. import ops
 from ..errors import DTypeError, ShapeError
 from ..ops.convert import as_tensor
+from ..ops.nn import dropout_mask
 from ..tensor import Tensor
-from ..transfer import constant_like
+from ..tensor.transfer import constant_like
 
 
 def _masked(scores: Tensor, mask) -> Tensor:
@@ -45,7 +46,7 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
                          else attn_mask)
     weights = ops.softmax(scores, -1)
     if dropout_p:
-        weights = _functional().dropout(weights, dropout_p, True)
+        weights = _dropout(weights, dropout_p, True)
     return ops.matmul(weights, value)
 
 
@@ -69,7 +70,7 @@ def multi_head_attention_forward(query, key, value, num_heads: int, in_proj_weig
                          f"{query.shape} and key {key.shape}")
     biases = [None] * 3 if in_proj_bias is None else \
         [in_proj_bias[i * embed:(i + 1) * embed] for i in range(3)]
-    q, k, v = (_functional().linear(t, in_proj_weight[i * embed:(i + 1) * embed], biases[i])
+    q, k, v = (_linear(t, in_proj_weight[i * embed:(i + 1) * embed], biases[i])
                for i, t in enumerate((query, key, value)))
 
     def heads(t, n):  # (N, n, E) -> (N, heads, n, head_dim)
@@ -88,15 +89,25 @@ def multi_head_attention_forward(query, key, value, num_heads: int, in_proj_weig
         kpm = as_tensor(key_padding_mask)
         scores = _masked(scores, ops.reshape(kpm, (-1, 1, 1, source)))
     weights = ops.softmax(scores, -1)
-    dropped = _functional().dropout(weights, dropout_p, training) if dropout_p else weights
+    dropped = _dropout(weights, dropout_p, training) if dropout_p else weights
     out = ops.reshape(ops.permute(ops.matmul(dropped, v), (0, 2, 1, 3)), (-1, length, embed))
-    out = _functional().linear(out, out_proj_weight, out_proj_bias)
+    out = _linear(out, out_proj_weight, out_proj_bias)
     if not need_weights:
         return out, None
     return out, (ops.mean(weights, 1) if average_attn_weights else weights)
 
 
-def _functional():
-    from . import functional  # deferred: nn.functional re-exports this module's functions
+# nn.functional re-exports this module's functions, so the two it needs are written here
+def _dropout(x: Tensor, p: float, training: bool) -> Tensor:
+    """`nn.functional.dropout` of the attention weights: zero with probability `p`, rescale."""
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"dropout: p must be in [0, 1], got {p}")
+    if not training or p == 0.0:
+        return x
+    return x * 0.0 if p == 1.0 else x * dropout_mask(x, p)
 
-    return functional
+
+def _linear(x: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:
+    """`nn.functional.linear`: x @ weight.T + bias."""
+    out = ops.matmul(x, weight.T)
+    return out if bias is None else out + bias

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..core.validation import check_int
+from ..devices.device import check_device
 from ..errors import ArgumentError
 from ..tensor import Tensor
-from ..validation import check_int
 from . import functional as F
 from . import init
 from .factory import place_new
@@ -93,7 +94,6 @@ class Conv1d(Module):
                  padding: int = 0, dilation: int = 1, groups: int = 1, bias: bool = True,
                  padding_mode: str = "zeros", device=None, dtype=None):
         super().__init__()
-        from ..device import check_device
 
         check_device(device, "nn.Conv1d")
         if dilation != 1 or groups != 1 or padding_mode != "zeros":

@@ -12,11 +12,11 @@ import math
 import numpy as np
 
 from .. import ops
+from ..core.validation import check_int
 from ..errors import ShapeError
 from ..ops import fold2d, unfold2d
 from ..ops.convert import as_tensor
 from ..tensor import Tensor
-from ..validation import check_int
 from . import init
 from .factory import place_new
 from .module import Module

@@ -7,11 +7,11 @@ from __future__ import annotations
 import numpy as np
 
 from .. import ops
+from ..core.validation import check_int
 from ..errors import GraphError, ShapeError
 from ..ops.convert import as_tensor
 from ..tensor import Tensor
-from ..transfer import constant_like
-from ..validation import check_int
+from ..tensor.transfer import constant_like
 from . import init
 from .factory import place_new
 from .module import Module

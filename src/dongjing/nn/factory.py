@@ -3,7 +3,7 @@ layer's parameters and buffers made on that device, the floating ones in that dt
 
 from __future__ import annotations
 
-from ..device import check_device
+from ..devices.device import check_device
 from .module import Module
 
 

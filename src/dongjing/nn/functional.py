@@ -7,6 +7,7 @@ live in `losses.py` and are re-exported here.
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 
@@ -17,8 +18,8 @@ from ..ops.convert import as_tensor
 from ..ops.nn import dropout_mask, window_arguments
 from ..ops.scatter import index_in_range
 from ..tensor import Tensor
-from ..tensor_inplace import run_inplace
-from ..transfer import constant_like
+from ..tensor.inplace import run_inplace
+from ..tensor.transfer import constant_like
 from .losses import (
     binary_cross_entropy,
     binary_cross_entropy_with_logits,
@@ -262,8 +263,6 @@ def dropout2d(x: Tensor, p: float = 0.5, training: bool = True, inplace: bool = 
     if x.ndim not in (2, 3, 4):
         raise ShapeError(f"dropout2d: expects a 2-d to 4-d input, got shape {x.shape}")
     if x.ndim < 4:
-        import warnings
-
         warnings.warn(f"dropout2d: a {x.ndim}-d input is treated as PyTorch 2.x does: "
                       + ("channel-wise over (N, C, L)" if x.ndim == 3 else "element-wise"),
                       UserWarning, stacklevel=2)

@@ -6,10 +6,10 @@ from __future__ import annotations
 import numpy as np
 
 from .. import ops
+from ..core.validation import check_int
 from ..errors import ShapeError
 from ..ops.convert import as_tensor
 from ..tensor import Tensor
-from ..validation import check_int
 from .factory import place_new
 from .module import Module
 from .parameter import Parameter

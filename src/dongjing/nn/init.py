@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from ..backends import write_into
-from ..random import generator
+from ..devices.random import generator
 from ..tensor import Tensor
 
 

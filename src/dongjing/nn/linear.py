@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 
 from .. import ops
+from ..core.validation import check_int
 from ..errors import ArgumentError, ShapeError
 from ..tensor import Tensor
-from ..transfer import constant_like
-from ..validation import check_int
+from ..tensor.transfer import constant_like
 from . import functional as F
 from . import init
 from .factory import place_new

@@ -14,14 +14,15 @@ import weakref
 
 import numpy as np
 
+from .. import ops
 from ..autograd.anomaly import state as anomaly_state
 from ..autograd.function import BackwardNode, accumulator_of
 from ..autograd.grad_mode import state as grad_state
 from ..autograd.provenance import caller
+from ..core import profiler_hooks as _profiler
 from ..graph.builder import state as graph_state
 from ..ops.activation import _log_softmax_out
 from ..ops.reduce import _sum_forward
-from ..profiler import hooks as _profiler
 from ..tensor import Tensor, grad_scope
 
 _ndarray = np.ndarray
@@ -143,8 +144,6 @@ def _backward(grad: Tensor, logits: Tensor, attrs: dict) -> Tensor:
 
 
 def _differentiable(grad: Tensor, logits: Tensor, y, reduction: str) -> Tensor:
-    from .. import ops
-
     probs = ops.exp(ops.log_softmax(logits, 1))
     q = ops.one_hot(Tensor._make(y), logits.shape[1], logits.dtype)
     if reduction == "mean":

@@ -9,10 +9,12 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from ..devices.device import device as _device
 from ..errors import StateDictError
 from ..graph import builder as _builder
 from ..graph.variable import Variable
 from ..tensor import Tensor
+from ..tensor.transfer import copy_into, move_in_place, parse_target, zeros_like_array
 from .parameter import Parameter
 
 
@@ -222,14 +224,10 @@ class Module:
         """`to(dtype)`, `to(device)`, `to(device, dtype)`: move the parameters and buffers (and
         their gradients) to `device` and cast the floating-point ones to `dtype`, keeping the
         objects, as PyTorch does."""
-        from ..device import parse_target
-
         dev, dtype = parse_target("Module.to", args, kwargs)
         if dtype is not None and dtype.kind != "f":
             raise TypeError(f"Module.to only accepts floating point dtypes, got {dtype}")
         if dev is not None:
-            from ..transfer import move_in_place
-
             for value in list(self.parameters()) + list(self.buffers()):
                 move_in_place(value, dev)
         if dtype is None:
@@ -248,8 +246,6 @@ class Module:
     def cuda(self, device=None) -> Module:
         """Move the parameters and buffers to a CUDA device (`device`: an index or "cuda:i";
         the current one when None). DeviceError when dongjing has no CUDA backend here."""
-        from ..device import device as _device
-
         if device is None or isinstance(device, int):
             device = _device("cuda", device)
         return self.to(device)
@@ -283,8 +279,6 @@ class Module:
             if set_to_none:  # no read first: a dj.jit trace would record it as an input
                 p.grad = None
             elif p.grad is not None:
-                from ..transfer import zeros_like_array
-
                 p.grad = Tensor._make(zeros_like_array(p._data))
 
     # --- state dicts --------------------------------------------------------------------------
@@ -345,7 +339,6 @@ class Module:
                 f"Error(s) in loading state_dict for {type(self).__name__}:\n  "
                 + "\n  ".join(problems)
             )
-        from ..transfer import copy_into
 
         for key, array in values.items():  # onto each target's device, as in PyTorch
             copy_into(targets[key], array)

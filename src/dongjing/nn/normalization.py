@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 
 from .. import ops
+from ..core.validation import check_int, check_size
 from ..errors import ShapeError
 from ..tensor import Tensor
-from ..validation import check_int, check_size
 from . import functional as F
 from .factory import place_new
 from .module import Module

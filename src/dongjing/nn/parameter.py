@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..graph.variable import Variable
+from ..tensor import Tensor
 
 
 class Parameter(Variable):
@@ -23,8 +24,6 @@ class Parameter(Variable):
         super().__init__(data, trainable=requires_grad)
 
     def __repr__(self) -> str:
-        from ..tensor import Tensor
-
         return "Parameter containing:\n" + Tensor.__repr__(self)
 
 

@@ -11,7 +11,7 @@ from .. import ops
 from ..errors import ShapeError
 from ..ops.convert import as_tensor
 from ..tensor import Tensor
-from ..transfer import constant_like
+from ..tensor.transfer import constant_like
 
 _PAD_MODES = ("constant", "reflect", "replicate", "circular")
 

@@ -10,10 +10,11 @@ import math
 import numpy as np
 
 from .. import ops
+from ..devices.device import check_device
 from ..errors import ShapeError
 from ..ops.convert import as_tensor
 from ..tensor import Tensor
-from ..transfer import constant_like
+from ..tensor.transfer import constant_like
 from . import functional as F
 from . import init
 from .module import Module
@@ -78,7 +79,6 @@ class RNNBase(Module):
                              f"{hidden_size} and {num_layers}")
         if not 0.0 <= dropout <= 1.0:
             raise ValueError(f"nn.{name}: dropout must be in [0, 1], got {dropout}")
-        from ..device import check_device
 
         check_device(device, f"nn.{name}")
         self.mode = mode
@@ -289,7 +289,6 @@ class RNNCellBase(Module):
         super().__init__()
         if mode is not None:
             self.mode = mode
-        from ..device import check_device
 
         check_device(device, f"nn.{type(self).__name__}")
         self.input_size, self.hidden_size, self.bias = int(input_size), int(hidden_size), bias

@@ -5,8 +5,11 @@ from __future__ import annotations
 
 import weakref
 
+import dongjing
+
 from ..backends import write_into
 from ..errors import GraphError
+from ..graph.builder import get_default_graph
 from ..graph.variable import Variable
 from ..tensor import Tensor
 
@@ -19,7 +22,6 @@ def update_buffer(buffer: Variable, value: Tensor) -> None:
         write_into(buffer._data, value._data)
         buffer._version[0] += 1
         return
-    import dongjing
 
     assign = getattr(dongjing, "assign", None)
     if assign is None:
@@ -35,8 +37,6 @@ def update_ops(graph=None) -> list:
     (`sess.run(dj.nn.update_ops(g))`), as TensorFlow's UPDATE_OPS.
     """
     if graph is None:
-        from ..graph.builder import get_default_graph
-
         graph = get_default_graph()
     return list(_PENDING.get(graph, [])) if graph is not None else []
 

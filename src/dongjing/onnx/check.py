@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..autograd import no_grad
+from ..nn.module import Module
+from ..runtime.fetch_structure import flatten
 from ..tensor import Tensor
 from .errors import OnnxExportError
+from .exporter import export
 
 
 def run_onnxruntime(model_proto, feeds: dict) -> list:
@@ -27,11 +31,6 @@ def check_with_onnxruntime(model, example_args, opset: int = 17) -> float:
     >>> dj.onnx.check_with_onnxruntime(dj.nn.Linear(3, 2), dj.ones(4, 3)) < 1e-5
     True
     """
-    from ..autograd import no_grad
-    from ..nn.module import Module
-    from ..runtime.fetch_structure import flatten
-    from .exporter import export
-
     args = tuple(example_args) if isinstance(example_args, (tuple, list)) else (example_args,)
     proto = export(model, args, opset=opset)
     leaves: list = []

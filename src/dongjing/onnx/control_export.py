@@ -5,19 +5,17 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..runtime.interpreter import needed_nodes
 from .emitter import Emitter, value_info
+from .exporter import emit_nodes
 
 
 def _needed(sub) -> list:
-    from ..runtime.interpreter import needed_nodes
-
     return needed_nodes(sub.outputs, set(sub.args))
 
 
 def _bind_and_emit(e: Emitter, sub, explicit: list, captures: list) -> list:
     """Emit `sub`'s nodes into `e` with its args bound to ONNX names; its outputs' names."""
-    from .exporter import emit_nodes
-
     bound = explicit + captures
     for arg, name in zip(sub.args, bound):
         e.values[arg] = name
@@ -88,3 +86,7 @@ def export_while(e: Emitter, node, ins: list) -> list:
     trip = "" if limit is None else e.const(np.asarray(limit, np.int64), name="max_iterations")
     outs = e.node("Loop", [trip, first] + list(init), n_out=n, body=graph)
     return outs if n > 1 else [outs]
+
+
+Emitter.cond = export_cond  # `dj.cond` exported as an If whose branches are sub-graphs
+Emitter.loop = export_while  # `dj.while_loop` exported as a Loop whose body is a sub-graph

@@ -10,6 +10,7 @@ import numpy as np
 
 from ..backends import backend_of, is_array
 from .errors import OnnxExportError, require_onnx
+from .patterns import prune
 
 MIN_OPSET = 13
 MAX_OPSET = 21
@@ -17,14 +18,14 @@ MAX_OPSET = 21
 
 def elem_type(dtype) -> int:
     """The ONNX TensorProto element type of a NumPy dtype."""
-    from onnx import helper
+    helper = require_onnx().helper
 
     return helper.np_dtype_to_tensor_dtype(np.dtype(dtype))
 
 
 def value_info(name: str, dtype, shape, dim_names: dict | None = None):
     """A typed ValueInfo; `None` dims become a named symbol (from `dim_names`) or stay unnamed."""
-    from onnx import helper
+    helper = require_onnx().helper
 
     dims = []
     for i, d in enumerate(shape):
@@ -125,23 +126,9 @@ class Emitter:
         package): ``raise e.error("...")``."""
         return OnnxExportError(message)
 
-    def cond(self, node, ins: list) -> list:
-        """`dj.cond` exported as an If whose branches are sub-graphs of this one."""
-        from .control_export import export_cond
-
-        return export_cond(self, node, ins)
-
-    def loop(self, node, ins: list) -> list:
-        """`dj.while_loop` exported as a Loop whose body is a sub-graph of this one."""
-        from .control_export import export_while
-
-        return export_while(self, node, ins)
-
     def graph(self, name: str, outputs: list):
         """The GraphProto of everything emitted that the outputs use (inputs and initializers
         included)."""
-        from .patterns import prune
-
         nodes = prune(self.nodes, [o.name for o in outputs])
         return self.onnx.helper.make_graph(nodes, name, self.inputs, outputs,
                                            initializer=self.initializers)

@@ -6,7 +6,16 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import dtypes
 from ..errors import DongjingError
+from ..graph.builder import placeholder, to_node
+from ..graph.graph import Graph
+from ..nn.module import Module
+from ..runtime.autograph import entry
+from ..runtime.fetch_structure import flatten
+from ..runtime.interpreter import needed_nodes
+from ..runtime.signature import map_tensors
+from ..runtime.tracing import _parameter_names, _placeholder_name
 from ..tensor import Tensor
 from .emitter import MIN_OPSET, Emitter, value_info
 from .errors import OnnxExportError, require_onnx
@@ -45,8 +54,6 @@ def emit_node(e: Emitter, node):
 
 
 def _direct(e: Emitter, node, rule: Onnx, ins: list):
-    from .. import dtypes
-
     if rule.cast is not None:
         specs = [i.dtype for i in node.inputs]
         if rule.cast == "out":
@@ -97,8 +104,6 @@ def _dim_names(name: str, shape, axes) -> dict:
 def build_model(graph, fetch_nodes: list, opset: int = 17, output_names=None,
                 dynamic_axes: dict | None = None):
     """The checked ModelProto computing `fetch_nodes` of `graph` from its placeholders."""
-    from ..runtime.interpreter import needed_nodes
-
     onnx = require_onnx()
     opset = check_opset(opset)
     dynamic_axes = dynamic_axes or {}
@@ -179,8 +184,6 @@ def export_graph(graph, fetches, path=None, opset: int = 17, output_names=None,
 # --- tracing -----------------------------------------------------------------------------
 def _converted(call, module):
     """`call` with its Python `if` / `while` / `for` on tensors converted, as `dj.jit` does."""
-    from ..runtime.autograph import entry
-
     return entry(call, module)[0]
 
 
@@ -188,13 +191,6 @@ def trace(model_or_fn, example_args, input_names=None, dynamic_axes: dict | None
     """Trace `model_or_fn(*example_args)` into a Graph (modules in eval mode); returns
     (graph, output nodes). Tensor arguments become placeholders named after the function's
     parameters (or `input_names`), with `None` at their `dynamic_axes`."""
-    from ..graph.builder import placeholder, to_node
-    from ..graph.graph import Graph
-    from ..nn.module import Module
-    from ..runtime.fetch_structure import flatten
-    from ..runtime.signature import map_tensors
-    from ..runtime.tracing import _parameter_names, _placeholder_name
-
     fn = model_or_fn
     if isinstance(getattr(fn, "module", None), Module):  # dj.jit(module): export the module
         fn = fn.module

@@ -9,10 +9,11 @@ from .. import ops
 from ..ops.control import cond, while_loop
 from ..tensor import Tensor
 from .errors import OnnxImportError
+from .import_ops import HAND_WRITTEN
+from .importer import Context, run_graph
 
 
 def _child(ctx):
-    from .importer import Context
 
     child = Context(ctx.opset, ctx.subgraph_constants, ctx.base_dir)
     child.static_names = set(ctx.static_names)
@@ -22,8 +23,6 @@ def _child(ctx):
 
 def import_if(ctx, ins: list, attrs: dict) -> list:
     """`dj.cond` over the two branch graphs."""
-    from .importer import run_graph
-
     env = ctx.env
 
     def branch(graph):
@@ -37,8 +36,6 @@ def import_if(ctx, ins: list, attrs: dict) -> list:
 
 def import_loop(ctx, ins: list, attrs: dict) -> list:
     """`dj.while_loop` over (iteration, condition, loop-carried values...)."""
-    from .importer import run_graph
-
     body, env = attrs["body"], ctx.env
     trip, keep_going, init = ins[0], ins[1] if len(ins) > 1 else None, ins[2:]
     n = len(init)
@@ -64,3 +61,6 @@ def import_loop(ctx, ins: list, attrs: dict) -> list:
     start = Tensor._make(np.array(0, np.int64))
     final = while_loop(test, step, [start, first] + list(init), maximum_iterations=limit)
     return list(final[2:])
+
+
+HAND_WRITTEN.update({"If": import_if, "Loop": import_loop})  # If and Loop need the importer

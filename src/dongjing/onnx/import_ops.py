@@ -12,7 +12,12 @@ from .. import ops
 from ..nn import functional as F
 from ..tensor import Tensor
 from . import fold_budget
-from .errors import OnnxImportError
+from .errors import OnnxImportError, require_onnx
+from .import_rnn import recurrent
+from .import_source import tensor_array
+
+UNKNOWN_DIM = -(2 ** 62)  # markers at or below: dim d of an unknown-shaped tensor (see
+# importer.Context.mark)
 
 
 def _axis(axis: int, ndim: int) -> int:
@@ -177,7 +182,7 @@ def _leaky_relu(ctx, ins, attrs):
 
 
 def _cast(ctx, ins, attrs):
-    from onnx import helper
+    helper = require_onnx(OnnxImportError).helper
 
     return ops.cast(ins[0], helper.tensor_dtype_to_np_dtype(attrs["to"]))
 
@@ -208,8 +213,6 @@ def _reduce(fn, since: int):
 
 # --- shapes --------------------------------------------------------------------------------
 def _reshape(ctx, ins, attrs):
-    from .importer import UNKNOWN_DIM
-
     x = ins[0]
     shape = [int(d) for d in np.asarray(ctx.static(ins[1], "shape", True)).reshape(-1)]
     copies = []  # target positions holding a dim of x unknown until run time
@@ -305,8 +308,6 @@ def _zeros_of_shape(ctx, shape: list, dtype) -> Tensor:
     """Zeros of a shape value whose entries are sizes or markers of dims unknown until run
     time: a constant with 1 at each marker, plus, per marker, zeros along the dim it stands
     for (taken from its tensor), broadcast into place."""
-    from .importer import UNKNOWN_DIM
-
     base_shape = [1 if d <= UNKNOWN_DIM else d for d in shape]
     base = _filled(base_shape, np.zeros((), dtype), "shape")
     for position, d in enumerate(shape):
@@ -365,9 +366,6 @@ def _pad(ctx, ins, attrs):
 
 
 def _constant_of_shape(ctx, ins, attrs):
-    from .import_source import tensor_array
-    from .importer import UNKNOWN_DIM
-
     shape = [int(d) for d in np.asarray(ctx.static(ins[0], "shape", True)).reshape(-1)]
     value = attrs.get("value")
     fill = (tensor_array(value, ctx.base_dir, "value").reshape(-1) if value is not None
@@ -389,8 +387,6 @@ def _shape(ctx, ins, attrs):
 
 
 def _constant(ctx, ins, attrs):
-    from .import_source import tensor_array
-
     if "value" in attrs:
         return Tensor._make(tensor_array(attrs["value"], ctx.base_dir, "value"))
     for key, dtype in (("value_float", np.float32), ("value_floats", np.float32),
@@ -406,18 +402,7 @@ def _dropout(ctx, ins, attrs):
 
 def _rnn(kind):
     def rule(ctx, ins, attrs):
-        from .import_rnn import recurrent
-
         return recurrent(kind, ctx, ins, attrs)
-
-    return rule
-
-
-def _control(kind):
-    def rule(ctx, ins, attrs):
-        from .import_control import import_if, import_loop
-
-        return (import_if if kind == "If" else import_loop)(ctx, ins, attrs)
 
     return rule
 
@@ -464,6 +449,4 @@ HAND_WRITTEN: dict = {
     "RNN": _rnn("RNN"),
     "LSTM": _rnn("LSTM"),
     "GRU": _rnn("GRU"),
-    "If": _control("If"),
-    "Loop": _control("Loop"),
 }

@@ -20,7 +20,7 @@ def read_model(model, external_data_dir=None):
     """(ModelProto, folder its external data may be read from or None) of a path, bytes or a
     ModelProto. External data is never loaded here: `tensor_array` reads it, checked."""
     onnx = require_onnx(OnnxImportError)
-    from google.protobuf.message import DecodeError
+    from google.protobuf.message import DecodeError  # protobuf: installed with onnx
 
     folder = None if external_data_dir is None else os.fspath(external_data_dir)
     if isinstance(model, onnx.ModelProto):
@@ -47,7 +47,7 @@ def read_model(model, external_data_dir=None):
 
 
 def _element_dtype(tensor, what: str) -> np.dtype:
-    from onnx import helper
+    helper = require_onnx(OnnxImportError).helper
 
     try:
         return np.dtype(helper.tensor_dtype_to_np_dtype(tensor.data_type))
@@ -62,7 +62,7 @@ _ONE_PER_ELEMENT = {"float_data", "int32_data", "int64_data", "double_data", "ui
 
 def _check_size(tensor, dtype: np.dtype, what: str) -> int:
     """The element count the dims declare, checked against the data the tensor holds."""
-    from onnx import helper
+    helper = require_onnx(OnnxImportError).helper
 
     dims = list(tensor.dims)
     if any(d < 0 for d in dims):
@@ -144,7 +144,7 @@ def _external_bytes(tensor, folder: str | None, want: int, what: str) -> bytes:
 def tensor_array(tensor, folder: str | None, what: str = "initializer") -> np.ndarray:
     """The NumPy value of a TensorProto, after checking its dims against its data; external
     data only from `folder` (see the module docstring)."""
-    from onnx import numpy_helper
+    numpy_helper = require_onnx(OnnxImportError).numpy_helper
 
     dtype = _element_dtype(tensor, what)
     count = _check_size(tensor, dtype, what)

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import functools
 
+from ..core.registry import OPS, Onnx, Op
 from ..dispatch import apply
-from ..registry import OPS, Onnx, Op
 from .errors import OnnxImportError
 from .import_math import MATH_IMPORTS
 from .import_nn import NN_IMPORTS

@@ -8,19 +8,21 @@ import re
 
 import numpy as np
 
+from ..graph.builder import placeholder
 from ..graph.graph import Graph
 from ..nn.module import Module
 from ..nn.parameter import Parameter, buffer
+from ..ops.convert import as_tensor
 from ..tensor import Tensor
-from .errors import OnnxImportError
+from .errors import OnnxImportError, require_onnx
 from .fold_budget import too_big_to_fold
-from .graph_order import ordered_nodes
+from .graph_order import ordered_nodes, subgraphs
+from .import_ops import UNKNOWN_DIM
 from .import_source import read_model, tensor_array
 from .import_table import imports
 from .op_exports import NOT_TRAINABLE
 
 _STATIC_RESULTS = {"Shape", "Constant", "ConstantOfShape"}  # eager results known at build time
-UNKNOWN_DIM = -(2 ** 62)  # markers at or below: dim d of an unknown-shaped tensor (see mark)
 # ops that only move the entries of a shape value around: the unknown-dim marker survives them
 _SHAPE_MOVES = {"Gather", "Unsqueeze", "Squeeze", "Concat", "Slice", "Cast", "Identity"}
 _READS_UNKNOWN = {"Reshape", "Expand", "ConstantOfShape"}  # rules that understand the marker
@@ -29,7 +31,7 @@ _BUFFER_INPUTS = {"BatchNormalization": (3, 4)}  # running mean / var: state, no
 
 
 def _op_types(graph, found: set) -> set:
-    from onnx import helper
+    helper = require_onnx(OnnxImportError).helper
 
     for node in graph.node:
         found.add(node.op_type)
@@ -121,7 +123,7 @@ def _check_unknown(node, ins) -> None:
 
 def run_graph(ctx: Context, graph, env: dict) -> list:
     """Run the nodes of an ONNX GraphProto on `env` (name -> Tensor); the outputs' tensors."""
-    from onnx import helper
+    helper = require_onnx(OnnxImportError).helper
 
     table = imports()
     for name, array in ctx.subgraph_constants.get(id(graph), (None, {}))[1].items():
@@ -182,7 +184,8 @@ def _foldable(node, ins, ctx) -> bool:
 
 def _fold(node, ins) -> list:
     """Evaluate a node whose inputs are all static with ONNX's reference implementation."""
-    from onnx.reference import ReferenceEvaluator
+    onnx = require_onnx(OnnxImportError, reference=True)
+    ReferenceEvaluator = onnx.reference.ReferenceEvaluator
 
     feeds = {name: np.asarray(t._data) for name, t in zip(node.input, ins) if name}
     return ReferenceEvaluator(node).run(None, feeds)
@@ -241,7 +244,6 @@ class OnnxModule(Module):
         if len(inputs) != len(self.input_names):
             raise OnnxImportError(f"the model takes {len(self.input_names)} inputs "
                                   f"({', '.join(self.input_names)}), got {len(inputs)}")
-        from ..ops.convert import as_tensor
 
         ctx = Context(self.opset, self._subgraph_constants, self._base_dir)
         env = {name: as_tensor(x) for name, x in zip(self.input_names, inputs)}
@@ -263,8 +265,6 @@ def _subgraph_constants(graph, base_dir) -> dict:
     """id(body) -> (body, {name: array}) of the initializers of every Loop/If body inside
     `graph` (the body itself is kept: protobuf hands out the same object only while it lives,
     so its id stays a valid key)."""
-    from .graph_order import subgraphs
-
     found: dict = {}
     for node in graph.node:
         for sub in subgraphs(node):
@@ -309,10 +309,9 @@ def load(model, external_data_dir=None) -> ImportedGraph:
     >>> dj.Session(g).run(g.outputs["output"], {g.inputs["x"]: np.ones((1, 3))}).shape
     (1, 2)
     """
-    from ..graph.builder import placeholder
 
     module = to_module(model, external_data_dir)
-    from onnx import helper
+    helper = require_onnx(OnnxImportError).helper
 
     graph = ImportedGraph(module.graph_proto.name or "onnx")
     graph.module = module

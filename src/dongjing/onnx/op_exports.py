@@ -12,8 +12,8 @@ the table has one or the other.
 
 from __future__ import annotations
 
+from ..core.registry import Onnx
 from ..graph.onnx_rules import NOT_TRAINABLE
-from ..registry import Onnx
 
 __all__ = ["NOT_TRAINABLE", "Onnx", "rule_for"]
 

@@ -9,6 +9,8 @@ import math
 
 import numpy as np
 
+from .errors import require_onnx
+
 
 def _op(node, name: str) -> bool:
     return node is not None and node.op.name == name
@@ -101,7 +103,7 @@ def recognize(e, node):
 def prune(nodes: list, outputs: list) -> list:
     """`nodes` without those whose results nothing uses (values read inside an If / Loop body
     count as used)."""
-    from onnx import helper
+    helper = require_onnx().helper
 
     needed = set(outputs)
     kept = []
@@ -117,7 +119,7 @@ def prune(nodes: list, outputs: list) -> list:
 
 
 def _names_read(graph) -> set:
-    from onnx import helper
+    helper = require_onnx().helper
 
     names = set()
     for proto in graph.node:

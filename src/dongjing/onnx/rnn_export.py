@@ -17,11 +17,14 @@ import contextlib
 import numpy as np
 
 from .. import ops
+from ..core.registry import define
 from ..dispatch import apply
 from ..errors import ShapeError
+from ..nn.module import Module
+from ..nn.rnn import RNNBase
 from ..ops.convert import as_tensor
-from ..registry import define
 from ..tensor import Tensor
+from .import_rnn import recurrent
 
 _ONNX_KIND = {"RNN_TANH": "RNN", "RNN_RELU": "RNN", "LSTM": "LSTM", "GRU": "GRU"}
 # dongjing's (PyTorch's) gate blocks in ONNX's order: LSTM i,f,g,o -> i,o,f,c; GRU r,z,n -> z,r,h
@@ -74,8 +77,6 @@ def _emit(e, node, ins):
 
 
 def _forward(xp, *arrays, kind, hidden, direction, output, has_bias, has_h0, has_c0):
-    from .import_rnn import recurrent
-
     tensors = [Tensor._make(a) for a in arrays]
     ins = _inputs(tensors, has_bias, has_h0, has_c0)
     ins = [None if isinstance(t, str) else t for t in ins]
@@ -171,9 +172,6 @@ def export_forward(module, input, hx=None):
 def recurrent_nodes(model):
     """While open, the recurrent modules inside `model` (if it is a Module) trace as ONNX
     recurrent nodes (`export_forward`); their own forward is restored on exit."""
-    from ..nn.module import Module
-    from ..nn.rnn import RNNBase
-
     patched = []
     if isinstance(model, Module):
         for m in model.modules():

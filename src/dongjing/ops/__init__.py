@@ -1,11 +1,14 @@
 """The op table and the dj.* functions built on it.
 
 Primitives publish themselves: each op's `public` names map to its binding (see
-`dongjing.registry`). The compositions below (mean = sum / count, softmax = exp(log_softmax),
+`dongjing.core.registry`). The compositions below (mean = sum / count, softmax = exp(log_softmax),
 ...) are functions of primitives and are listed by hand.
 """
 
-from ..registry import (
+import sys
+
+from ..core import late
+from ..core.registry import (
     OPS,
     Cost,
     Kernel,
@@ -19,9 +22,12 @@ from ..registry import (
     define,
     register,
 )
+from ..tensor import Tensor
 from . import (  # issue 12's surface
     activation,
+    broadcast,
     compare,
+    convert,
     einsum,
     elementwise,
     index,
@@ -64,7 +70,7 @@ COMPOSITES += [n for n in torch_compat_math.__all__ + torch_compat_shape.__all__
 globals().update({n: getattr(torch_compat_math, n) for n in torch_compat_math.__all__})
 globals().update({n: getattr(nonzero, n) for n in nonzero.__all__})
 globals().update({n: getattr(torch_compat_shape, n) for n in torch_compat_shape.__all__})
-# (zeros_like & co. are dj.* from dongjing.creation: they take device=)
+# (zeros_like & co. are dj.* from dongjing.tensor.creation: they take device=)
 EXTENSION_API = ["Cost", "Kernel", "Kind", "Onnx", "Op", "Spec", "all_ops", "bind", "binds",
                  "define", "register"]
 __all__ = sorted((set(public_functions()) - {"full_like"}) | set(COMPOSITES) | set(EXTENSION_API)
@@ -73,7 +79,6 @@ __all__ = sorted((set(public_functions()) - {"full_like"}) | set(COMPOSITES) | s
 
 def _attach_composite_methods() -> None:
     """Tensor methods for the compositions above (primitives get theirs from `methods=`)."""
-    from ..tensor import Tensor
 
     for name in ("nonzero", "argwhere", "chunk", "narrow", "repeat", "split", "tile", "unbind",
                  "norm", "std", "index_select", "masked_fill", "sort", "bmm", "outer"):
@@ -82,3 +87,13 @@ def _attach_composite_methods() -> None:
 
 
 _attach_composite_methods()
+
+
+def _provide_late_slots() -> None:
+    """The functions the floors below call up into (see core/late.py)."""
+    late.provide(ops=sys.modules[__name__], as_tensor=convert.as_tensor, cast=globals()["cast"],
+                 sum_to_shape=broadcast.sum_to_shape, sum_to_like=broadcast.sum_to_like,
+                 getitem=index._getitem, slice_assign=index.slice_assign)
+
+
+_provide_late_slots()

@@ -3,15 +3,15 @@ logsumexp and softmax are composed."""
 
 from __future__ import annotations
 
-from .. import infer as inf
+from ..core import infer as inf
+from ..core.registry import Kind, Onnx, Spec, binds, define
 from ..dispatch import apply1
 from ..errors import DTypeError
-from ..registry import Kind, Onnx, Spec, binds, define
 from .convert import as_tensor
-from .elementwise import exp, log, mul, stop_gradient, sub, where
+from .elementwise import exp, log, mul, stop_gradient, sub, where, zeros_like
 from .math import isinf
 from .reduce import amax, sum
-from .shape import reshape, squeeze
+from .shape import concat, reshape, squeeze
 
 
 def _log_softmax_out(xp, x, dim, out):
@@ -90,9 +90,6 @@ def softmax(x, dim: int = -1):
 def _pad_unknown(x, dims):
     """`x` with one -inf appended along each dim of `dims` whose size is unknown (it may be fed
     empty; amax of an empty dim fails, and with the -inf, logsumexp gives -inf, as PyTorch)."""
-    from .elementwise import zeros_like
-    from .shape import concat
-
     for d in dims:
         if x.shape[d] is None:
             x = concat([x, sum(zeros_like(x), d, keepdim=True) + float("-inf")], d)

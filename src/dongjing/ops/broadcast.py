@@ -3,8 +3,14 @@
 from __future__ import annotations
 
 from ..backends import numpy_backend
-from ..eager_modes import plain as _plain
+from ..core.eager_modes import plain as _plain
+from ..core.registry import Kind, define
+from ..dispatch import apply1, apply2
 from ..short_paths import declare as _declare_short_path
+from ..tensor import Tensor
+from . import onnx_rules
+from .reduce import _sum
+from .shape import broadcast_to_like
 
 _numpy = numpy_backend.xp
 _ndarray = numpy_backend.array_types[0]
@@ -55,8 +61,6 @@ def _off_tape(data, stretched: tuple, lead: int):
 
 def _sum_forward():
     global _sum_forward
-    from ..tensor import Tensor  # deferred: the tensor module sits above this one
-    from .reduce import _sum  # deferred: reduce imports this module
 
     found = (_sum.forward, Tensor._make)
     _sum_forward = lambda: found  # noqa: E731  (resolved once)
@@ -65,8 +69,6 @@ def _sum_forward():
 
 def _reduce_sum():
     global _reduce_sum
-    from ..dispatch import apply1
-    from .reduce import _sum  # deferred: reduce imports this module
 
     def reduce_sum(g, dim: tuple, keepdim: bool):
         return apply1(_sum, g, dim=dim, keepdim=keepdim)
@@ -89,9 +91,6 @@ def _sum_to_like_infer(g, like):
 
 
 def _sum_to_like_define():
-    from ..registry import Kind, define
-    from . import onnx_rules
-
     return define(
         "sum_to_like", forward=_sum_to_like_forward, infer=_sum_to_like_infer, kind=Kind.REDUCE,
         grads=(lambda gg, g, like: _broadcast_back(gg, g), None), grad_name="SumToBackward0",
@@ -101,8 +100,6 @@ def _sum_to_like_define():
 
 
 def _broadcast_back(gg, g):
-    from .shape import broadcast_to_like
-
     return broadcast_to_like(gg, g)
 
 
@@ -111,6 +108,4 @@ _sum_to_like = _sum_to_like_define()
 
 def sum_to_like(g, like):
     """`g` reduced to the shape `like` has when the graph runs (an unknown dim decides then)."""
-    from ..dispatch import apply2
-
     return apply2(_sum_to_like, g, like)

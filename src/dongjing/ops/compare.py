@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from .. import dtypes
-from .. import infer as inf
-from ..registry import Cost, Kind, Onnx, define
+from ..core import infer as inf
+from ..core.registry import Cost, Kind, Onnx, define
 from . import onnx_rules
 from .bindings import binary, unary
 

@@ -3,19 +3,26 @@ their outputs. Eagerly `dj.cond` / `dj.while_loop` are plain Python."""
 
 from __future__ import annotations
 
-from .. import infer as inf
+from ..core import infer as inf
+from ..core import late
+from ..core.registry import Spec, register
+from ..dispatch import apply
 from ..errors import DTypeError, GraphError, ShapeError
-from ..registry import Spec, register
+from ..graph import builder
+from ..graph.gradients import gradients
+from ..tensor import Tensor
 from . import onnx_graph_rules
+from .convert import as_tensor
+from .elementwise import zeros_like
+from .subgraph import inline, trace
+from .while_grad import while_vjp
 
 C = "control"
 
 
 # --- the ops ---------------------------------------------------------------------------------
 def _program(sub, arrays=()):
-    from ..runtime.interpreter import subgraph_program
-
-    return subgraph_program(sub, arrays)
+    return late.subgraph_program(sub, arrays)  # the runtime sits above: a late slot
 
 
 def _cond_forward(pred, *captures, true_graph, false_graph, out_specs):
@@ -68,9 +75,6 @@ _tuple_get = register(
 
 # --- building ----------------------------------------------------------------------------------
 def _is_graph_mode(*tensors) -> bool:
-    from ..graph import builder
-    from ..tensor import Tensor
-
     if builder.state.graph is not None:
         return True
     return any(isinstance(t, Tensor) and t._node is not None for t in tensors)
@@ -78,9 +82,6 @@ def _is_graph_mode(*tensors) -> bool:
 
 def _outputs(node, specs, structure):
     """tuple_get tensors of a control node, in the structure the user's function returned."""
-    from ..dispatch import apply
-    from ..tensor import Tensor
-
     outs = [apply(_tuple_get, Tensor._symbolic(node), index=i, shape=s.shape, dtype=s.dtype)
             for i, s in enumerate(specs)]
     if isinstance(structure, (list, tuple)):
@@ -106,9 +107,6 @@ def _merge_specs(where: str, a_nodes, b_nodes) -> list:
 
 
 def _parent_graph(*tensors):
-    from ..graph import builder
-    from ..tensor import Tensor
-
     if builder.state.graph is not None:
         return builder.state.graph
     for t in tensors:
@@ -123,11 +121,6 @@ def cond(pred, true_fn, false_fn):
 
     Both functions take no arguments and return the same structure of tensors.
     """
-    from ..graph import builder
-    from ..graph.subgraph import trace
-    from ..tensor import Tensor
-    from .convert import as_tensor
-
     if not _is_graph_mode(pred):
         return true_fn() if bool(as_tensor(pred)) else false_fn()
     parent = _parent_graph(pred)
@@ -139,7 +132,6 @@ def cond(pred, true_fn, false_fn):
     false_graph, _ = trace(lambda: false_fn(), [], parent, "false_branch")
     specs = _merge_specs("dj.cond", true_graph.outputs, false_graph.outputs)
     captures = true_graph.captures + false_graph.captures
-    from ..dispatch import apply
 
     inputs = [Tensor._symbolic(pred_node)] + [Tensor._symbolic(n) for n in captures]
     node = apply(_cond, *inputs, true_graph=true_graph, false_graph=false_graph,
@@ -154,11 +146,6 @@ def while_loop(cond, body, loop_vars, maximum_iterations: int | None = None):
     In a graph it is one op with two sub-graphs; gradients flow through it (each iteration's
     values are kept for the backward pass). Eagerly it is a Python `while`.
     """
-    from ..dispatch import apply
-    from ..graph.subgraph import trace
-    from ..tensor import Tensor
-    from .convert import as_tensor
-
     single = not isinstance(loop_vars, (list, tuple))
     values = [loop_vars] if single else list(loop_vars)
     if not _is_graph_mode(*values):
@@ -171,7 +158,6 @@ def while_loop(cond, body, loop_vars, maximum_iterations: int | None = None):
             steps += 1
         return values[0] if single else type(loop_vars)(values)
     parent = _parent_graph(*values)
-    from ..graph import builder
 
     init = [builder.to_node(parent, as_tensor(v)) for v in values]
     args = [(n.shape, n.dtype, f"loop_var_{i}") for i, n in enumerate(init)]
@@ -207,16 +193,11 @@ def _check_body(init, outputs) -> None:
 
 # --- gradients -------------------------------------------------------------------------------
 def _zeros_for(t):
-    from .elementwise import zeros_like
-
     return zeros_like(t)
 
 
 def _cond_vjp(g, inputs, out, needs, attrs):
     """The gradient of a cond is a cond of the branches' gradients (each branch recomputed)."""
-    from ..graph.gradients import gradients
-    from ..graph.subgraph import inline
-
     pred, *caps = inputs
     true_graph, false_graph = attrs["true_graph"], attrs["false_graph"]
     n_true = len(true_graph.captures)
@@ -247,21 +228,14 @@ def _cond_vjp(g, inputs, out, needs, attrs):
 
 def _local(t):
     """`t` as a tensor of the graph being built now (capturing it from an outer graph)."""
-    from ..graph import builder
-    from ..tensor import Tensor
-
     return Tensor._symbolic(builder.to_node(builder.state.graph, t))
 
 
 def _while_vjp(g, inputs, out, needs, attrs):
     """Unroll the loop `maximum_iterations` times (one cond per step, so each step's values are
     recorded as nodes) and differentiate that chain."""
-    from ..graph.gradients import gradients
-    from ..graph.subgraph import inline
-
     limit = attrs["maximum_iterations"]
-    if limit is None:  # no bound: per-iteration values on a stack (graph/while_grad.py)
-        from ..graph.while_grad import while_vjp
+    if limit is None:  # no bound: per-iteration values on a stack (ops/while_grad.py)
 
         return while_vjp(g, inputs, out, needs, attrs)
     n = attrs["n_vars"]

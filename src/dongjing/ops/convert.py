@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from .. import dtypes
 from ..backends import backend_of, default_backend
-from ..conversion import to_array
+from ..core.registry import OPS
 from ..tensor import Tensor
+from ..tensor.conversion import to_array
 
 _make = Tensor._make
 
@@ -38,8 +39,7 @@ def pair(a, b) -> tuple[Tensor, Tensor]:
         b = as_tensor(b, a)
     da, db = a.dtype, b.dtype
     if da is not db and da != db:
-        from .elementwise import cast
-
+        cast = OPS["cast"].binding  # declared by ops.elementwise, which is built on this module
         dtype = dtypes.promote(da, db)
         if da != dtype:
             a = cast(a, dtype)

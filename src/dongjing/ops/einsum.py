@@ -8,11 +8,12 @@ one operand (a diagonal).
 from __future__ import annotations
 
 from .. import dtypes
+from ..core.registry import Spec, binds, define
 from ..dispatch import apply
 from ..errors import ShapeError
-from ..registry import Spec, binds, define
 from . import onnx_rules
 from .convert import as_tensor
+from .shape import expand, unsqueeze
 
 
 def parse(equation: str, n: int) -> tuple[tuple, str]:
@@ -66,8 +67,6 @@ def _forward(xp, *arrays, ins, out):
 
 
 def _vjp(g, inputs, out, needs, attrs):
-    from .shape import expand, unsqueeze
-
     ins, sub_out = attrs["ins"], attrs["out"]
     grads = []
     for i, (x, need) in enumerate(zip(inputs, needs)):

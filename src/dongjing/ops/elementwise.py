@@ -8,11 +8,14 @@ names. The engines reduce broadcast gradients; rules never call `sum_to_shape`.
 from __future__ import annotations
 
 from .. import dtypes
-from .. import infer as inf
+from ..autograd.grad_mode import no_grad
 from ..backends import numpy_backend
+from ..core import infer as inf
+from ..core import late
+from ..core.registry import Cost, Kernel, Kind, Onnx, Spec, binds, define
+from ..cpu_kernels import parallel
 from ..dispatch import apply, apply1, apply2
 from ..errors import DTypeError
-from ..registry import Cost, Kernel, Kind, Onnx, Spec, binds, define
 from . import onnx_rules
 from .bindings import binary, float_binary, float_unary, unary
 from .compare import eq, ge, gt, le, logical_and, lt
@@ -198,7 +201,6 @@ def _on_two_threads(fn, *arrays):
 
 def _parallel():
     global _parallel
-    from ..compiler import parallel  # deferred: the compiler sits above the op table
 
     _parallel = lambda: parallel  # noqa: E731  (resolved once)
     return parallel
@@ -312,9 +314,8 @@ def where(condition, input=None, other=None):
     """Elementwise `input if condition else other`; `where(condition)` alone is
     `nonzero(condition, as_tuple=True)`."""
     if input is None and other is None:
-        from .nonzero import nonzero  # composed of where's neighbours (index, scan)
-
-        return nonzero(condition, as_tuple=True)
+        # ops.nonzero is composed of where's neighbours (index, scan), built on this module
+        return late.ops.nonzero(condition, as_tuple=True)
     condition = as_tensor(condition)
     a, b = pair(input, other)
     if condition.dtype.kind != "b":
@@ -382,8 +383,6 @@ def cast(x, dtype):
 
 
 def _no_grad():
-    from ..autograd.grad_mode import no_grad
-
     return no_grad()
 
 

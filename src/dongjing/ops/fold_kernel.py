@@ -9,13 +9,14 @@ there, for C-contiguous float32/float64 columns; `None` sends the caller to NumP
 
 unfold2d and max pooling have no compiled form: written the same way they measured slower
 than NumPy's strided copies and compares on one thread (their loops do not vectorize). What
-pays for those is the second thread (`compiler.parallel.numpy_halves_pay`): they run NumPy's
+pays for those is the second thread (`cpu_kernels.parallel.numpy_halves_pay`): they run NumPy's
 own form on two halves of the batch at once.
 """
 
 from __future__ import annotations
 
 from ..backends import numpy_backend
+from ..cpu_kernels import kernels, parallel
 from ..short_paths import declare as _declare_short_path
 from ..short_paths import state as _short
 
@@ -56,7 +57,6 @@ _kernels: dict = {}
 def _kernel(dtype_name: str):
     if dtype_name in _kernels:
         return _kernels[dtype_name]
-    from ..compiler import kernels
 
     kernel = None
     if kernels.available():
@@ -91,8 +91,6 @@ def fold_planes(xp, cols, size, kernel_size, stride, padding):
 
     def part(lo, hi):  # whole planes lo..hi
         fn(hi - lo, *ints, zero, flat_cols[lo * plane:hi * plane], flat_out[lo * hw:hi * hw])
-
-    from ..compiler import parallel
 
     if parallel.threads() > 1 and flat_cols.size >= parallel.MIN_SIZE and planes > 1:
         parallel.halves(part, planes)

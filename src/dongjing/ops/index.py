@@ -5,33 +5,17 @@ from __future__ import annotations
 
 import numbers
 
-from .. import infer as inf
 from ..autograd.views import mark_view
 from ..backends import is_array
+from ..core import infer as inf
+from ..core.registry import OPS, Spec, define
 from ..dispatch import apply, apply1
 from ..errors import IndexOutOfRangeError
-from ..registry import Spec, define
 from ..tensor import Tensor
+from ..tensor.transfer import constant_like
 from . import onnx_graph_rules
 from .convert import as_tensor
-
-
-class Slot:
-    """Place of the i-th index tensor in a key template."""
-
-    __slots__ = ("i",)
-
-    def __init__(self, i: int):
-        self.i = i
-
-    def __repr__(self) -> str:
-        return f"%{self.i}"
-
-    def __eq__(self, other):
-        return isinstance(other, Slot) and other.i == self.i
-
-    def __hash__(self):
-        return hash(("slot", self.i))
+from .key_slot import Slot
 
 
 def parse_key(key) -> tuple[tuple, list]:
@@ -202,8 +186,6 @@ def getitem(x, key):
         return out
     template, tensors = parse_key(key)
     if tensors and x._node is None:
-        from ..transfer import constant_like  # CPU index arrays index a device tensor
-
         tensors = [constant_like(t, x) for t in tensors]
     out = apply(_getitem, x, *tensors, key=template)
     if not tensors and (x._node is None) == (out._node is None):  # a view, eager or in graphs
@@ -227,8 +209,6 @@ def _slice_assign_vjp(g, inputs, out, needs, attrs):
 
 
 def _sub_op():
-    from ..registry import OPS
-
     return OPS["sub"]
 
 

@@ -1,4 +1,4 @@
-"""The shape/dtype inference helpers' old import path; they live in `dongjing.infer`."""
+"""The shape/dtype inference helpers' old import path; they live in `dongjing.core.infer`."""
 
-from ..infer import *  # noqa: F403
-from ..infer import broadcast, fmt, normalize_dim  # noqa: F401
+from ..core.infer import *  # noqa: F403
+from ..core.infer import broadcast, fmt, normalize_dim  # noqa: F401

@@ -4,12 +4,13 @@ rearrangement of the gradient), and the compositions `repeat`, `tile`, `chunk`, 
 
 from __future__ import annotations
 
-from .. import infer as inf
+from ..core import infer as inf
+from ..core.registry import Spec, binds, define
 from ..dispatch import apply1
 from ..errors import ShapeError
-from ..registry import Spec, binds, define
 from . import onnx_rules
 from .convert import as_tensor
+from .elementwise import mul
 from .index import getitem
 from .linalg import matmul
 from .shape import expand, reshape, unsqueeze
@@ -195,8 +196,6 @@ def bmm(input, mat2):
 
 def outer(input, vec2):
     """The outer product of two 1-d tensors (n,) and (m,): an (n, m) tensor."""
-    from .elementwise import mul
-
     a, b = as_tensor(input), as_tensor(vec2)
     if a.ndim != 1 or b.ndim != 1:
         raise ShapeError(f"outer: expects two 1-d tensors, got shapes {inf.fmt(a.shape)} and "

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from .. import dtypes
-from .. import infer as inf
+from ..core import infer as inf
+from ..core.registry import Onnx, Spec, binds, define
 from ..dispatch import apply1, apply2, apply_binary, off_tape
 from ..errors import ShapeError
-from ..registry import Onnx, Spec, binds, define
 from ..short_paths import declare as _declare_short_path
 from ..tensor import Tensor
 from .convert import pair

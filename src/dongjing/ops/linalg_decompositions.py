@@ -10,10 +10,10 @@ singular-vector gradients assume distinct eigenvalues / singular values, as PyTo
 from __future__ import annotations
 
 from .. import dtypes
-from .. import infer as inf
+from ..core import infer as inf
+from ..core.registry import Onnx, Spec, define
 from ..dispatch import apply
 from ..errors import DTypeError, ShapeError
-from ..registry import Onnx, Spec, define
 from .compare import eq, logical_not
 from .convert import as_tensor
 from .elementwise import add, div, mul, neg, ones_like, sub, where

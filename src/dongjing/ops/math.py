@@ -10,10 +10,10 @@ from __future__ import annotations
 import math
 
 from .. import dtypes
-from .. import infer as inf
+from ..core import infer as inf
+from ..core.registry import Cost, Kind, Spec, binds, define
 from ..dispatch import apply1
 from ..errors import DTypeError
-from ..registry import Cost, Kind, Spec, binds, define
 from ..tensor import Tensor
 from . import onnx_rules
 from .bindings import binary, float_binary, float_unary, unary

@@ -6,14 +6,18 @@ from __future__ import annotations
 import math
 
 from .. import dtypes
-from .. import infer as inf
 from ..backends import backend_of
+from ..core import infer as inf
+from ..core.registry import Cost, Kind, Spec, binds, define
+from ..core.validation import check_int
+from ..cpu_kernels import parallel
+from ..devices.random import generator
 from ..dispatch import apply1
 from ..errors import DTypeError, ShapeError
-from ..registry import Cost, Kind, Spec, binds, define
-from ..validation import check_int
 from . import onnx_graph_rules
 from .convert import as_tensor
+from .elementwise import exp, mul
+from .fold_kernel import fold_planes
 
 
 def out_size(size, kernel: int, stride: int, padding: int, op: str = "unfold2d"):
@@ -53,11 +57,9 @@ def _unfold_forward(xp, x, kernel, stride, padding, pad_value=0.0):
 
 def _unfold_out(xp, x, out, kernel, stride, padding, pad_value=0.0):
     """The windows written into `out` (new storage: the compiler may plan a buffer for it)."""
-    from ..compiler.parallel import numpy_halves_pay, split_leading
-
     args = (xp, x, out, kernel, stride, padding, pad_value)
-    if numpy_halves_pay(x, out):  # halves of the batch at once
-        split_leading(unfold_strided, x.shape[0], args, (False, True, True) + (False,) * 4)
+    if parallel.numpy_halves_pay(x, out):  # halves of the batch at once
+        parallel.split_leading(unfold_strided, x.shape[0], args, (False, True, True) + (False,) * 4)
         return out
     return unfold_strided(*args)
 
@@ -101,8 +103,6 @@ def _fold_infer(cols: Spec, size, kernel, stride, padding):
 
 
 def _fold_forward(xp, cols, size, kernel, stride, padding):
-    from .fold_kernel import fold_planes
-
     planes = fold_planes(xp, cols, size, kernel, stride, padding)  # one pass, numba
     return planes if planes is not None else fold_strided(xp, cols, size, kernel, stride,
                                                           padding)
@@ -230,8 +230,6 @@ def _dropout_mask_infer(x: Spec, p):
 
 
 def _dropout_mask_forward(xp, x, p):
-    from ..random import generator
-
     keep = xp.asarray(generator().random(x.shape)) >= p  # drawn on the host, one stream
     return keep.astype(x.dtype) * x.dtype.type(1.0 / (1.0 - p))
 
@@ -261,8 +259,6 @@ def _erf_forward(xp, x):
 
 
 def _erf_grad(g, x):
-    from .elementwise import exp, mul
-
     return mul(g, mul(exp(mul(mul(x, x), -1.0)), 2.0 / math.sqrt(math.pi)))
 
 

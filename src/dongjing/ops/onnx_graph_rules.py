@@ -9,6 +9,7 @@ is reached through the `Emitter` passed in (``e.cond`` / ``e.loop``).
 from __future__ import annotations
 
 from .. import dtypes
+from .key_slot import Slot
 from .onnx_rules import in_dtype, scalar
 
 
@@ -47,8 +48,6 @@ def _is_full(item) -> bool:
 def _leading_advanced(e, node, ins):
     """`x[i, j, ...]`: integer tensors (and ints) indexing the leading dims together, the rest
     whole, as GatherND on the indices broadcast and stacked; a leading bool mask as NonZero."""
-    from .index import Slot  # deferred: ops.index declares getitem with this module's rule
-
     key, specs = node.attrs["key"], node.inputs[1:]
     lead = 0
     while lead < len(key) and (type(key[lead]) in (int, Slot)):
@@ -83,8 +82,6 @@ def _leading_advanced(e, node, ins):
 
 def getitem(e, node, ins):
     """Basic indexing as Unsqueeze / Gather / Slice per key item; index tensors as GatherND."""
-    from .index import Slot  # deferred: ops.index declares getitem with this rule
-
     key, x = node.attrs["key"], ins[0]
     index_specs = node.inputs[1:]
     if index_specs and (len(index_specs) > 1 or any(type(k) is int for k in key)

@@ -9,13 +9,16 @@ step on W7's (64, 64, 24, 24) input; these take a few).
 
 from __future__ import annotations
 
-from .. import infer as inf
+from .. import ops
+from ..core import infer as inf
+from ..core.registry import Spec, binds, define
+from ..cpu_kernels import parallel
 from ..dispatch import apply, apply1
 from ..errors import DTypeError, ShapeError
-from ..registry import Spec, binds, define
 from . import onnx_graph_rules
 from .convert import as_tensor
-from .nn import _pair, out_size, window_arguments
+from .nn import _pair, out_size, unfold2d, window_arguments
+from .scatter import gather
 
 
 def _pool_infer(x: Spec, kernel, stride, padding, op: str = "max_pool2d"):
@@ -51,13 +54,11 @@ def _offsets(kernel, stride, oh, ow):
 
 
 def _max_pool_forward(xp, x, kernel, stride, padding):
-    from ..compiler.parallel import numpy_halves_pay, split_leading
-
     oh = out_size(x.shape[2], kernel[0], stride[0], padding[0], "max_pool2d")
     ow = out_size(x.shape[3], kernel[1], stride[1], padding[1], "max_pool2d")
     out = xp.empty((x.shape[0], x.shape[1], oh, ow), x.dtype)
-    if numpy_halves_pay(x):  # halves of the batch at once
-        split_leading(max_pool_strided, x.shape[0], (xp, x, kernel, stride, padding, out),
+    if parallel.numpy_halves_pay(x):  # halves of the batch at once
+        parallel.split_leading(max_pool_strided, x.shape[0], (xp, x, kernel, stride, padding, out),
                       (False, True, False, False, False, True))
         return out
     return max_pool_strided(xp, x, kernel, stride, padding, out)
@@ -99,13 +100,11 @@ def _backward_infer(g: Spec, x: Spec, pooled: Spec, kernel, stride, padding):
 
 
 def _max_pool_backward_forward(xp, g, x, pooled, kernel, stride, padding):
-    from ..compiler.parallel import numpy_halves_pay, split_leading
-
     flags = _gradient_flags(xp, g, pooled)  # of the whole batch, as one call would take them
-    if not numpy_halves_pay(g, x):
+    if not parallel.numpy_halves_pay(g, x):
         return max_pool_backward_strided(xp, g, x, pooled, kernel, stride, padding, flags)
     out = xp.empty(x.shape, g.dtype)
-    split_leading(max_pool_backward_strided, x.shape[0],
+    parallel.split_leading(max_pool_backward_strided, x.shape[0],
                   (xp, g, x, pooled, kernel, stride, padding, flags, out),
                   (False, True, True, True, False, False, False, False, True))
     return out
@@ -169,10 +168,6 @@ def max_pool_backward_strided(xp, g, x, pooled, kernel, stride, padding, flags=N
 def _pick_first_max(gg, g, x, pooled, kernel, stride, padding):
     """The gradient's own gradient with respect to `g`: `gg` read at each window's first
     largest value (composed from unfold2d, so double backward needs no further op)."""
-    from .. import ops
-    from .nn import unfold2d
-    from .scatter import gather
-
     def windows(t, pad_value):
         return ops.flatten(unfold2d(t, kernel, stride, padding, pad_value=pad_value), 2, 3)
 

@@ -5,12 +5,15 @@ from __future__ import annotations
 from collections import namedtuple
 
 from .. import dtypes
-from .. import infer as inf
+from ..core import infer as inf
+from ..core.registry import Kind, Spec, binds, define
 from ..dispatch import apply1
-from ..registry import Kind, Spec, binds, define
+from ..errors import DTypeError, ShapeError
+from ..tensor import Tensor
 from . import onnx_rules
 from . import shape as _shape
 from .convert import as_tensor
+from .elementwise import cast, div, eq, maximum, minimum, mul, sub
 
 R = Kind.REDUCE
 
@@ -38,8 +41,6 @@ def check_reducible(name, shape, axes) -> None:
     as in PyTorch. `axes` None means every dim."""
     reduced = range(len(shape)) if axes is None else axes
     if any(shape[a] == 0 for a in reduced):
-        from ..errors import ShapeError
-
         raise ShapeError(f"{name}: cannot reduce an empty tensor of shape {tuple(shape)} over "
                          f"a dim of size 0 (dim {axes}): the operation has no identity")
 
@@ -90,8 +91,6 @@ def sum(x, dim=None, keepdim: bool = False):
 
 
 def _extreme_grad(g, x, *, out, dim=None, keepdim=False):
-    from .elementwise import cast, div, eq, mul
-
     hit = cast(eq(x, _restore(out, x, dim, keepdim)), g.dtype)
     count = sum(hit, dim=dim, keepdim=True)
     # ties share the gradient evenly, as PyTorch's amax/amin do
@@ -188,11 +187,7 @@ ValuesIndices = namedtuple("ValuesIndices", ["values", "indices"])
 
 def max(x, dim=None, keepdim: bool = False):
     """`max(x)`: the largest element; `max(x, dim)`: (values, indices); `max(a, b)`: maximum."""
-    from ..tensor import Tensor
-
     if isinstance(dim, Tensor):
-        from .elementwise import maximum
-
         return maximum(x, dim)
     if dim is None:
         return amax(x)
@@ -201,11 +196,7 @@ def max(x, dim=None, keepdim: bool = False):
 
 def min(x, dim=None, keepdim: bool = False):
     """Like `max`, for the smallest."""
-    from ..tensor import Tensor
-
     if isinstance(dim, Tensor):
-        from .elementwise import minimum
-
         return minimum(x, dim)
     if dim is None:
         return amin(x)
@@ -238,20 +229,14 @@ def count(x, dim=None, dtype=dtypes.float32):
 
 def mean(x, dim=None, keepdim: bool = False):
     """Arithmetic mean over all elements or over `dim` (composed: sum / count)."""
-    from .elementwise import div
-
     x = as_tensor(x)
     if x.dtype.kind != "f":
-        from ..errors import DTypeError
-
         raise DTypeError(f"mean: expects a floating point tensor, got {x.dtype}")
     return div(sum(x, dim, keepdim), count(x, dim, x.dtype))
 
 
 def var(x, dim=None, keepdim: bool = False, unbiased: bool = True):
     """Variance (Bessel-corrected unless `unbiased=False`), composed."""
-    from .elementwise import div, mul, sub
-
     x = as_tensor(x)
     centered = sub(x, mean(x, dim, keepdim=True))
     n = count(x, dim, x.dtype)

@@ -7,15 +7,20 @@ other norms are composed. The product rules stay exact when the input holds zero
 from __future__ import annotations
 
 from .. import dtypes
-from .. import infer as inf
+from ..backends import backend_of
+from ..core import infer as inf
+from ..core.registry import Kind, Spec, binds, define
 from ..dispatch import apply1
 from ..errors import DTypeError, ShapeError
-from ..registry import Kind, Spec, binds, define
+from ..tensor import Tensor
+from ..tensor.transfer import placement_of
 from . import onnx_rules
 from .compare import eq, ne
 from .convert import as_tensor
-from .elementwise import abs, cast, div, maximum, mul, sqrt, sub, where
+from .elementwise import abs, cast, div, maximum, mul, sqrt, sub, where, zeros_like
+from .layout import triu
 from .reduce import _canon_dim, _reduce_infer, _restore, _sum_dtype, amax, amin, count, mean, sum
+from .shape import transpose, unsqueeze
 
 R = Kind.REDUCE
 
@@ -98,8 +103,6 @@ def _cumprod_grad(g, x, *, out, dim):
         return div(cumsum(mul(g, out), dim, reverse=True), x)
     # with zeros (or inf, NaN): d out_j / d x_i = prod_{k<=j, k!=i} x_k, an (n, n) table per slice
     # (row i: x with x_i replaced by 1, cumulative product over k), exact to any order
-    from .layout import triu
-    from .shape import transpose, unsqueeze
 
     n = x.shape[dim]
     xl, gl = transpose(x, dim, -1), transpose(g, dim, -1)
@@ -116,17 +119,11 @@ def _cumprod_grad(g, x, *, out, dim):
 def ones_square(n: int, like):
     """An (n, n) float64 tensor of ones on the backend and device of eager tensor `like` (on
     the host when `like` is symbolic: a constant of the graph)."""
-    from ..tensor import Tensor
-    from ..transfer import placement_of
-
     return Tensor._make(placement_of(like).call("ones", (n, n), dtype=dtypes.float64))
 
 
 def _ones_square_like(xl):
     """An (n, n) tensor of ones, n the run-time size of `xl`'s last dim."""
-    from .elementwise import zeros_like
-    from .shape import unsqueeze
-
     line = zeros_like(xl)
     if len(xl.shape) > 1:
         line = sum(line, tuple(range(len(xl.shape) - 1)))
@@ -139,7 +136,6 @@ def _maybe_zero(x) -> bool:
     the short path, which divides by x: exact only for finite nonzero values)."""
     if x._node is not None:
         return True
-    from ..backends import backend_of
 
     data = x._data
     return bool((data == 0).any()) or not bool(backend_of(data).xp.isfinite(data).all())
@@ -263,6 +259,5 @@ def norm(x, p="fro", dim=None, keepdim: bool = False, dtype=None):
         return sum(cast(ne(x, 0.0), x.dtype), dim, keepdim)
     if p < 0:
         raise ShapeError(f"norm: p={p} is not supported (use a positive p, inf or -inf)")
-    from .elementwise import pow
 
     return pow(sum(pow(abs(x), float(p)), dim, keepdim), 1.0 / float(p))

@@ -8,15 +8,16 @@ order. Indices are checked: an index out of range raises instead of wrapping aro
 from __future__ import annotations
 
 from .. import dtypes
-from .. import infer as inf
+from ..core import infer as inf
+from ..core.registry import Spec, binds, define
 from ..dispatch import apply
 from ..errors import DTypeError, IndexOutOfRangeError, ShapeError
-from ..registry import Spec, binds, define
 from ..short_paths import declare as _declare_short_path
 from ..short_paths import state as _short
 from . import onnx_rules
 from .convert import as_tensor, pair
 from .elementwise import cast, full_like, where, zeros_like
+from .index import getitem, getitem_grad
 
 
 def _check_index(name, x: Spec, index: Spec, dim, src: Spec | None = None):
@@ -103,7 +104,6 @@ def _src_grad(g, x, index, src, dim):
     if tuple(src.shape) == tuple(index.shape):
         return picked
     # src larger than index: the elements beyond it were not used (their gradient is 0)
-    from .index import getitem_grad
 
     if not inf.known(index.shape):
         raise ShapeError("scatter: the gradient of a src larger than index needs known shapes")
@@ -202,8 +202,6 @@ def index_in_range(index, x, dim: int, func: str):
 
 def index_select(input, dim: int, index):
     """The slices of `input` at the 1-d integer `index` along `dim` (composed from indexing)."""
-    from .index import getitem
-
     x, index = as_tensor(input), as_tensor(index)
     if len(index.shape) > 1:
         raise ShapeError(f"index_select: index must be 1-d, got shape {inf.fmt(index.shape)}")

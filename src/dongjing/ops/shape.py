@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from .. import infer as inf
+from .. import dtypes
+from ..core import infer as inf
+from ..core.registry import OPS, Kind, Onnx, Spec, binds, define
 from ..dispatch import apply, apply1, apply2
 from ..errors import ArgumentError, ShapeError
-from ..registry import Kind, Onnx, Spec, binds, define
 from . import onnx_rules
 from .convert import as_tensor
+from .elementwise import cast, zeros_like
 
 S = Kind.OPAQUE
 
@@ -315,8 +317,6 @@ def _concat_infer(*xs: Spec, dim):
         total = None if total is None or x.shape[dim] is None else total + x.shape[dim]
     dtype = first.dtype
     for x in xs[1:]:
-        from .. import dtypes
-
         dtype = dtypes.promote(dtype, x.dtype)
     shape = list(first.shape)
     shape[dim] = total
@@ -326,7 +326,6 @@ def _concat_infer(*xs: Spec, dim):
 def _concat_vjp(g, inputs, out, needs, attrs):
     # cat promotes mixed dtypes: each input's part of g is cast back to that input's dtype (as
     # PyTorch's gradients are), or a float32 input would get a float64 gradient
-    from .elementwise import cast
 
     return tuple(p if p is None or p.dtype == x.dtype else cast(p, x.dtype)
                  for p, x in zip(_concat_parts(g, inputs, needs, attrs["dim"]), inputs))
@@ -350,12 +349,8 @@ def _concat_parts(g, inputs, needs, dim):
 def _concat_vjp_at_run_time(g, inputs, needs, dim):
     """concat's gradient where a size along `dim` is unknown: each input's part of `g` is taken
     by integer positions computed when the graph runs (offset + 0..size-1)."""
-    from .. import dtypes
-    from .elementwise import zeros_like
-    from .reduce import count
-    from .reduce import sum as reduce_sum
-    from .scan import cumsum
-
+    # declared by ops.reduce and ops.scan, which are built on this module: read from the table
+    count, reduce_sum, cumsum = OPS["count"].binding, OPS["sum"].binding, OPS["cumsum"].binding
     grads, start = [], None
     for x, need in zip(inputs, needs):
         size = count(x, dim=dim, dtype=dtypes.int64)
@@ -388,8 +383,6 @@ def _concat_forward(xp, *xs, dim):
 
 
 def _promoted(xs):
-    from .. import dtypes
-
     dtype = xs[0].dtype
     for x in xs[1:]:
         dtype = dtypes.promote(dtype, x.dtype)

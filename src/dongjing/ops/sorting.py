@@ -11,10 +11,10 @@ from __future__ import annotations
 from collections import namedtuple
 
 from .. import dtypes
-from .. import infer as inf
+from ..core import infer as inf
+from ..core.registry import Spec, binds, define
 from ..dispatch import apply1
 from ..errors import ShapeError
-from ..registry import Spec, binds, define
 from . import onnx_rules
 from .convert import as_tensor
 from .scatter import gather

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
-from .. import infer as inf
 from ..backends import backend_of
+from ..core import infer as inf
+from ..core.registry import Spec, define, register
+from ..dispatch import apply
 from ..errors import DTypeError, GraphError, ShapeError
-from ..registry import Spec, define, register
+from ..graph import builder
+from ..graph.program import commit_assignments
+from ..tensor import Tensor
+from .convert import as_tensor
 
 
 def _assign_forward(xp, old, value, ref):
@@ -46,12 +51,6 @@ def assign(var, value):
     `Session.run` commits every assignment at the end of a successful run, so all reads in that
     run see the old value.
     """
-    from ..dispatch import apply
-    from ..graph import builder
-    from ..runtime.program import commit_assignments
-    from ..tensor import Tensor
-    from .convert import as_tensor
-
     ref = _variable_of(var)
     value = as_tensor(value, ref)
     if builder.state.graph is None and value._node is None:
@@ -71,8 +70,6 @@ def assign(var, value):
 
 
 def _variable_of(var):
-    from ..tensor import Tensor
-
     if isinstance(var, Tensor) and var._node is not None:
         node = var._node
         if node.op.name == "variable":
@@ -89,9 +86,6 @@ def group(*ops):
 
     Eagerly the effects already happened: returns None.
     """
-    from ..dispatch import apply
-    from ..tensor import Tensor
-
     flat = []
     for item in ops:
         if isinstance(item, (list, tuple)):

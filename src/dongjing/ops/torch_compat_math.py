@@ -11,9 +11,10 @@ as PyTorch's do, so they need values (eager tensors).
 from __future__ import annotations
 
 from .. import dtypes
-from .. import infer as inf
-from ..errors import DTypeError, ShapeError
-from ..registry import Cost, Kind, Spec, define
+from ..backends import backend_of, numpy_backend
+from ..core import infer as inf
+from ..core.registry import Cost, Kind, Spec, define
+from ..errors import DeviceError, DTypeError, ShapeError
 from ..tensor import Tensor
 from .bindings import binary, float_binary
 from .compare import eq, ge, logical_or, lt
@@ -224,15 +225,11 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1):
 # --- comparisons to a Python bool -------------------------------------------------------------
 def _xp(a, b):
     """The array namespace of two operands' data (a device mismatch raises, naming both)."""
-    from ..backends import backend_of, numpy_backend
-
     backend = backend_of(a)
     if backend is not backend_of(b):
         if a.ndim == 0 and backend is numpy_backend:  # a CPU scalar meets a device tensor
             return backend_of(b).xp
         if b.ndim != 0 or backend_of(b) is not numpy_backend:
-            from ..errors import DeviceError
-
             raise DeviceError(f"allclose/equal: operands on two devices ({backend.name} and "
                               f"{backend_of(b).name})")
     return backend.xp

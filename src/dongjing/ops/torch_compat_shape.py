@@ -12,11 +12,12 @@ from __future__ import annotations
 import math
 
 from .. import dtypes
-from .. import infer as inf
 from ..backends import backend_of
-from ..device import Placement
+from ..core import infer as inf
+from ..devices.device import Placement
 from ..errors import DTypeError, GraphError, ShapeError
 from ..tensor import Tensor
+from ..tensor.transfer import placement_of
 from .compare import ne
 from .convert import as_tensor, pair
 from .elementwise import mul, sub
@@ -40,8 +41,6 @@ def _known(name: str, x: Tensor) -> tuple:
 def _on(like: Tensor) -> Placement:
     """Where the index arrays for `like` are made: its backend and device (the host's default
     backend when `like` is symbolic, since graph constants live there)."""
-    from ..transfer import placement_of
-
     return placement_of(like)
 
 

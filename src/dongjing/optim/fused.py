@@ -16,6 +16,7 @@ import threading
 
 import numpy as np
 
+from ..cpu_kernels import kernels
 from ..dtypes import scalar_dtype
 from ..tensor import Tensor
 
@@ -219,8 +220,6 @@ def _sgd_kernel(dtype):
         return _sgd_kernels[dtype]
     kernel = None
     if dtype.name in ("float32", "float64"):
-        from ..compiler import kernels
-
         if kernels.available():
             name = dtype.name
             params = (("scalar", name), ("scalar", name), ("array", name), ("out", name),

@@ -3,20 +3,26 @@ update rule written once with dongjing ops: eager `step()` and static `minimize(
 
 from __future__ import annotations
 
+import functools
 from collections import defaultdict
 from collections.abc import Iterable
 
 import numpy as np
 
+import dongjing
+
 from ..autograd.anomaly import state as anomaly_state
-from ..autograd.grad_mode import no_grad
+from ..autograd.grad_mode import enable_grad, no_grad
 from ..backends import backend_of, is_array
+from ..core import profiler_hooks as _profiler  # `_profiler.on`: a profiler is recording
+from ..devices.device import move_array
+from ..distributed import all_reduce_gradients
 from ..errors import GraphError, StateDictError
 from ..graph.builder import state as graph_state
 from ..graph.variable import Variable
-from ..profiler import hooks as _profiler  # `_profiler.on`: a profiler is recording
+from ..nn.updates import take_update_ops
 from ..tensor import Tensor, grad_scope
-from ..transfer import copy_into, move_array, move_in_place, same_device
+from ..tensor.transfer import copy_into, move_in_place, same_device, zeros_like_array
 
 
 class ParamGroup(dict):
@@ -107,12 +113,8 @@ def _follow(p: Tensor, state: dict) -> None:
 
 def _eager_only(step, name: str):
     """Wrap a custom `step()`: its in-place updates run eagerly; a dj.jit trace refuses it."""
-    import functools
-
     @functools.wraps(step)
     def wrapper(self, *args, **kwargs):
-        from ..tensor import grad_scope
-
         if grad_scope.current is not None:
             raise GraphError(
                 f"{name}.step() updates tensors in place, which a dj.jit trace cannot record; "
@@ -197,8 +199,6 @@ class Optimizer:
                 if set_to_none:  # no read first: a dj.jit trace would record it as an input
                     p.grad = None
                 elif p.grad is not None:
-                    from ..transfer import zeros_like_array
-
                     p.grad = Tensor._make(zeros_like_array(p._data))
 
     def step(self, closure=None):
@@ -206,15 +206,13 @@ class Optimizer:
 
         Inside a graph being traced, the updates become `dj.assign` ops; their group is returned.
         """
-        if _profiler.on:  # profiler hook: one event per step
+        if _profiler.on and graph_state.graph is None:  # profiler hook: one event per step
             return _profiler.optimizer_step(self, self._step, closure)
         return self._step(closure)
 
     def _step(self, closure=None):
         loss = None
         if closure is not None:
-            from ..autograd.grad_mode import enable_grad
-
             with enable_grad():
                 loss = closure()
         effects = []
@@ -229,8 +227,6 @@ class Optimizer:
                                           or not fused(self, p, g, self._state_of(p), group)):
                         effects += self._apply(p, g, group)
         if effects:
-            import dongjing
-
             return dongjing.group(*effects)
         return loss
 
@@ -253,8 +249,6 @@ class Optimizer:
     def _apply(self, p: Tensor, g: Tensor, group: dict) -> list:
         state = self._state_of(p)
         if g._node is not None:  # building a graph: scheduled values are read when it runs
-            from ..tensor import grad_scope
-
             group = group.for_graph(static=grad_scope.current is None)
         new_p, new_state = self.update(p, g, state, group)
         writes = [(p, new_p)] + [(state[k], v) for k, v in new_state.items()]
@@ -267,7 +261,6 @@ class Optimizer:
                     backend_of(data).copy_into(data, value._data)
                 target._version[0] += 1
             return []
-        import dongjing
 
         return [dongjing.assign(target, value) for target, value in writes]
 
@@ -278,10 +271,6 @@ class Optimizer:
         each parameter (default: this optimizer's) and its state; also runs the batch-norm
         updates the graph collected (`dj.nn.update_ops`). With `distributed=True` the gradients
         are averaged over all ranks (bucketed `all_reduce` ops) before the updates."""
-        import dongjing
-
-        from ..nn.updates import take_update_ops
-
         if not isinstance(loss, Tensor) or loss._node is None:
             raise GraphError("minimize(loss) needs a symbolic loss built in a dj.Graph; eagerly "
                              "call loss.backward() and optimizer.step()")
@@ -302,7 +291,6 @@ class Optimizer:
         with graph.as_default():
             grads = dongjing.gradients(loss, var_list)
             if distributed:  # data parallel: reduce in the order backward produces them
-                from ..distributed import all_reduce_gradients
 
                 grads = all_reduce_gradients(grads[::-1], bucket_cap_mb)[::-1]
             effects = []

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import ops
+from ..backends import backend_of
 from . import fused
 from .optimizer import Optimizer
 
@@ -23,7 +24,6 @@ def _full(p, shape, value, dtype):
     data = p._data
     if data is None or type(data) is np.ndarray:  # symbolic, or on the CPU
         return np.full(shape, value, dtype)
-    from ..backends import backend_of
 
     backend = backend_of(data)
     with backend.using(backend.index_of(data)):

@@ -1,6 +1,7 @@
 """`dj.profiler`: where the time goes, per eager op and per compiled node, as a table, a
 timeline (Chrome trace) and an eager-versus-compiled comparison. See docs/profiling.md."""
 
+from . import compiled  # noqa: F401  (installs the instrumented runs into core.profiler_hooks)
 from .compare import Comparison, compare
 from .events import Event
 from .profile import ProfilerError, profile

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 
+from ..runtime.jit import JitFunction, jit
 from .events import COMPUTE_KINDS
 from .profile import profile
 
@@ -19,8 +20,6 @@ def compare(fn, *args, optimize: int = 2, warmup: int = 1, runs: int = 1,
     calls). `fn` runs `2 * (warmup + runs)` times, so a training step updates its parameters
     that often.
     """
-    from ..runtime.jit import JitFunction, jit
-
     plain = fn.fn if isinstance(fn, JitFunction) else fn
     compiled_fn = fn if isinstance(fn, JitFunction) else jit(fn, optimize=optimize)
     for _ in range(warmup):

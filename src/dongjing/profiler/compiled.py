@@ -6,7 +6,9 @@ from __future__ import annotations
 import time
 
 from ..compiler.compiled_program import register_source
-from . import hooks
+from ..core import profiler_hooks as hooks
+from ..graph.program import commit_assignments
+from ..runtime.interpreter import needed_nodes
 
 
 class TimedVariant:
@@ -59,8 +61,6 @@ def variant_of(program) -> TimedVariant | None:
 
 def run_instrumented(program, feed_arrays: list) -> list:
     """Run `program` through its timed variant; emit one event per node and one for the run."""
-    from ..runtime.program import commit_assignments
-
     variant = variant_of(program)
     mem = hooks._memory() if hooks.detail else 0
     start = hooks.clock()
@@ -85,8 +85,6 @@ def run_instrumented(program, feed_arrays: list) -> list:
 
 def _interpreter_labels(interpreter) -> list:
     """(kind, name, args) per interpreter step (None for constant/variable reads)."""
-    from ..runtime.interpreter import needed_nodes
-
     fed = set(interpreter.feed_nodes)
     nodes = [n for n in needed_nodes(interpreter.fetch_nodes, fed) if n not in fed]
     labels = []
@@ -112,3 +110,6 @@ def timed_steps(interpreter):
             emit(before, now, label[0], label[1], label[2])
         before = now
     emit(start, before, "program", f"program {interpreter.graph.name} (interpreted)")
+
+
+hooks.install(run_instrumented=run_instrumented, timed_steps=timed_steps)

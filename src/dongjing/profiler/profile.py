@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import _thread
 import time
+import tracemalloc
 
+from ..core import profiler_hooks as hooks
 from ..errors import DongjingError
-from . import hooks
 from .averages import EventTable, aggregate
+from .chrome import write_trace
 from .events import build
+from .summary import summarize
 
 
 class ProfilerError(DongjingError, RuntimeError):
@@ -57,8 +60,6 @@ class profile:  # noqa: N801 - named like torch.profiler.profile, used as a cont
                                 "dj.profiler.profile() for another recording")
         self.tid = _thread.get_ident()
         if self.profile_memory:
-            import tracemalloc
-
             if not tracemalloc.is_tracing():
                 tracemalloc.start()
                 self._tracemalloc_started = True
@@ -80,8 +81,6 @@ class profile:  # noqa: N801 - named like torch.profiler.profile, used as a cont
         raw, self.buffer = self.buffer, []  # a late append from another thread goes nowhere
         self._raw = [r for r in raw if self.start_ns <= r[0] and r[1] <= self.stop_ns]
         if self.profile_memory:
-            import tracemalloc
-
             self.peak_memory = tracemalloc.get_traced_memory()[1] - self._memory_start
             if self._tracemalloc_started:
                 tracemalloc.stop()
@@ -126,14 +125,10 @@ class profile:  # noqa: N801 - named like torch.profiler.profile, used as a cont
     def export_chrome_trace(self, path: str) -> None:
         """Write the Chrome trace-event JSON (open it in https://ui.perfetto.dev or
         chrome://tracing)."""
-        from .chrome import write_trace
-
         write_trace(path, self._finished("export_chrome_trace"), self.start_ns)
 
     def summary(self):
         """Where the time went: op compute, framework overhead and idle (see summary.py)."""
-        from .summary import summarize
-
         return summarize(self, self._finished("summary"))
 
     def __repr__(self) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 
-from . import hooks
+from ..core import profiler_hooks as hooks
 
 
 class record_function:  # noqa: N801 - named like torch.profiler.record_function

@@ -14,11 +14,17 @@ from __future__ import annotations
 
 import warnings
 
+from ..autograd.api import grad as autograd_grad
 from ..backends import backend_of, default_backend, numpy_backend
+from ..devices.random import default as _rng
 from ..errors import CheckError
-from ..random import default as _rng
+from ..ops import sum as dj_sum
 from ..tensor import Tensor
+from . import jit as _jit_module
+from .fetch_structure import flatten
 from .interpreter import Interpreter, needed_nodes
+from .jit import JitFunction, jit
+from .tracing import Trace
 
 xp = numpy_backend.xp  # comparisons run on the host, on NumPy copies of the values
 
@@ -128,8 +134,6 @@ def _grad_inputs(trace, tensors: list) -> list:
 def _weighted_sum(outs: list, weights: list):
     """sum(out * w) over the floating outputs with history; fixed random weights (made on the
     first use, reused for the compiled run)."""
-    from ..ops import sum as dj_sum
-
     total = None
     k = 0
     for o in outs:
@@ -145,18 +149,14 @@ def _weighted_sum(outs: list, weights: list):
 
 
 def _grads(outs: list, inputs: list, weights: list, retain: bool) -> list:
-    from ..autograd.api import grad
-
     loss = _weighted_sum(outs, weights)
     if loss is None or not inputs:
         return []
-    got = grad(loss, inputs, retain_graph=retain, allow_unused=True)
+    got = autograd_grad(loss, inputs, retain_graph=retain, allow_unused=True)
     return [None if g is None else g._data for g in got]
 
 
 def _leaves(value) -> list:
-    from .fetch_structure import flatten
-
     leaves: list = []
     flatten(value, leaves, lambda v: isinstance(v, Tensor))
     return leaves
@@ -204,8 +204,6 @@ def _compare_state(eager: _State, compiled: _State) -> list:
 # --- locating the first diverging node ------------------------------------------------------
 def locate(jitted, trace, args, kwargs, arrays, weights, state: _State) -> str:
     """A report naming the first node whose value differs, and why (see the module doc)."""
-    from .tracing import Trace
-
     fresh = Trace(jitted._traced_fn(), args, kwargs, jitted.name, 0)
     state.restore()
     eager = _interpret(fresh, fresh.fetches, _feeds(fresh, arrays, []))
@@ -320,7 +318,8 @@ def check(fn, *args, **kwargs):
     >>> dj.check(lambda x: dj.tanh(x) * 2, dj.ones(3))
     tensor([1.5231884, 1.5231884, 1.5231884])
     """
-    from .jit import JitFunction, jit
-
     jitted = fn if isinstance(fn, JitFunction) else jit(fn)
     return jitted.checked_call(args, kwargs, mode=True)
+
+
+_jit_module._check_mode.check_call = check_call  # JitFunction.checked_call runs through it

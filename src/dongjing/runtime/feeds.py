@@ -4,9 +4,11 @@ run starts, and every problem is a FeedError naming the placeholder."""
 from __future__ import annotations
 
 from ..backends import default_backend, is_array
+from ..core.infer import fmt
+from ..core.validation import fits_integer
 from ..errors import FeedError
-from ..infer import fmt
-from ..validation import fits_integer
+from ..graph.graph import Node
+from ..tensor import Tensor
 from . import placement
 
 # which kinds of given values a placeholder of each kind accepts (bool < int < float)
@@ -15,8 +17,6 @@ _ACCEPTS = {"f": "fiu", "i": "iu", "u": "iu", "b": "b"}
 
 def resolve_key(graph, key):
     """The node a feed_dict key names: a symbolic tensor of `graph`, or a node name."""
-    from ..tensor import Tensor
-
     if isinstance(key, str):
         name = key[:-2] if key.endswith(":0") else key
         if name in graph._by_name:
@@ -27,7 +27,6 @@ def resolve_key(graph, key):
             raise FeedError(f"feed_dict key {key._node.name!r} belongs to another graph "
                             f"({key._node.graph.name!r})")
         return key._node
-    from ..graph.graph import Node
 
     if isinstance(key, Node) and key.graph is graph:
         return key
@@ -78,8 +77,6 @@ def convert(node, value, where: placement.Placement = placement.CPU):
 
 def _plain_value(node, value):
     """The data of an eager Tensor feed (a symbolic one is a FeedError); other values as given."""
-    from ..tensor import Tensor
-
     if isinstance(value, Tensor):
         if value._node is not None:
             raise FeedError(f"feed for {_describe(node)}: got the symbolic tensor "

@@ -1,15 +1,17 @@
 """The reference executor: runs the needed nodes of a graph in topological order via op.forward.
 
-`build_interpreter` makes the Program that `Session(optimize=0)` runs (see runtime/program.py);
+`build_interpreter` makes the Program that `Session(optimize=0)` runs (see graph/program.py);
 `run_subgraph` runs the sub-graph of a control-flow op.
 """
 
 from __future__ import annotations
 
 from ..backends import backend_of, default_backend, is_array, numpy_backend
+from ..compiler.pipeline import build_program as compile_program
+from ..core import late
+from ..core import profiler_hooks as _profiler  # `_profiler.on`: a profiler is recording
 from ..errors import GraphError
-from ..profiler import hooks as _profiler  # `_profiler.on`: a profiler is recording
-from .program import Program, commit_assignments, storage
+from ..graph.program import Program, commit_assignments, storage
 
 _HOST = numpy_backend.array_types[0]
 
@@ -125,8 +127,6 @@ def subgraph_program(sub, arrays=()):
     if built is None:
         level = getattr(sub, "compile_level", 0)
         if level:
-            from ..compiler.pipeline import build_program as compile_program
-
             built = compile_program(sub, sub.outputs, sub.args, level, backend)
         else:
             built = Interpreter(sub, sub.outputs, sub.args, backend)
@@ -137,3 +137,6 @@ def subgraph_program(sub, arrays=()):
 def run_subgraph(sub, arrays: list) -> list:
     """Run a control-flow sub-graph on its argument values; returns its output values."""
     return subgraph_program(sub, arrays)(arrays)
+
+
+late.provide(subgraph_program=subgraph_program)  # control-flow ops, below, run sub-graphs with it

@@ -11,10 +11,15 @@ from collections import OrderedDict
 
 from ..autograd.anomaly import state as anomaly_state
 from ..autograd.grad_mode import state as grad_state
+from ..core.validation import check_choice
 from ..errors import DongjingError, IndexOutOfRangeError, JitError
 from ..graph import builder
+from ..nn.module import Module
 from ..tensor import Tensor, grad_scope
-from ..validation import check_choice
+from .autograph import convert as _autograph_convert
+from .autograph import entry
+from .check_numerics import checked_program
+from .interpreter import needed_nodes
 from .placement import _HOST
 from .signature import (
     describe_changes,
@@ -29,6 +34,11 @@ from .tracing import Trace
 RETRACE_WARNING = 8  # traces of one function before dj.jit warns (once)
 HISTORY = 1000  # the latest retrace reasons and compile times kept (a long run's memory is bounded)
 DEFAULT_CACHE_SIZE = 256  # traces kept per jitted function (as Session keeps 256 programs)
+
+
+# dj.check's comparison of a call run eagerly and compiled, set by runtime/check_mode.py (built on
+# this module) when it loads
+_check_mode = types.SimpleNamespace(check_call=None)
 
 
 class JitFunction:
@@ -118,11 +128,10 @@ class JitFunction:
 
     def checked_call(self, args: tuple, kwargs: dict, mode=True):
         """One call run eagerly and compiled, compared (check mode; see `dj.check`)."""
-        from .check_mode import check_call
-
         arrays: list = []
         trace = self._trace_for(args, kwargs, arrays)
-        return check_call(self, trace, args, kwargs, arrays, _tensor_args(args, kwargs), mode)
+        return _check_mode.check_call(self, trace, args, kwargs, arrays,
+                                      _tensor_args(args, kwargs), mode)
 
     def __get__(self, obj, objtype=None):
         """As a method: `self` is the first argument (a module: its training flags count)."""
@@ -213,8 +222,6 @@ class JitFunction:
         if not self.convert:
             return self.fn
         if self._entry is None:
-            from .autograph import entry
-
             self._entry = entry(self.fn, self.module)
         return self._entry[0]
 
@@ -301,13 +308,12 @@ def _check_numerics(trace: Trace, arrays: list) -> None:
     (nothing is committed; the compiled program then runs as usual)."""
     checked = trace.__dict__.get("_numerics")
     if checked is None:
-        from ..autograd.anomaly import checked_program
-        from .interpreter import needed_nodes
-
         feeds = [n for n in needed_nodes(trace.fetches, set()) if n.op.name == "placeholder"]
         checked = trace._numerics = checked_program(trace.graph, trace.fetches, feeds,
                                                     commit=False)
     checked(trace.feed_arrays(arrays))
+
+_autograph_convert.jit_function_type = JitFunction  # converted code unwraps jitted calls
 
 
 def jit(fn=None, *, optimize: int = 2, cache_size: int = DEFAULT_CACHE_SIZE,
@@ -355,8 +361,6 @@ def jit(fn=None, *, optimize: int = 2, cache_size: int = DEFAULT_CACHE_SIZE,
 
 def _jit(fn, optimize, cache_size, strict, check, convert):
     """`jit` without check_numerics: reuse `fn` if it is a JitFunction with these options."""
-    from ..nn.module import Module
-
     if isinstance(fn, JitFunction):
         same = (optimize, cache_size, strict, check, convert) == (
             fn.optimize, fn.cache_limit, fn.strict, False, fn.convert)

@@ -17,9 +17,12 @@ from ..autograd.function import BackwardNode, accumulator_of
 from ..autograd.grad_mode import state as grad_state
 from ..backends import default_backend, is_array
 from ..errors import DongjingError, JitError
+from ..graph.builder import placeholder, to_node
+from ..graph.gradients import _float_reachable, gradients
+from ..graph.program import storage
 from ..tensor import Tensor
 from ..tensor import ndarray as _ndarray
-from .program import storage
+from .interpreter import needed_nodes
 
 
 class JitBackward0(BackwardNode):
@@ -54,10 +57,6 @@ class GradPlan:
     """
 
     def __init__(self, trace, wrt: tuple):
-        from ..graph.builder import placeholder, to_node
-        from ..graph.gradients import _float_reachable, gradients
-        from .interpreter import needed_nodes
-
         graph = trace.graph
         self.wrt = wrt
         self.backend = trace.where.backend or default_backend()  # where its programs run

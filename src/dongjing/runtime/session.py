@@ -2,26 +2,20 @@
 
 from __future__ import annotations
 
-import importlib
-
+from ..backends import for_device_type
+from ..compiler import build_program
+from ..core.validation import check_choice
+from ..devices.device import device as as_device
 from ..errors import DongjingError, FeedError, GraphError, IndexOutOfRangeError
-from ..validation import check_choice
+from ..graph import builder
+from ..graph.graph import Node
+from ..tensor import Tensor
 from . import feeds, interpreter, placement
+from .check_numerics import checked_program
 from .fetch_structure import flatten, identified, rebuilder, run_key
 from .runner import Runner
 
 _CACHE_LIMIT = 256  # cached runners (and programs) per session before the cache starts over
-
-
-def _compiler_builder():
-    """`dongjing.compiler.build_program` if the compiler is there, else None."""
-    try:
-        module = importlib.import_module("dongjing.compiler")
-    except ModuleNotFoundError as exc:
-        if exc.name in ("dongjing.compiler",):
-            return None
-        raise
-    return getattr(module, "build_program", None)
 
 
 def _index_error(exc: IndexError, runner: Runner) -> IndexOutOfRangeError:
@@ -35,7 +29,7 @@ class Session:
     """Runs a graph: `sess.run(fetches, feed_dict)` returns NumPy values shaped like `fetches`.
 
     `optimize`: 0 runs the plain interpreter; 1 (cleanup) and 2 (all passes) compile with
-    `dongjing.compiler` when it is available. Programs are cached per fetch set and graph
+    `dongjing.compiler` (`build_program`). Programs are cached per fetch set and graph
     version. Also a context manager (`with dj.Session(g) as sess:`).
 
     `check_numerics=True` runs the graph node by node, unoptimized, and raises
@@ -53,8 +47,6 @@ class Session:
 
     def __init__(self, graph=None, optimize: int = 2, check_numerics: bool = False,
                  device=None):
-        from ..graph import builder
-
         graph = graph if graph is not None else builder.get_default_graph()
         if graph is None:
             raise GraphError("dj.Session needs a graph: dj.Session(g), or create it inside "
@@ -153,10 +145,6 @@ class Session:
         return runner
 
     def _fetch_node(self, fetch):
-        from ..graph import builder
-        from ..graph.graph import Node
-        from ..tensor import Tensor
-
         if isinstance(fetch, Tensor):
             if fetch._node is None:
                 return builder.to_node(self.graph, fetch)  # a Variable or captured tensor
@@ -186,13 +174,12 @@ class Session:
                tuple(n.id for n in feed_nodes), where)
         program = self._programs.get(key)
         if program is None:
-            builder = _compiler_builder() if self.optimize >= 1 else None
+            builder = build_program if self.optimize >= 1 else None
             backend = where.backend
             if self.check_numerics:
                 if backend is not None:
                     raise DongjingError(f"check_numerics runs graphs on the CPU; this one is "
                                         f"placed on {where}")
-                from ..autograd.anomaly import checked_program
 
                 program = checked_program(self.graph, fetch_nodes, feed_nodes)
             elif builder is None:
@@ -208,7 +195,7 @@ class Session:
 
     # --- inspecting ----------------------------------------------------------------------------
     def program(self, fetches):
-        """The Program (runtime/program.py) for `fetches`: called with one array per placeholder
+        """The Program (graph/program.py) for `fetches`: called with one array per placeholder
         the fetches need, in the order `interpreter.needed_nodes` finds them, and without
         Session.run's feed checks, for callers that guarantee valid feeds (dj.jit)."""
         return self._program_for(fetches)
@@ -239,7 +226,6 @@ def _feeds_placement(feed_dict) -> placement.Placement | None:
     """The device the feed values live on (None: the host)."""
     if not feed_dict:
         return None
-    from ..tensor import Tensor
 
     values = [v._data if isinstance(v, Tensor) and v._node is None else v
               for v in feed_dict.values()]
@@ -249,9 +235,6 @@ def _feeds_placement(feed_dict) -> placement.Placement | None:
 def _placement_of(device) -> placement.Placement:
     """A `Session(device=...)` argument ("cpu", "cuda", "cuda:1", a dj.device) as a
     Placement."""
-    from ..backends import for_device_type
-    from ..device import device as as_device
-
     if isinstance(device, placement.Placement):
         return device
     d = as_device(device)

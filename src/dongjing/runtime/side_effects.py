@@ -22,12 +22,14 @@ from dataclasses import dataclass
 
 from ..backends import is_array, random_types
 from ..dtypes import is_scalar_number
+from ..graph.variable import Variable
+from ..tensor import Tensor
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _LIBRARY_DIRS = tuple({os.path.abspath(p) for key in ("stdlib", "platstdlib", "purelib",
                                                          "platlib")
                        if (p := sysconfig.get_paths().get(key))})
-_TENSOR_FILE = os.path.join(_PACKAGE_DIR, "tensor.py")
+_TENSOR_FILE = os.path.join(_PACKAGE_DIR, "tensor", "__init__.py")
 _ESCAPES = {"item", "tolist", "numpy", "__float__", "__int__", "__bool__", "__index__",
             "__array__", "__complex__"}
 _MUTATORS = {"append", "extend", "insert", "pop", "remove", "clear", "update", "setdefault",
@@ -287,9 +289,6 @@ def _is_value(value) -> bool:
 def _constant_tensor(value) -> bool:
     """An eager tensor the trace copies in as a constant (not a Variable, Parameter or leaf
     requiring grad, which are read by reference each call)."""
-    from ..graph.variable import Variable
-    from ..tensor import Tensor
-
     return (isinstance(value, Tensor) and value._node is None and not isinstance(value, Variable)
             and not (value.requires_grad and value.grad_fn is None))
 

@@ -3,6 +3,8 @@ parameters, kept in a mapping of the trace (never on the parameters) while the f
 
 from __future__ import annotations
 
+from ..graph.builder import placeholder
+from ..graph.gradients import gradients
 from ..tensor import Tensor, grad_scope
 
 
@@ -40,8 +42,6 @@ class TraceGrads:
         grad = None
         if eager is not None:
             with self.graph.as_default():
-                from ..graph.builder import placeholder
-
                 grad = placeholder(eager.shape, eager.dtype, name="grad_in")
             self.inputs.append((t, grad))
         self.grads[id(t)] = (t, grad)
@@ -55,8 +55,6 @@ class TraceGrads:
     def backward(self, tensors, grad_tensors) -> None:
         """Accumulate d(sum of tensors)/d(p) onto the symbolic grad of every trainable variable
         the tensors depend on."""
-        from ..graph.gradients import gradients
-
         graph = next(t._node.graph for t in tensors if t._node is not None)
         while graph.parent is not None:
             graph = graph.parent

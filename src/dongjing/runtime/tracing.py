@@ -10,13 +10,18 @@ import warnings
 
 from ..dtypes import ARRAY_SCALARS, is_dtype
 from ..errors import DeviceError, DongjingError, GraphError, JitError, SideEffectError
+from ..graph.builder import placeholder, to_node
+from ..graph.graph import Graph
+from ..nn.updates import take_update_ops
 from ..tensor import Tensor
 from . import placement
 from .fetch_structure import flatten
+from .interpreter import needed_nodes
 from .jit_autograd import differentiable_call
+from .session import Session
 from .side_effects import SideEffectRecorder
 from .signature import map_tensors
-from .trace_grads import TraceGrads, guards_hold
+from .trace_grads import TraceGrads, _trainable, guards_hold
 
 
 class Trace:
@@ -28,10 +33,6 @@ class Trace:
 
     def __init__(self, fn, args: tuple, kwargs: dict, name: str, optimize: int,
                  strict: bool = False):
-        from ..graph.builder import to_node
-        from ..graph.graph import Graph
-        from .session import Session
-
         start = time.perf_counter()
         self.graph = Graph(name=f"jit_{name}")
         names = _parameter_names(fn)
@@ -85,16 +86,12 @@ class Trace:
     def _plan_feeds(self) -> list:
         """For each placeholder the program takes: an argument index, or a parameter (fed its
         eager .grad)."""
-        from .interpreter import needed_nodes
-
         args = {node: i for i, node in enumerate(self.placeholders)}
         grads = {node: p for p, node in self.grad_inputs}
         needed = needed_nodes(self.fetches, set())
         return [args[n] if n in args else grads[n] for n in needed if n.op.name == "placeholder"]
 
     def _placeholder_maker(self, names: list):
-        from ..graph.builder import placeholder
-
         def make(path: str, value):
             data = value._data if isinstance(value, Tensor) else value
             self._arrays.append(data)
@@ -108,8 +105,6 @@ class Trace:
         """What a gradient may flow to: ("arg", placeholder, index of the tensor argument) for
         floating tensor arguments, ("captured", node, tensor) for captured tensors that require
         grad (Parameters, trainable Variables, leaves)."""
-        from .trace_grads import _trainable
-
         found = [("arg", n, i) for i, n in enumerate(self.placeholders) if n.dtype.kind == "f"]
         for t, node in self.graph._captured.values():
             if node.dtype is not None and node.dtype.kind == "f" and _trainable(t):
@@ -240,8 +235,6 @@ def _rebuildable(value) -> bool:
 
 
 def _take_update_ops(graph) -> None:
-    from ..nn.updates import take_update_ops
-
     take_update_ops(graph)  # fetched below with every other assignment
 
 

@@ -16,7 +16,7 @@ from ..autograd import backward as _backward
 from ..autograd.custom_function import Function
 from ..autograd.grad_mode import enable_grad, no_grad
 from ..autograd.grad_mode import state as grad_state
-from ..random import generator
+from ..devices.random import generator
 from ..tensor import Tensor
 
 

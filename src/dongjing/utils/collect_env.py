@@ -8,6 +8,12 @@ import platform
 import sys
 from importlib import metadata
 
+import numpy
+
+from .. import __version__
+from ..backends.cupy import unavailable_reason
+from ..devices import cuda
+
 # the optional packages dongjing uses, and what each one brings
 OPTIONAL = {
     "numba": "compiled fused kernels (compiler)",
@@ -47,21 +53,14 @@ def _blas() -> str:
 
 
 def _cuda() -> str:
-    from .. import cuda
-
     if cuda.is_available():
         return f"available ({cuda.device_count()} device(s))"
-    from ..backends.cupy import unavailable_reason
 
     return f"not available ({unavailable_reason()})"
 
 
 def report() -> str:
     """The environment report as text."""
-    import numpy
-
-    from .. import __version__
-
     lines = [
         f"dongjing:      {__version__} ({os.path.dirname(os.path.dirname(__file__))})",
         f"Python:        {sys.version.split()[0]} ({platform.python_implementation()})",

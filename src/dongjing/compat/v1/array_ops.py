@@ -4,13 +4,17 @@ unique, arg_min/arg_max, on dongjing's ops (so their gradients are those ops' ru
 
 from __future__ import annotations
 
+import builtins
+
 import numpy as np
 
 from ... import ops as _ops
 from ...dispatch import apply, apply1
 from ...errors import GraphError, ShapeError
+from ...graph.builder import constant
 from ...nn.resample import pad as _pad
 from ...tensor import Tensor
+from . import math_ops as _math_ops
 from .dtypes import as_dtype
 from .dynamic_shape import (
     arange,
@@ -26,7 +30,7 @@ from .dynamic_shape import (
     where_op,
     with_shape_op,
 )
-from .graphs import tf_function
+from .graphs import building, tf_function
 from .math_ops import _t, argmax, argmin
 from .unsupported import not_provided
 
@@ -53,8 +57,6 @@ def size(input, name=None, out_type="int32"):  # noqa: A002
     x = _t(input)
     dtype = as_dtype(out_type)
     if None not in x.shape:
-        from ...graph.builder import constant
-
         return constant(np.asarray(int(np.prod(x.shape, dtype=np.int64)), dtype))
     return _ops.cast(_ops.prod(_ops.cast(shape_of(x), np.int64), 0), dtype)
 
@@ -62,8 +64,6 @@ def size(input, name=None, out_type="int32"):  # noqa: A002
 @tf_function
 def rank(input, name=None):  # noqa: A002
     """The number of dims of `input` (an int32 scalar tensor)."""
-    from ...graph.builder import constant
-
     return constant(np.asarray(_t(input).ndim, np.int32))
 
 
@@ -169,14 +169,10 @@ def slice(input_, begin, size, name=None):  # noqa: A001
 
 
 def _int32_vector(values):
-    from ...graph.builder import constant
-
     return constant(np.asarray(values, np.int32))
 
 
 def _py_slice(begin: int, size: int):
-    import builtins
-
     return builtins.slice(begin, None if size == -1 else begin + size)
 
 
@@ -190,7 +186,6 @@ def gather(params, indices, validate_indices=None, name=None, axis=0, batch_dims
     if idx.dtype.kind not in "iu":
         raise GraphError(f"tf.gather: indices must be integers, got {idx.dtype}")
     axis = _int(axis, "tf.gather's axis") % x.ndim
-    import builtins
 
     return x[(builtins.slice(None),) * axis + (idx,)]
 
@@ -220,8 +215,6 @@ def sequence_mask(lengths, maxlen=None, dtype="bool", name=None):
         limit = maxlen
     known = constant_value(limit) if isinstance(limit, Tensor) else np.asarray(limit)
     if known is not None:
-        from ...graph.builder import constant
-
         steps = constant(np.arange(int(known), dtype=np.int64))
     else:
         steps = arange(*_scalars(0, limit, 1), np.int64)
@@ -298,8 +291,6 @@ def unique(x, out_idx="int32", name=None):
 
 
 def _scalars(*values):
-    from ...graph.builder import constant
-
     return [v if isinstance(v, Tensor) else constant(np.asarray(v, np.int64))
             for v in (_ops.cast(v, np.int64) if isinstance(v, Tensor) else v for v in values)]
 
@@ -312,8 +303,6 @@ def where_indices(condition):
 
 def fill_to(dims, value, dtype=None):
     """A tensor of `value` with dims given as a tensor (read at run time)."""
-    from ...graph.builder import constant
-
     value = _t(value) if dtype is None else _ops.cast(_t(value), dtype)
     if value.ndim != 0:
         value = _ops.reshape(value, ())
@@ -323,8 +312,6 @@ def fill_to(dims, value, dtype=None):
 
 def placeholder_with_default(input, shape, name=None):  # noqa: A002
     """`input`'s value unless the tensor is fed (a feed may have any shape fitting `shape`)."""
-    from .graphs import building
-
     with building((input,)):
         x = _t(input)
         shape = (shape,) if isinstance(shape, int) else tuple(
@@ -340,3 +327,6 @@ def arg_max(input, dimension, name=None, output_type="int64"):  # noqa: A002
 def arg_min(input, dimension, name=None, output_type="int64"):  # noqa: A002
     """TF1's old spelling of tf.argmin."""
     return argmin(input, axis=dimension, output_type=output_type)
+
+
+_math_ops._array_ops.where_indices, _math_ops._array_ops.fill_to = where_indices, fill_to

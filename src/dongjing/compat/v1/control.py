@@ -4,6 +4,7 @@ dongjing's graph inputs, control flow and symbolic gradients."""
 from __future__ import annotations
 
 from ... import ops as _ops
+from ...errors import GraphError
 from ...graph.builder import placeholder as _dj_placeholder
 from ...graph.gradients import gradients as _dj_gradients
 from ...ops.control import cond as _dj_cond
@@ -13,6 +14,7 @@ from ...tensor import Tensor
 from .deferred import Deferred, record
 from .dtypes import as_dtype
 from .graphs import building, get_default_graph, tf_function
+from .math_ops import _t
 from .session import Operation
 from .unsupported import not_provided
 
@@ -55,8 +57,6 @@ def _item(values, i):
 
 
 def _while_now(cond, body, loop_vars, maximum_iterations, return_same_structure):
-    from .math_ops import _t
-
     single = not isinstance(loop_vars, (list, tuple))
     with building((loop_vars,)):
         values = [_t(v) for v in ([loop_vars] if single else loop_vars)]
@@ -74,8 +74,6 @@ def cond(pred, true_fn=None, false_fn=None, strict: bool = False, name=None, fn1
     true_fn = true_fn if true_fn is not None else fn1
     false_fn = false_fn if false_fn is not None else fn2
     if true_fn is None or false_fn is None:
-        from ...errors import GraphError
-
         raise GraphError("tf.cond needs true_fn and false_fn")
     result = _dj_cond(pred, true_fn, false_fn)
     if not strict and isinstance(result, (list, tuple)) and len(result) == 1:

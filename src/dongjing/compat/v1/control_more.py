@@ -10,11 +10,15 @@ from contextlib import contextmanager
 import numpy as np
 
 from ... import ops as _ops
+from ...core.registry import Spec, define, register
 from ...dispatch import apply
 from ...errors import GraphError, ShapeError
-from ...registry import Spec, define, register
+from ...graph.builder import constant
+from ...tensor import Tensor
+from .control import cond
 from .graphs import building, tf_function
 from .math_ops import _t
+from .session import Operation
 from .unsupported import not_provided
 
 
@@ -117,8 +121,6 @@ def case(pred_fn_pairs, default=None, exclusive=False, strict=False, name="case"
     """The fn of the first true predicate (all checked in order), else `default()`; as nested
     tf.cond, so only the chosen branch runs. exclusive=True also checks that at most one
     predicate holds, when the graph runs."""
-    from .control import cond
-
     pairs = list(pred_fn_pairs.items()) if isinstance(pred_fn_pairs, dict) else \
         list(pred_fn_pairs)
     if not pairs:
@@ -221,10 +223,6 @@ def Print(input_, data, message=None, first_n=None, summarize=None, name=None): 
 def print_(*inputs, output_stream=None, summarize=3, sep=" ", end="\n", name=None):
     """An op printing `inputs` (tensors and Python values, in order, joined by `sep`) when it
     runs (tf.print; to stderr unless output_stream is sys.stdout or "stdout")."""
-    from ...graph.builder import constant
-    from ...tensor import Tensor
-    from .session import Operation
-
     stream = "stdout" if output_stream in (sys.stdout, "stdout") else "stderr"
     tensors = [v for v in inputs if isinstance(v, Tensor)]
     template, k = [], 0

@@ -8,13 +8,16 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...core.registry import Spec, register
+from ...devices.random import generator
 from ...dispatch import apply, apply1
 from ...errors import GraphError, IndexOutOfRangeError
-from ...graph.builder import constant
-from ...random import generator
-from ...registry import Spec, register
+from ...graph import Graph
+from ...graph.builder import constant, placeholder
+from ...runtime.session import Session as _DjSession
 from ...tensor import Tensor
 from .graphs import building
+from .math_ops import _t
 from .session import Operation
 from .unsupported import module_getattr, not_provided
 
@@ -170,11 +173,6 @@ class Dataset:
         """`map_func` applied to each element (its components as arguments when it is a
         tuple). As in TF, the function is traced once into a graph (of placeholders shaped
         like the elements) and that graph runs for each element."""
-        from ...graph import Graph
-        from ...graph.builder import placeholder
-        from ...runtime.session import Session as _DjSession
-        from .math_ops import _t
-
         graph = Graph("dataset_map")
         with graph.as_default():
             holders = [placeholder(tuple(s), d, name=f"element_{i}")

@@ -17,8 +17,9 @@ import numpy as np
 
 from ...errors import FeedError, GraphError
 from ...graph import builder
+from ...graph.builder import placeholder
 from ...tensor import Tensor
-from .graphs import state_of
+from .graph_state import state_of
 
 _ids = itertools.count()
 
@@ -210,8 +211,6 @@ class Specialization:
         return obj
 
     def _placeholder(self, leaf: Deferred):
-        from ...graph.builder import placeholder
-
         rank = self.ranks.get(leaf)
         if rank is None:
             raise FeedError(f"the fetches need placeholder {leaf._label!r} (unknown rank, "

@@ -8,9 +8,11 @@ from __future__ import annotations
 import numpy as np
 
 from ... import ops as _ops
+from ...backends import backend_of
+from ...core.registry import Spec, define
 from ...dispatch import apply, apply1
 from ...errors import ShapeError
-from ...registry import Spec, define
+from ...graph.builder import constant
 from ...tensor import Tensor
 
 
@@ -169,7 +171,6 @@ def constant_value(t):
     if not isinstance(t, Tensor):
         return np.asarray(t)
     if t._node is None:  # an eager value, on whichever backend holds it
-        from ...backends import backend_of
 
         backend = backend_of(t._data, None)
         return np.asarray(t._data if backend is None else backend.to_numpy(t._data))
@@ -229,8 +230,6 @@ def shape_tensor(value, what: str):
         return (int(value),)
     items = list(value)
     if any(isinstance(v, Tensor) and constant_value(v) is None for v in items):
-        from ...graph.builder import constant
-
         parts = [_ops.cast(_ops.reshape(v, ()), np.int32) if isinstance(v, Tensor)
                  else constant(np.asarray(int(v), np.int32)) for v in items]
         return _ops.stack(parts, 0)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import re
 
-from .graphs import get_default_graph, state_of
+from .graph_state import state_of
+from .graphs import get_default_graph
 
 
 class GraphKeys:

@@ -9,6 +9,8 @@ from contextlib import contextmanager
 
 from ...errors import GraphError
 from ...graph import Graph, builder
+from ...tensor import Tensor
+from .deferred import Deferred, has_deferred, record
 
 
 class _Default:
@@ -37,36 +39,8 @@ def reset_default_graph() -> None:
     _default.graph = Graph("default")
 
 
-class GraphState:
-    """What TF1 keeps per graph beside the nodes: its variables (in creation order) and the
-    specializations of its unknown-rank placeholders (rank signature -> materialized values)."""
-
-    def __init__(self):
-        self.variables: list = []
-        self.specializations: dict = {}
-        self.global_step = None
-        self.seed = None  # tf.set_random_seed's graph-level seed
-        self.variable_names: set = set()  # op names of the graph's variables (TF unique names)
-        self.collections: dict = {}  # tf.add_to_collection's lists, by key
-        self.guards: dict = {}  # id(guard node) -> (guard, the read it makes only if initialized)
-        self.name_scope = ""  # the current tf.name_scope prefix ("outer/inner/")
-        self.variable_scopes: list = []  # the tf.variable_scope stack (innermost last)
-
-
-def state_of(graph: Graph) -> GraphState:
-    """The TF state of `graph`, kept on the graph itself so that both go together (a table
-    keyed by graph would keep every graph alive: the state refers back to it)."""
-    state = graph.__dict__.get("_tf1_state")
-    if state is None:
-        state = graph._tf1_state = GraphState()
-    return state
-
-
 def _symbolic_graph(values):
     """The graph of the first symbolic tensor in a (nested) argument list, or None."""
-    from ...tensor import Tensor
-    from .deferred import Deferred
-
     stack = list(values)
     while stack:
         value = stack.pop()
@@ -99,8 +73,6 @@ def tf_function(fn):
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
-        from .deferred import has_deferred, record
-
         if has_deferred(args) or has_deferred(kwargs.values()):
             return record(wrapper, args, kwargs, fn.__name__)
         with building((args, tuple(kwargs.values()))):

@@ -9,6 +9,7 @@ import math
 import numpy as np
 
 from ... import ops as _ops
+from ...graph.builder import constant
 from .dtypes import as_dtype
 from .graphs import building
 from .random_ops import random_tensor
@@ -177,8 +178,6 @@ def _shape(shape) -> tuple:
 
 
 def _const(array):
-    from ...graph.builder import constant
-
     return constant(array)
 
 

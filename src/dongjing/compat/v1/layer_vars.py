@@ -18,6 +18,8 @@ from contextlib import contextmanager
 import numpy as np
 
 from .graphs import get_default_graph
+from .random_ops import random_uniform
+from .variables import Variable
 
 
 def _variable_scopes():
@@ -74,8 +76,6 @@ def scope(name: str | None, default_name: str | None = None):
 
 def glorot_uniform(shape, dtype):
     """TF's default initializer of get_variable: U(-l, l), l = sqrt(6 / (fan_in + fan_out))."""
-    from .random_ops import random_uniform
-
     shape = tuple(int(d) for d in shape)
     if len(shape) < 2:
         fan_in = fan_out = shape[0] if shape else 1
@@ -102,7 +102,6 @@ def create(name: str, shape, dtype="float32", initializer=None, trainable: bool 
     if _SCOPES is not None:
         return _SCOPES.get_variable(name, shape, dtype, initializer=initializer,
                                     trainable=trainable)
-    from .variables import Variable
 
     if initializer is None:
         initial = glorot_uniform(shape, dtype)

@@ -10,9 +10,18 @@ from ... import ops as _ops
 from ...errors import GraphError, ShapeError
 from ...tensor import Tensor
 from . import layer_vars
-from .graphs import tf_function
+from .control import cond
+from .dynamic_shape import reshape_to, shape_of
+from .graph_state import state_of
+from .graphs import get_default_graph, tf_function
 from .math_ops import _t
+from .nn import bias_add
+from .nn_conv import avg_pool, max_pool
+from .nn_conv import conv2d as nn_conv2d
+from .nn_ops import dropout as nn_dropout
+from .nn_ops import moments
 from .unsupported import module_getattr, not_provided
+from .variables import assign
 
 __getattr__ = module_getattr("tf.layers")
 
@@ -69,9 +78,6 @@ def conv2d(inputs, filters, kernel_size, strides=(1, 1), padding="valid",
            bias_regularizer=None, activity_regularizer=None, kernel_constraint=None,
            bias_constraint=None, trainable=True, name=None, reuse=None):
     """A 2-d convolution layer (kernel (kh, kw, in, filters)), then bias and activation."""
-    from .nn import bias_add
-    from .nn_conv import conv2d as nn_conv2d
-
     _no_extras("tf.layers.conv2d", kernel_regularizer=kernel_regularizer,
                bias_regularizer=bias_regularizer, activity_regularizer=activity_regularizer,
                kernel_constraint=kernel_constraint, bias_constraint=bias_constraint)
@@ -114,8 +120,6 @@ def _pool(fn, what, inputs, pool_size, strides, padding, data_format):
 def max_pooling2d(inputs, pool_size, strides, padding="valid", data_format="channels_last",
                   name=None):
     """Max pooling over (pool_size) windows."""
-    from .nn_conv import max_pool
-
     return _pool(max_pool, "tf.layers.max_pooling2d", inputs, pool_size, strides, padding,
                  data_format)
 
@@ -124,8 +128,6 @@ def max_pooling2d(inputs, pool_size, strides, padding="valid", data_format="chan
 def average_pooling2d(inputs, pool_size, strides, padding="valid", data_format="channels_last",
                       name=None):
     """Average pooling over (pool_size) windows (SAME: over the real pixels only)."""
-    from .nn_conv import avg_pool
-
     return _pool(avg_pool, "tf.layers.average_pooling2d", inputs, pool_size, strides, padding,
                  data_format)
 
@@ -133,9 +135,6 @@ def average_pooling2d(inputs, pool_size, strides, padding="valid", data_format="
 @tf_function
 def dropout(inputs, rate=0.5, noise_shape=None, seed=None, training=False, name=None):
     """Dropout of `rate` when `training` (a bool or a bool tensor), else the input as is."""
-    from .control import cond
-    from .nn_ops import dropout as nn_dropout
-
     x = _t(inputs)
     if isinstance(training, Tensor):
         return cond(training, lambda: nn_dropout(x, rate=rate, noise_shape=noise_shape),
@@ -152,7 +151,6 @@ def flatten(inputs, name=None, data_format="channels_last"):
     rest = x.shape[1:]
     if None not in rest:
         return _ops.reshape(x, (-1, int(np.prod(rest, dtype=np.int64))))
-    from .dynamic_shape import reshape_to, shape_of
 
     dims = shape_of(x)
     count = _ops.cast(_ops.prod(_ops.cast(dims[1:], np.int64), 0), np.int32)
@@ -170,10 +168,6 @@ def batch_normalization(inputs, axis=-1, momentum=0.99, epsilon=1e-3, center=Tru
     """Batch normalization over every dim but `axis`: batch statistics when `training` (and
     the moving averages' updates added to tf.GraphKeys.UPDATE_OPS, to run with the train op),
     the moving averages otherwise."""
-    from .control import cond
-    from .nn_ops import moments
-    from .variables import assign
-
     _no_extras("tf.layers.batch_normalization", beta_regularizer=beta_regularizer,
                gamma_regularizer=gamma_regularizer, beta_constraint=beta_constraint,
                gamma_constraint=gamma_constraint, renorm_clipping=renorm_clipping,
@@ -249,16 +243,12 @@ def batch_normalization(inputs, axis=-1, momentum=0.99, epsilon=1e-3, center=Tru
 
 
 def _dynamic_sizes(x, dims):
-    from .dynamic_shape import shape_of
-
     shape = shape_of(x)
     return _ops.stack([shape[d] for d in dims], 0)
 
 
 def _collections(graph=None) -> dict:
     """The graph's TF1 collections (the dict tf.get_collection reads)."""
-    from .graphs import get_default_graph, state_of
-
     return state_of(graph or get_default_graph()).__dict__.setdefault("collections", {})
 
 

@@ -5,9 +5,9 @@ d det(A) = det(A) inv(A)^T, d inv(A) = -inv(A)^T g inv(A)^T."""
 from __future__ import annotations
 
 from ... import ops as _ops
+from ...core.registry import Spec, define
 from ...dispatch import apply1
 from ...errors import DTypeError, ShapeError
-from ...registry import Spec, define
 from .graphs import tf_function
 from .math_ops import _t
 

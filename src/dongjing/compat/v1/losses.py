@@ -7,6 +7,11 @@ from ... import ops as _ops
 from ...errors import GraphError
 from .graphs import tf_function
 from .math_ops import _t
+from .nn import (
+    sigmoid_cross_entropy_with_logits,
+    softmax_cross_entropy_with_logits_v2,
+    sparse_softmax_cross_entropy_with_logits,
+)
 from .unsupported import module_getattr
 
 __getattr__ = module_getattr("tf.losses")
@@ -103,8 +108,6 @@ def sigmoid_cross_entropy(multi_class_labels, logits, weights=1.0, label_smoothi
                           scope=None, loss_collection=None,
                           reduction=Reduction.SUM_BY_NONZERO_WEIGHTS):
     """Sigmoid cross-entropy of each logit (labels smoothed toward 1/2 if asked)."""
-    from .nn import sigmoid_cross_entropy_with_logits
-
     x = _t(logits)
     y = _ops.cast(_t(multi_class_labels), x.dtype)
     if label_smoothing:
@@ -117,8 +120,6 @@ def sigmoid_cross_entropy(multi_class_labels, logits, weights=1.0, label_smoothi
 def softmax_cross_entropy(onehot_labels, logits, weights=1.0, label_smoothing=0, scope=None,
                           loss_collection=None, reduction=Reduction.SUM_BY_NONZERO_WEIGHTS):
     """Softmax cross-entropy per row of one-hot labels (smoothed if asked), weighted."""
-    from .nn import softmax_cross_entropy_with_logits_v2
-
     x = _t(logits)
     y = _ops.stop_gradient(_ops.cast(_t(onehot_labels), x.dtype))
     if label_smoothing:
@@ -132,8 +133,6 @@ def softmax_cross_entropy(onehot_labels, logits, weights=1.0, label_smoothing=0,
 def sparse_softmax_cross_entropy(labels, logits, weights=1.0, scope=None, loss_collection=None,
                                  reduction=Reduction.SUM_BY_NONZERO_WEIGHTS):
     """Softmax cross-entropy per row for integer labels, weighted."""
-    from .nn import sparse_softmax_cross_entropy_with_logits
-
     return compute_weighted_loss(sparse_softmax_cross_entropy_with_logits(labels=labels,
                                                                           logits=logits),
                                  weights, reduction=reduction)

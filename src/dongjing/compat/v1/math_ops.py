@@ -3,6 +3,8 @@ the dongjing op it names, built in a graph (`tf_function`)."""
 
 from __future__ import annotations
 
+import types
+
 import numpy as np
 
 from ... import ops as _ops
@@ -10,8 +12,12 @@ from ...errors import DTypeError, ShapeError
 from ...graph.builder import constant as _dj_constant
 from ...tensor import Tensor
 from .dtypes import as_dtype, to_array
-from .graphs import tf_function
+from .dynamic_shape import arange, reshape_to, shape_tensor
+from .graphs import building, tf_function
 from .unsupported import not_provided
+
+# array_ops (built on this module) hands these over when it loads
+_array_ops = types.SimpleNamespace(where_indices=None, fill_to=None)
 
 
 def _t(value):
@@ -228,8 +234,6 @@ def _static_shape(shape, what: str) -> tuple:
 def reshape(tensor, shape, name=None):
     """`tensor` with a new shape (one dim may be -1); the shape may be a tensor (or a list
     holding tensors), read when the graph runs."""
-    from .dynamic_shape import reshape_to, shape_tensor
-
     x = _t(tensor)
     target = shape_tensor(shape, "tf.reshape")
     if isinstance(target, Tensor):
@@ -282,9 +286,8 @@ def stack(values, axis=0, name="stack"):
 def where(condition, x=None, y=None, name=None):
     """x where condition, else y (both x and y are needed: the index form is not provided)."""
     if x is None and y is None:
-        from .array_ops import where_indices
 
-        return where_indices(condition)
+        return _array_ops.where_indices(condition)
     if x is None or y is None:
         raise ShapeError("tf.where: give both x and y, or neither (the indices form)")
     return _ops.where(_t(condition), x, y)
@@ -312,8 +315,6 @@ def one_hot(indices, depth, on_value=None, off_value=None, axis=None, dtype=None
 def constant(value, dtype=None, shape=None, name: str = "Const", verify_shape: bool = False):
     """A constant tensor of the graph. With `shape`, a scalar (or one-element) value fills it
     and a value of as many elements is reshaped to it, as TF does."""
-    from .graphs import building
-
     array = to_array(value, dtype)
     if shape is not None:
         shape = _static_shape(shape, "tf.constant")
@@ -332,11 +333,8 @@ def constant(value, dtype=None, shape=None, name: str = "Const", verify_shape: b
 def _tensor_dims(dims, what: str):
     """`dims` as a run-time shape tensor if it holds tensors not known when building, else
     None (then the static path applies)."""
-    from .dynamic_shape import shape_tensor
-
     if isinstance(dims, Tensor) or (isinstance(dims, (list, tuple)) and any(
             isinstance(d, Tensor) for d in dims)):
-        from .graphs import building
 
         with building((dims,)):
             dims = shape_tensor(dims, what)
@@ -363,27 +361,23 @@ def ones(shape, dtype="float32", name=None):
 
 
 def _filled(dims, value, dtype):
-    from .array_ops import fill_to
-    from .graphs import building
 
     if not isinstance(dims, Tensor):
         return constant(np.full(dims, value, as_dtype(dtype)))
     with building((dims,)):
-        return fill_to(dims, constant(np.asarray(value, as_dtype(dtype))))
+        return _array_ops.fill_to(dims, constant(np.asarray(value, as_dtype(dtype))))
 
 
 def fill(dims, value, name=None):
     """`value` repeated to shape `dims` (dims and value may be tensors)."""
     shape = _tensor_dims(dims, "tf.fill")
     if shape is not None or isinstance(value, Tensor):
-        from .array_ops import fill_to
-        from .graphs import building
 
         with building((dims, value)):
             if not isinstance(shape, Tensor):
                 known = _static_shape(dims, "tf.fill") if shape is None else shape
                 shape = _dj_constant(np.asarray(known, np.int32))
-            return fill_to(shape, value)
+            return _array_ops.fill_to(shape, value)
     array = to_array(value)
     return constant(np.full(_static_shape(dims, "tf.fill"), array, array.dtype),
                     name=name or "Fill")
@@ -413,8 +407,6 @@ def range_(start, limit=None, delta=1, dtype=None, name="range"):
 
 @tf_function
 def _range_tensor(start, limit, delta, dtype):
-    from .dynamic_shape import arange
-
     values = [_t(v) for v in (start, limit, delta)]
     if dtype is None:
         kinds = [v.dtype for v in values]

@@ -130,6 +130,7 @@ def sigmoid_cross_entropy_with_logits(_sentinel=None, labels=None, logits=None, 
             + _ops.log(1.0 + _ops.exp(-_ops.abs(logits))))
 
 
+from . import nn_ops as _nn_ops  # noqa: E402
 from .namespaces import Namespace  # noqa: E402
 from .nn_conv import (  # noqa: E402, F401
     avg_pool,
@@ -177,3 +178,5 @@ from .rnn_cell import (  # noqa: E402
 rnn_cell = Namespace("tf.nn.rnn_cell", BasicLSTMCell=BasicLSTMCell, BasicRNNCell=BasicRNNCell,
                      DropoutWrapper=DropoutWrapper, GRUCell=GRUCell, LSTMCell=LSTMCell,
                      LSTMStateTuple=LSTMStateTuple, MultiRNNCell=MultiRNNCell, RNNCell=RNNCell)
+
+_nn_ops._nn.sigmoid_cross_entropy_with_logits = sigmoid_cross_entropy_with_logits

@@ -11,6 +11,8 @@ from ...errors import GraphError, ShapeError
 from ...nn import functional as _F
 from ...nn.resample import pad as _pad
 from ...ops.nn import fold2d, unfold2d
+from ...tensor import Tensor
+from .dynamic_shape import constant_value
 from .graphs import tf_function
 from .math_ops import _t
 from .unsupported import not_provided
@@ -183,11 +185,7 @@ def conv2d_transpose(value=None, filter=None, output_shape=None, strides=None,  
 
 
 def _shape_list(what: str, shape) -> list[int]:
-    from ...tensor import Tensor
-
     if isinstance(shape, Tensor):
-        from .dynamic_shape import constant_value
-
         known = constant_value(shape)
         if known is None:
             not_provided(f"{what} with an output_shape computed at run time")

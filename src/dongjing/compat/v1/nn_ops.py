@@ -4,18 +4,25 @@ keep_prob, and the sampled losses nce_loss / sampled_softmax_loss."""
 
 from __future__ import annotations
 
+import types
+
 import numpy as np
 
 from ... import ops as _ops
+from ...core.registry import Spec, register
+from ...devices.random import generator
 from ...dispatch import apply1
 from ...errors import DTypeError, GraphError, ShapeError
-from ...random import generator
-from ...registry import Spec, register
+from ...ops import dropout_mask
 from ...tensor import Tensor
 from .dynamic_shape import constant_value
 from .graphs import tf_function
 from .math_ops import _t
+from .random_ops import random_like
 from .unsupported import not_provided
+
+# nn.py (which re-exports this module) hands it over when it loads
+_nn = types.SimpleNamespace(sigmoid_cross_entropy_with_logits=None)
 
 
 @tf_function
@@ -149,9 +156,6 @@ def in_top_k(predictions, targets, k, name=None):
 def dropout(x, keep_prob=None, noise_shape=None, seed=None, name=None, rate=None):
     """x with elements zeroed with probability 1 - keep_prob (or `rate`), the rest scaled by
     1/keep_prob; a fresh mask every run. keep_prob / rate may be tensors (e.g. fed)."""
-    from ...ops import dropout_mask
-    from .random_ops import random_like
-
     if noise_shape is not None:
         not_provided("tf.nn.dropout(noise_shape=...)")
     if (keep_prob is None) == (rate is None):
@@ -242,16 +246,15 @@ def nce_loss(weights, biases, labels, inputs, num_sampled, num_classes, num_true
              name="nce_loss"):
     """Noise-contrastive estimation loss per example, with TF's log-uniform candidate sampler
     (fresh candidates every run) and its expected-count correction."""
-    from .nn import sigmoid_cross_entropy_with_logits
 
     if sampled_values is not None:
         not_provided("tf.nn.nce_loss(sampled_values=...)")
     true_logits, sampled_logits = _sampled_logits(
         "tf.nn.nce_loss", weights, biases, labels, inputs, num_sampled, num_classes, num_true,
         remove_accidental_hits)
-    true_loss = sigmoid_cross_entropy_with_logits(
+    true_loss = _nn.sigmoid_cross_entropy_with_logits(
         labels=_ops.ones_like(true_logits) / float(num_true), logits=true_logits)
-    sampled_loss = sigmoid_cross_entropy_with_logits(
+    sampled_loss = _nn.sigmoid_cross_entropy_with_logits(
         labels=_ops.zeros_like(sampled_logits), logits=sampled_logits)
     return _ops.sum(true_loss, 1) + _ops.sum(sampled_loss, 1)
 

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...core.registry import Spec, register
 from ...dispatch import apply
 from ...errors import DTypeError, GraphError
-from ...registry import Spec, register
+from ...graph.builder import constant
 from .dtypes import as_dtype
 from .graphs import tf_function
 from .math_ops import _t
@@ -89,8 +90,6 @@ def py_func(func, inp, Tout, stateful=True, name=None):  # noqa: N803
     call = _Call(func, touts)
     specs = [Spec((None,) * r, d) for r, d in zip(ranks, touts)]
     if not inputs:
-        from ...graph.builder import constant
-
         inputs = [constant(np.zeros((), np.float32))]
         call.func = (lambda f: lambda *_: f())(func)
     first = apply(_call_op, *inputs, call=call, index=0, spec=specs[0])

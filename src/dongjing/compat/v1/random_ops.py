@@ -8,14 +8,16 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...core.registry import Spec, register
+from ...devices.random import generator
 from ...dispatch import apply1
 from ...errors import DTypeError
 from ...graph.builder import constant as _dj_constant
-from ...random import generator
-from ...registry import Spec, register
 from ...tensor import Tensor
 from .dtypes import as_dtype
-from .graphs import building, get_default_graph, state_of
+from .dynamic_shape import shape_hint, shape_tensor
+from .graph_state import state_of
+from .graphs import building, get_default_graph
 from .session_state import Stream
 
 
@@ -58,8 +60,6 @@ def random_tensor(shape, dtype, dist: str, a, b, seed=None):
     """A graph op drawing a fresh array of `shape` each run (used by the tf.random_* names).
     `shape` may be a tensor (read at run time); `a`, `b` (mean and stddev, or the bounds) may
     be tensors: then a standard draw is scaled by graph ops."""
-    from .dynamic_shape import shape_hint, shape_tensor
-
     dtype = as_dtype(dtype)
     with building((shape, a, b)) as graph:
         rng = stream_for(graph, seed)

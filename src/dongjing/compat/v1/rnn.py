@@ -11,6 +11,7 @@ from ...errors import GraphError, ShapeError
 from ...graph.builder import constant
 from ...ops.control import while_loop
 from . import layer_vars
+from .dynamic_shape import shape_of
 from .graphs import building
 from .math_ops import _t
 from .rnn_cell import LSTMStateTuple
@@ -41,7 +42,6 @@ def pack(structure, flat: list):
 def _batch_size(x):
     if x.shape[0] is not None:
         return x.shape[0]
-    from .dynamic_shape import shape_of
 
     return shape_of(x)[0]
 

@@ -11,8 +11,15 @@ import numpy as np
 
 from ... import ops as _ops
 from ...errors import GraphError, ShapeError
+from ...graph.builder import constant
+from ...tensor import Tensor
 from . import layer_vars
+from .dtypes import as_dtype
+from .dynamic_shape import arange, constant_value
+from .graphs import building
 from .math_ops import _t
+from .nn_ops import dropout
+from .unsupported import not_provided
 
 
 class LSTMStateTuple(NamedTuple):
@@ -77,24 +84,17 @@ class RNNCell:
 
 
 def _zeros_structure(size, batch_size, dtype):
-    from .dtypes import as_dtype
-
     if isinstance(size, LSTMStateTuple):
         return LSTMStateTuple(*(_zeros_structure(s, batch_size, dtype) for s in size))
     if isinstance(size, tuple):
         return tuple(_zeros_structure(s, batch_size, dtype) for s in size)
     dtype = as_dtype(dtype)
-    from ...tensor import Tensor
 
     if isinstance(batch_size, Tensor):
-        from .dynamic_shape import constant_value
-
         known = constant_value(batch_size)
         if known is None:
             return _zeros_of_batch(batch_size, int(size), dtype)
         batch_size = int(known)
-    from ...graph.builder import constant
-    from .graphs import building
 
     with building():
         return constant(np.zeros((int(batch_size), int(size)), dtype))
@@ -102,9 +102,6 @@ def _zeros_structure(size, batch_size, dtype):
 
 def _zeros_of_batch(batch_size, size: int, dtype):
     """(batch_size, size) zeros for a batch size known only at run time."""
-    from .dynamic_shape import arange
-    from .graphs import building
-
     with building((batch_size,)):
         n = _ops.cast(_ops.reshape(batch_size, ()), np.int64)
         rows = _ops.cast(arange(n * 0, n, n * 0 + 1, np.int64), dtype) * 0
@@ -305,8 +302,6 @@ class DropoutWrapper(RNNCell):
                  dropout_state_filter_visitor=None):
         super().__init__(0)
         if variational_recurrent:
-            from .unsupported import not_provided
-
             not_provided("DropoutWrapper(variational_recurrent=True)")
         self._cell = cell
         self._keep = (input_keep_prob, output_keep_prob, state_keep_prob)
@@ -329,8 +324,6 @@ class DropoutWrapper(RNNCell):
         return self._cell.zero_state(batch_size, dtype)
 
     def __call__(self, inputs, state, scope=None):
-        from .nn_ops import dropout
-
         keep_in, keep_out, keep_state = self._keep
         inputs = _t(inputs)
         if not _is_one(keep_in):
@@ -344,8 +337,6 @@ class DropoutWrapper(RNNCell):
 
 
 def _is_one(value) -> bool:
-    from ...tensor import Tensor
-
     return not isinstance(value, Tensor) and float(value) == 1.0
 
 

@@ -7,12 +7,21 @@ variable scope names the variables `get_variable` makes or shares (`reuse=True` 
 
 from __future__ import annotations
 
+import types
 from collections import Counter
 from contextlib import contextmanager
 
 import numpy as np
 
-from .graphs import get_default_graph, state_of
+from .dtypes import as_dtype
+from .graph_collections import GraphKeys, add_to_collection
+from .graph_state import state_of
+from .graphs import get_default_graph
+from .initializers import glorot_uniform_initializer, zeros_initializer
+from .unsupported import not_provided
+
+# tf.Variable, set by variables.py when it loads (it imports this module)
+_late = types.SimpleNamespace(Variable=None)
 
 AUTO_REUSE = "AUTO_REUSE"  # reuse a variable when it exists, else create it
 
@@ -121,8 +130,6 @@ def variable_scope(name_or_scope, default_name=None, values=None, initializer=No
     """Open a variable scope (and the name scope of the same name): get_variable inside names
     its variables `scope/name`; `reuse=True` (inherited by inner scopes) shares existing ones,
     `tf.AUTO_REUSE` shares or creates. A VariableScope object re-enters that scope."""
-    from .unsupported import not_provided
-
     for feature, given in [("partitioner", partitioner), ("custom_getter", custom_getter),
                            ("constraint", constraint)]:
         if given is not None:
@@ -189,11 +196,7 @@ def get_variable(name: str, shape=None, dtype=None, initializer=None, regularize
     else Glorot-uniform for floats and zeros otherwise), or the existing one when the scope
     reuses. Making one that exists, or reusing one that does not, raises ValueError, as TF
     does."""
-    from .dtypes import as_dtype
-    from .initializers import glorot_uniform_initializer, zeros_initializer
-    from .unsupported import not_provided
-    from .variables import Variable
-
+    Variable = _late.Variable  # tf.Variable: variables.py is built on this module
     for feature, given in [("partitioner", partitioner), ("custom_getter", custom_getter),
                            ("constraint", constraint), ("caching_device", caching_device)]:
         if given is not None:
@@ -243,8 +246,6 @@ def get_variable(name: str, shape=None, dtype=None, initializer=None, regularize
         with name_scope(full + "/Regularizer/"):
             loss = regularizer(var)
         if loss is not None:
-            from .graph_collections import GraphKeys, add_to_collection
-
             add_to_collection(GraphKeys.REGULARIZATION_LOSSES, loss, graph)
     return var
 

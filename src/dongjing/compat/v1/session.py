@@ -7,16 +7,24 @@ A tf.Session owns the values of its graph's tf.Variables and the streams of its 
 
 from __future__ import annotations
 
+import types
+
 from ...errors import GraphError
+from ...graph.builder import constant
+from ...ops.state import group
 from ...runtime import interpreter
 from ...runtime.feeds import resolve_key
 from ...runtime.fetch_structure import flatten, identified, run_key
 from ...runtime.session import Session as _DjSession
 from ...tensor import Tensor
 from .deferred import Deferred, specialize
-from .graphs import get_default_graph, state_of
+from .graph_state import state_of
+from .graphs import get_default_graph
 from .session_state import FailedPreconditionError, SessionState
 from .unsupported import not_provided
+
+# tf.Variable, set by variables.py when it loads (it imports this module)
+_late = types.SimpleNamespace(Variable=None)
 
 _sessions: list = []  # the default-session stack (innermost last)
 _default_optimize = [2]  # the compiler level of new tf.Sessions (set_session_optimize)
@@ -146,8 +154,7 @@ class Session(_DjSession):
         entry[2] = True
 
     def _variables_read(self, fetches, feeds) -> list:
-        from .variables import Variable
-
+        Variable = _late.Variable  # tf.Variable: variables.py is built on this module
         leaves: list = []
         flatten(fetches, leaves)
         fetch_nodes = [self._fetch_node(f) for f in leaves]
@@ -260,11 +267,7 @@ def _finish(fetches, out):
 
 def _no_op(graph):
     """A graph op with no effect (fetching it gives None), for an empty group."""
-    from ...ops.state import group
-
     with graph.as_default():
-        from ...graph.builder import constant
-
         return group(constant(0.0, name="no_op"))
 
 

@@ -15,8 +15,8 @@ from contextlib import contextmanager
 
 import numpy as np
 
+from ...devices.random import generator as _dj_generator
 from ...errors import DongjingError
-from ...random import generator as _dj_generator
 
 _lock = threading.RLock()  # TF sessions' runs swap shared Variable objects: one at a time
 _active = threading.local()  # .state: the SessionState whose values are installed now

@@ -9,9 +9,11 @@ import time
 
 import numpy as np
 
+from ...graph.builder import constant
 from ...tensor import Tensor
 from .graph_collections import GraphKeys, add_to_collection, get_collection
-from .graphs import building, get_default_graph, state_of
+from .graph_state import state_of
+from .graphs import building, get_default_graph
 from .unsupported import module_getattr, not_provided
 
 __getattr__ = module_getattr("tf.summary")
@@ -105,8 +107,6 @@ def _tag(graph, name: str, family) -> str:
 
 
 def _constant(value):
-    from ...graph.builder import constant
-
     return constant(np.asarray(value, np.float32))
 
 

@@ -15,12 +15,15 @@ from ...graph.variable import Variable as _DjVariable
 from ...ops.state import assign as _dj_assign
 from ...ops.state import group as _dj_group
 from ...tensor import Tensor
+from . import scopes as _scopes_module
+from . import session as _session_module
 from .deferred import Deferred
 from .dtypes import to_array
 from .graph_collections import GraphKeys, get_collection, register_variable
-from .graphs import building, get_default_graph, state_of, tf_function
+from .graph_state import state_of
+from .graphs import building, get_default_graph, tf_function
 from .scopes import name_of_variable
-from .session import Operation, eval_tensor, get_shape
+from .session import Operation, _session, eval_tensor, get_shape
 from .unsupported import not_provided
 
 
@@ -125,8 +128,6 @@ class Variable(_DjVariable):
 
     def load(self, value, session=None) -> None:
         """Set this Variable's value in `session` (default: the default session) directly."""
-        from .session import _session
-
         _session(session).load_variable(self, value)
 
     def value(self):
@@ -349,3 +350,6 @@ def local_variables_initializer() -> Operation:
 
 
 initialize_all_variables = global_variables_initializer  # the pre-1.0 spelling
+
+
+_scopes_module._late.Variable = _session_module._late.Variable = Variable  # (they sit below)

@@ -21,7 +21,7 @@ every shape is known.
 
 from __future__ import annotations
 
-from ...registry import OPS
+from ...core.registry import OPS
 from ..ir import PassResult, Rebuilder
 
 MIN_TERMS = 4  # a sum of fewer products is left as it is (the copies would not pay)

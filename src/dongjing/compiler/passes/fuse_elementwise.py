@@ -11,9 +11,10 @@ under `MIN_SIZE` elements are left alone: call overhead dominates.
 
 from __future__ import annotations
 
+from ...core.registry import OPS, Cost, Kind, Op
+from ...cpu_kernels import kernels
 from ...errors import GraphError
-from ...registry import OPS, Cost, Kind, Op
-from .. import cuda_kernels, formula_cost, kernels
+from .. import cuda_kernels, formula_cost
 from ..ir import PassResult, Rebuilder, numel
 
 MIN_SIZE = 1 << 17  # elements; smaller groups stay NumPy (see docs/compiler.md)

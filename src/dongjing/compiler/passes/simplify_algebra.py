@@ -7,7 +7,7 @@ Each rule is exact, bit for bit, for every input including NaN, inf, -0.0 and la
 are left alone: in floating point they are not the identity (rounding, overflow, x <= 0).
 
 The arithmetic rules name no op: they read the algebraic facts of each op's record
-(`identity`, `absorbing`, `commutative`, `mask_operand`; see `dongjing.registry`).
+(`identity`, `absorbing`, `commutative`, `mask_operand`; see `dongjing.core.registry`).
 """
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ import math
 
 from ... import dtypes
 from ...backends import default_backend
+from ...core.registry import OPS
 from ...errors import ShapeError
 from ...ops.infer import broadcast
-from ...registry import OPS
 from ..ir import PassResult, Rebuilder, numel
 from .fold_constants import MAX_FOLD_ELEMENTS
 

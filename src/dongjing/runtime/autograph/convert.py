@@ -13,6 +13,8 @@ import textwrap
 import types
 import weakref
 
+from ...graph import builder
+from ...nn.module import Module
 from . import runtime
 from .control import AG, ControlFlow
 from .lower import lower_loops, lower_returns
@@ -25,6 +27,13 @@ _recorders: list = []  # lists collecting the sources converted while a dj.jit t
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 _SYSTEM = tuple(os.path.abspath(p) for p in {
     sysconfig.get_paths()[k] for k in ("stdlib", "platstdlib", "purelib", "platlib")})
+
+
+class _NoJitYet:
+    pass
+
+
+jit_function_type: type = _NoJitYet  # dj.jit's JitFunction, set by runtime/jit.py (built on this)
 
 
 def is_user_function(fn) -> bool:
@@ -152,9 +161,6 @@ def recording(sources: list):
 
 def converted_callable(fn):
     """What converted code calls for `fn`: its converted version where it is user code."""
-    from ...nn.module import Module
-    from ..jit import JitFunction
-
     if isinstance(fn, types.FunctionType):
         target = convert(fn) if is_user_function(fn) else fn
         if target is not fn:
@@ -162,11 +168,11 @@ def converted_callable(fn):
         return target
     if isinstance(fn, types.MethodType):
         inner = fn.__func__
-        if isinstance(inner, JitFunction):
+        if isinstance(inner, jit_function_type):
             inner = inner.fn
         conv = converted_callable(inner)
         return fn if conv is inner and inner is fn.__func__ else types.MethodType(conv, fn.__self__)
-    if isinstance(fn, JitFunction):
+    if isinstance(fn, jit_function_type):
         return converted_callable(fn.module if fn.module is not None else fn.fn)
     if isinstance(fn, Module) and type(fn).__call__ is Module.__call__:
         forward = getattr(type(fn).forward, "__func__", type(fn).forward)
@@ -179,8 +185,6 @@ def converted_callable(fn):
 
 def _module_call(forward):
     def __call__(self, *args, **kwargs):
-        from ...graph import builder
-
         if builder.state.graph is not None:
             self._name_for_graphs()
         return forward(self, *args, **kwargs)
@@ -216,3 +220,6 @@ def _named_call(run):
         return run(*args, **kwargs)
 
     return __call__
+
+
+runtime.converted_callable = converted_callable  # converted code's `ag.call` runs through it

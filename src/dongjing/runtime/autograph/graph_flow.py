@@ -3,7 +3,14 @@ with the state variables named: every mismatch error names the variable and the 
 
 from __future__ import annotations
 
-from ...ops.registry import get
+from ...backends import backend_of, default_backend
+from ...dispatch import apply
+from ...graph import builder
+from ...ops import cast, ne, reshape
+from ...ops.convert import as_tensor
+from ...ops.registry import Spec, get
+from ...ops.subgraph import trace
+from ...tensor import Tensor
 from . import values as V
 from .values import ConversionError
 
@@ -20,9 +27,6 @@ def _label(name: str) -> str:
 
 def as_bool(t, where: str):
     """A tensor condition as a bool scalar tensor (a non-bool one: `!= 0`, like Python)."""
-    from ...ops import ne, reshape
-    from ...ops.convert import as_tensor
-
     t = as_tensor(t)
     if any(d is None for d in t.shape) or _numel(t.shape) != 1:
         raise ConversionError(f"the condition at {where} is a tensor of shape {tuple(t.shape)}; a "
@@ -40,8 +44,6 @@ def _numel(shape) -> int:
 
 
 def _graph():
-    from ...graph import builder
-
     graph = builder.state.graph
     if graph is None:
         raise ConversionError("internal: tensor control flow outside a graph")
@@ -49,9 +51,6 @@ def _graph():
 
 
 def _outputs(node, specs) -> list:
-    from ...dispatch import apply
-    from ...tensor import Tensor
-
     tuple_get = get("tuple_get")
     return [apply(tuple_get, Tensor._symbolic(node), index=i, shape=s.shape, dtype=s.dtype)
             for i, s in enumerate(specs)]
@@ -69,13 +68,6 @@ def _check_pair(name: str, a, b, where: str, what: str) -> None:
 
 def graph_if(pred, true_fn, false_fn, state: tuple, names: tuple, where: str) -> tuple:
     """`if` on a symbolic tensor: both branches are traced into one `cond` op."""
-    from ...dispatch import apply
-    from ...graph import builder
-    from ...graph.subgraph import trace
-    from ...ops.convert import as_tensor
-    from ...ops.registry import Spec
-    from ...tensor import Tensor
-
     parent = _graph()
     pred = as_bool(pred, where)
     results = {}
@@ -153,8 +145,6 @@ def graph_if(pred, true_fn, false_fn, state: tuple, names: tuple, where: str) ->
 
 
 def _fresh(value):
-    from ...tensor import Tensor
-
     if type(value) is Tensor and value._node is not None:
         return Tensor._symbolic(value._node)
     if type(value) in (list, tuple):
@@ -176,13 +166,6 @@ def graph_while(test, body, state: tuple, names: tuple, where: str) -> tuple:
 
 
 def _try_while(test, body, state, names, where, casts, carry_retval):
-    from ...dispatch import apply
-    from ...graph import builder
-    from ...graph.subgraph import trace
-    from ...ops.convert import as_tensor
-    from ...ops.registry import Spec
-    from ...tensor import Tensor
-
     parent = _graph()
     descs, leaves, owner = [], [], []  # owner[k]: the name index of leaf k
     for i, (name, value) in enumerate(zip(names, state)):
@@ -198,8 +181,6 @@ def _try_while(test, body, state, names, where, casts, carry_retval):
     for k, leaf in enumerate(leaves):
         t = as_tensor(leaf) if not isinstance(leaf, Tensor) else leaf
         if k in casts and t.dtype != casts[k]:
-            from ...ops import cast
-
             t = cast(t, casts[k])
         init.append(t)
     nodes = [builder.to_node(parent, t) for t in init]
@@ -275,10 +256,6 @@ def _try_while(test, body, state, names, where, casts, carry_retval):
 
 def _zeros_like_structure(value):
     """Zeros of `value`'s structure (a return value before any `return` ran; never read)."""
-    from ...backends import backend_of, default_backend
-    from ...ops.convert import as_tensor
-    from ...tensor import Tensor
-
     leaves: list = []
     desc = V.flatten(value, leaves)
     zeros = []

@@ -4,16 +4,21 @@ is never traced) or a symbolic tensor (a `cond` / `while_loop` op, see graph_flo
 
 from __future__ import annotations
 
+from ...graph import builder
+from ...ops import gt, logical_and, logical_not, logical_or, lt, ne
+from ...ops import where as select
+from ...ops.convert import as_tensor
+from ...tensor import Tensor
 from . import graph_flow
 from . import values as V
 from .values import UNDEFINED, UNDEFINED_RETURN, ConversionError  # noqa: F401  (used by converted code)
 
+# autograph.convert's converted_callable, set when it loads (it is built on this module)
+converted_callable = None
+
 
 def is_tensor(value) -> bool:
     """A condition that must become graph control flow: any Tensor while a graph is built."""
-    from ...graph import builder
-    from ...tensor import Tensor
-
     return isinstance(value, Tensor) and (builder.state.graph is not None
                                           or value._node is not None)
 
@@ -108,11 +113,6 @@ def for_stmt(iterable, extra_test, body, state: tuple, names: tuple, where: str,
 
 
 def _graph_for(iterable, extra_test, body, state, names, where):
-    from ...ops import gt, logical_and, lt
-    from ...ops import where as select
-    from ...ops.convert import as_tensor
-    from ...tensor import Tensor
-
     if isinstance(iterable, TensorRange):
         start, stop, step = iterable.start, iterable.stop, iterable.step
         item = None
@@ -148,8 +148,6 @@ def _graph_for(iterable, extra_test, body, state, names, where):
 
 def and_(*thunks):
     """`a and b and ...`: Python short-circuit on Python values, logical_and on tensors."""
-    from ...ops import logical_and
-
     value = thunks[0]()
     for thunk in thunks[1:]:
         if is_tensor(value):
@@ -165,8 +163,6 @@ def and_(*thunks):
 
 def or_(*thunks):
     """`a or b or ...`: Python short-circuit on Python values, logical_or on tensors."""
-    from ...ops import logical_or
-
     value = thunks[0]()
     for thunk in thunks[1:]:
         if is_tensor(value):
@@ -181,15 +177,11 @@ def or_(*thunks):
 
 
 def _bool(t):
-    from ...ops import ne
-
     return t if t.dtype.kind == "b" else ne(t, 0)
 
 
 def not_(value):
     """`not x`: logical_not of a tensor, Python `not` otherwise."""
-    from ...ops import logical_not
-
     return logical_not(_bool(value)) if is_tensor(value) else not value
 
 
@@ -224,6 +216,4 @@ def _check_defined(value) -> None:
 
 def call(fn, *args, **kwargs):
     """A call in converted code: user functions and modules run converted too."""
-    from .convert import converted_callable
-
     return converted_callable(fn)(*args, **kwargs)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from ...backends import backend_of, is_array
 from ...errors import GraphError
+from ...tensor import Tensor
 
 
 class ConversionError(GraphError):
@@ -61,8 +62,6 @@ def is_number(value) -> bool:
 
 def is_leaf(value) -> bool:
     """A value that can live in a graph: a Tensor, an array or a Python number."""
-    from ...tensor import Tensor
-
     return isinstance(value, Tensor) or is_array(value) or is_number(value)
 
 
@@ -117,8 +116,6 @@ def _equal(a, b) -> bool:
 
 def describe(value) -> str:
     """A short description of a value's structure for error messages."""
-    from ...tensor import Tensor
-
     if is_undefined(value):
         return "nothing (not assigned)"
     if isinstance(value, Tensor):

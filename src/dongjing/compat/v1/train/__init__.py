@@ -5,8 +5,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..graphs import get_default_graph, state_of
+from ..graph_collections import GraphKeys, add_to_collection
+from ..graph_state import state_of
+from ..graphs import get_default_graph
+from ..scopes import name_scope
 from ..unsupported import module_getattr
+from ..variables import Variable
 from .decay import (
     cosine_decay,
     exponential_decay,
@@ -40,10 +44,6 @@ __getattr__ = module_getattr("tf.train")
 def get_or_create_global_step(graph=None):
     """The graph's global step: a non-trainable int64 Variable `global_step` starting at 0
     (in the GLOBAL_STEP collection)."""
-    from ..graph_collections import GraphKeys, add_to_collection
-    from ..scopes import name_scope
-    from ..variables import Variable
-
     graph = graph or get_default_graph()
     state = state_of(graph)
     if state.global_step is None:

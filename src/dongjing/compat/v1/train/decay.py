@@ -6,12 +6,12 @@ from __future__ import annotations
 import math
 
 from .... import ops as _ops
+from ....tensor import Tensor
 from ..graphs import tf_function
+from ..variables import Variable
 
 
 def _float(x):
-    from ....tensor import Tensor
-
     if isinstance(x, Tensor):
         return x if x.dtype == "float32" else _ops.cast(x, "float32")
     return float(x)
@@ -20,7 +20,6 @@ def _float(x):
 def _step(global_step):
     if global_step is None:
         raise ValueError("a learning-rate decay needs global_step")
-    from ..variables import Variable
 
     if isinstance(global_step, Variable):
         global_step = global_step.value()

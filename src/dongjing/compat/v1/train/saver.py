@@ -13,6 +13,7 @@ from ....errors import CheckpointError
 from ....io.checkpoint import load as _dj_load
 from ....io.checkpoint import save as _dj_save
 from ..errors_namespace import NotFoundError
+from ..session_state import FailedPreconditionError
 from ..variables import Variable, global_variables
 
 _SUFFIX = ".safetensors"
@@ -76,8 +77,6 @@ class Saver:
         for name, var in self._named().items():
             value = sess.variable_value(var)
             if value is None:
-                from ..session_state import FailedPreconditionError
-
                 raise FailedPreconditionError(f"Attempting to use uninitialized value {name} "
                                               "(Saver.save)")
             values[name] = value

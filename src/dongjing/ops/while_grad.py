@@ -7,14 +7,19 @@ accumulators are arrays of the loop values' backend (`xp`)."""
 from __future__ import annotations
 
 from ..backends import backend_of, default_backend
+from ..core import late
+from ..dispatch import apply
 from ..errors import GraphError
-from ..ops.registry import Kind, Spec, define
+from ..graph import builder
+from ..graph.gradients import gradients
+from ..tensor import Tensor
+from .elementwise import zeros_like
+from .registry import Kind, Spec, define, get
+from .subgraph import inline, trace
 
 
 def _program(sub, arrays=()):
-    from ..runtime.interpreter import subgraph_program
-
-    return subgraph_program(sub, arrays)
+    return late.subgraph_program(sub, arrays)  # the runtime sits above: a late slot
 
 
 def _record_forward(xp, *arrays, cond_graph, body_graph, n_vars, maximum_iterations, out_specs,
@@ -110,21 +115,12 @@ _grad = define("while_grad", forward=_grad_forward, infer=lambda *s, **a: ((), N
 
 
 def _outputs(node, specs) -> list:
-    from ..dispatch import apply
-    from ..ops.registry import get
-    from ..tensor import Tensor
-
     return [apply(get("tuple_get"), Tensor._symbolic(node), index=i, shape=s.shape, dtype=s.dtype)
             for i, s in enumerate(specs)]
 
 
 def while_vjp(g, inputs, out, needs, attrs) -> tuple:
     """The vjp of a while_loop node (any bound), by recording and a reverse loop."""
-    from ..dispatch import apply
-    from ..ops import zeros_like
-    from . import builder
-    from .gradients import gradients
-    from .subgraph import inline, trace
 
     n = attrs["n_vars"]
     cond_graph, body_graph = attrs["cond_graph"], attrs["body_graph"]
@@ -161,7 +157,6 @@ def while_vjp(g, inputs, out, needs, attrs) -> tuple:
     seeds = [g[j] if g[j] is not None else zeros_like(init[j]) for j in diff]
     out_specs = [Spec(tuple(init[j].shape), init[j].dtype) for j in diff]
     out_specs += [Spec(tuple(body_caps[j].shape), body_caps[j].dtype) for j in caps_diff]
-    from ..tensor import Tensor
 
     captured = [Tensor._symbolic(c) for c in grad_graph.captures]
     cap_index = tuple(grad_graph.captures.index(body_caps[j]._node) for j in caps_diff)
@@ -175,46 +170,6 @@ def while_vjp(g, inputs, out, needs, attrs) -> tuple:
     for k, j in enumerate(caps_diff):
         grads[n + n_cond + j] = results[len(diff) + k]
     return tuple(grads)
-
-
-def merge_recorded_loops(graph) -> None:
-    """In a compiled copy of a graph: a while_loop whose gradient recorded it (a while_record
-    on the same inputs) runs once — the record also gives the final values."""
-    records = {}
-    for node in graph.nodes:
-        if node.op is _record:
-            records.setdefault((node.inputs, id(node.attrs["body_graph"])), node)
-    if not records:
-        return
-    moved = {}
-    for node in graph.nodes:
-        if node.op.name != "while_loop":
-            continue
-        rec = records.get((node.inputs, id(node.attrs["body_graph"])))
-        if rec is None or rec in moved.values() or rec.attrs["cond_graph"] is not \
-                node.attrs["cond_graph"] or rec.attrs["maximum_iterations"] != \
-                node.attrs["maximum_iterations"]:
-            continue
-        rec.attrs = {**rec.attrs, "with_finals": True,
-                     "out_specs": list(rec.attrs["out_specs"]) + list(node.attrs["out_specs"])}
-        moved[node] = rec
-    if not moved:
-        return
-    nodes = []
-    for node in graph.nodes:
-        if node in moved:
-            nodes.append(moved[node])  # the record runs where the loop ran
-            continue
-        if node in moved.values():
-            continue
-        if any(i in moved for i in node.inputs):
-            if node.op.name == "tuple_get":
-                n_vars = moved[node.inputs[0]].attrs["n_vars"]
-                node.attrs = {**node.attrs, "index": node.attrs["index"] + n_vars}
-            node.inputs = tuple(moved.get(i, i) for i in node.inputs)
-        nodes.append(node)
-    graph.nodes[:] = nodes
-    graph.version += 1
 
 
 def _read_exits(grad_graph, forward_outs: list, exit_args: list) -> None:
@@ -232,7 +187,4 @@ def _read_exits(grad_graph, forward_outs: list, exit_args: list) -> None:
 
 
 def _local(t):
-    from ..tensor import Tensor
-    from . import builder
-
     return Tensor._symbolic(builder.to_node(builder.state.graph, t))

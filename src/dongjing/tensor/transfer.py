@@ -7,13 +7,22 @@ gradient flows back to the source tensor's device. Moving a parameter in place
 
 from __future__ import annotations
 
-from .autograd.function import record
-from .autograd.grad_mode import state as _grad_state
-from .backends import backend_of, is_array
-from .device import Placement, device, device_of_array, placement
-from .errors import DeviceError, DTypeError
-from .registry import Kind, define
-from .tensor import Tensor, ndarray
+from .. import dtypes
+from ..autograd.function import record
+from ..autograd.grad_mode import state as _grad_state
+from ..backends import backend_of
+from ..core.registry import Kind, define
+from ..devices.device import (
+    Placement,
+    check_device,
+    device,
+    device_of_array,
+    is_device_like,
+    move_array,
+    placement,
+)
+from ..errors import DeviceError, DTypeError
+from . import Tensor, ndarray
 
 
 def _same(spec, **attrs):
@@ -27,11 +36,6 @@ def _grad(g, x, device):
 _move = define("to_device", forward=lambda xp, x, device: x, infer=_same, grads=(_grad,),
                kind=Kind.OPAQUE, grad_name="ToCopyBackward0", onnx=None,
                onnx_reason="a device transfer is not an ONNX operator", table=False)
-
-
-def move_array(array, dev: device):
-    """`array` (of any backend) on device `dev`: itself when it is there, else a copy."""
-    return placement(dev, "Tensor.to").put(array)
 
 
 def to_device(x: Tensor, dev: device) -> Tensor:
@@ -114,26 +118,43 @@ def constant_like(value, like: Tensor) -> Tensor:
     return t if moved is t._data else Tensor._make(moved)
 
 
-def host_array(data, what: str):
-    """The NumPy array of a CPU backend's `data`; a device array raises as PyTorch does."""
-    from .device import HostConversionError
-
-    where = device_of_array(data)
-    if where.type != "cpu":
-        raise HostConversionError(f"{what}: can't convert {where} device type tensor to numpy. "
-                                  "Use Tensor.cpu() to copy the tensor to host memory first.")
-    return backend_of(data).to_numpy(data)
+def parse_to(what: str, args: tuple, kwargs: dict):
+    """The dtype asked for by `.to(...)` (see `parse_target`); None when only a device is named."""
+    return parse_target(what, args, kwargs)[1]
 
 
-def foreign_array(data, want) -> tuple:
-    """(array, on a device) for an array of another backend: a copy on its own device
-    (`nn.Parameter(cuda_tensor)`), or its NumPy data for a CPU backend; else (data, False)."""
-    if not is_array(data):
-        return data, False
-    backend = backend_of(data)
-    if backend.device_type == "cpu":
-        return backend.to_numpy(data), False
-    if data.dtype.kind not in "biuf":
-        raise DTypeError(f"cannot make a tensor of dtype {data.dtype}: only numbers and bools")
-    with backend.using(backend.index_of(data)):
-        return backend.array(data, dtype=want), True
+def parse_target(what: str, args: tuple, kwargs: dict) -> tuple:
+    """(device or None, dtype or None) asked for by PyTorch's `.to(...)` forms: `to(dtype)`,
+    `to(device)`, `to(device, dtype)`, `to(other_tensor)`, `to(device=..., dtype=...)`.
+    Anything else raises."""
+    extra = set(kwargs) - {"dtype", "device", "non_blocking", "copy", "memory_format"}
+    if extra:
+        raise TypeError(f"{what}: unexpected keyword argument(s) {sorted(extra)}")
+    if len(args) > 2:
+        raise TypeError(f"{what}: takes at most 2 positional arguments, got {len(args)}")
+    dev, dtype = kwargs.get("device"), kwargs.get("dtype")
+    args = list(args)
+    if args and isinstance(args[0], Tensor):
+        if len(args) > 1:
+            raise TypeError(f"{what}(tensor) takes no further positional argument")
+        return args[0].device, args[0].dtype
+    if args and (is_device_like(args[0]) or isinstance(args[0], int)
+                 and not isinstance(args[0], bool)):
+        dev = args.pop(0)
+    if args:
+        if dtype is not None:
+            raise TypeError(f"{what}: dtype given twice")
+        dtype = args.pop(0)
+        if dtype is None:
+            raise TypeError(f"{what}(None): expected a dtype, a device or a tensor")
+    if args:
+        raise TypeError(f"{what}: unexpected positional argument {args[0]!r}")
+    if dev is None and dtype is None and not kwargs:
+        raise TypeError(f"{what}() needs a dtype, a device or a tensor")
+    dev = None if dev is None else check_device(dev, what, placed=True)
+    if dtype is None:
+        return dev, None
+    try:
+        return dev, dtypes.as_dtype(dtype)
+    except TypeError as exc:
+        raise DTypeError(f"{what}: {dtype!r} is neither a dtype nor a device") from exc

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import copy
+
+from ..core.registry import register
 from ..errors import GraphError
-from ..registry import register
-from . import onnx_rules
-from .graph import Graph, Node
+from ..graph import builder, onnx_rules
+from ..graph.graph import Graph, Node
+from ..tensor import Tensor
+from .convert import as_tensor
 
 
 def _arg_forward(*args, **attrs):
@@ -66,8 +70,6 @@ class SubGraph(Graph):
 def compile_subgraphs(graph: Graph, level: int) -> None:
     """Make the control-flow nodes of `graph` (a compiled copy) run their sub-graphs compiled at
     `level` (optimized and code-generated, see runtime/interpreter.py's subgraph_program)."""
-    from .while_grad import merge_recorded_loops
-
     merge_recorded_loops(graph)  # a loop and its gradient's recording: one run
     for node in graph.nodes:
         if any(isinstance(v, SubGraph) for v in node.attrs.values()):
@@ -76,8 +78,6 @@ def compile_subgraphs(graph: Graph, level: int) -> None:
 
 
 def _compiled_view(sub: SubGraph, level: int) -> SubGraph:
-    import copy
-
     view = copy.copy(sub)  # same nodes; its own program cache and compile level
     view.__dict__.pop("_program", None)
     view.compile_level = level
@@ -89,10 +89,6 @@ def trace(fn, args: list, parent: Graph, name: str) -> tuple[SubGraph, object]:
 
     Returns the sub-graph (with `outputs` set) and the structure `fn` returned.
     """
-    from ..ops.convert import as_tensor
-    from ..tensor import Tensor
-    from . import builder
-
     sub = SubGraph(parent.unique_name(name), parent)
     params = [Tensor._symbolic(sub.add_arg(s, d, n)) for s, d, n in args]
     sub.n_explicit = len(params)
@@ -111,9 +107,6 @@ def trace(fn, args: list, parent: Graph, name: str) -> tuple[SubGraph, object]:
 
 def inline(sub: SubGraph, args: list) -> list:
     """Copy `sub`'s nodes into the current default graph, its args bound to Tensors `args`."""
-    from ..tensor import Tensor
-    from . import builder
-
     mapping: dict[Node, object] = dict(zip(sub.args, args))
     for node in sub.nodes:
         if node in mapping:
@@ -126,3 +119,43 @@ def inline(sub: SubGraph, args: list) -> list:
             inputs = [mapping[i] for i in node.inputs]
             mapping[node] = builder.add(node.op, inputs, node.attrs)
     return [mapping[o] for o in sub.outputs]
+
+
+def merge_recorded_loops(graph) -> None:
+    """In a compiled copy of a graph: a while_loop whose gradient recorded it (a while_record
+    on the same inputs) runs once — the record also gives the final values."""
+    records = {}
+    for node in graph.nodes:
+        if node.op.name == "while_record":  # ops.while_grad's record of a loop
+            records.setdefault((node.inputs, id(node.attrs["body_graph"])), node)
+    if not records:
+        return
+    moved = {}
+    for node in graph.nodes:
+        if node.op.name != "while_loop":
+            continue
+        rec = records.get((node.inputs, id(node.attrs["body_graph"])))
+        if rec is None or rec in moved.values() or rec.attrs["cond_graph"] is not \
+                node.attrs["cond_graph"] or rec.attrs["maximum_iterations"] != \
+                node.attrs["maximum_iterations"]:
+            continue
+        rec.attrs = {**rec.attrs, "with_finals": True,
+                     "out_specs": list(rec.attrs["out_specs"]) + list(node.attrs["out_specs"])}
+        moved[node] = rec
+    if not moved:
+        return
+    nodes = []
+    for node in graph.nodes:
+        if node in moved:
+            nodes.append(moved[node])  # the record runs where the loop ran
+            continue
+        if node in moved.values():
+            continue
+        if any(i in moved for i in node.inputs):
+            if node.op.name == "tuple_get":
+                n_vars = moved[node.inputs[0]].attrs["n_vars"]
+                node.attrs = {**node.attrs, "index": node.attrs["index"] + n_vars}
+            node.inputs = tuple(moved.get(i, i) for i in node.inputs)
+        nodes.append(node)
+    graph.nodes[:] = nodes
+    graph.version += 1

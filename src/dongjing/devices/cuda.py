@@ -7,21 +7,20 @@ serves "cuda"; without one they raise DeviceError (seeding is a no-op, as in PyT
 
 from __future__ import annotations
 
-from . import amp  # noqa: F401  (torch.cuda.amp.GradScaler)
-from .errors import DeviceError
+from ..backends import for_device_type
+from ..backends.cupy import load, unavailable_reason
+from ..errors import DeviceError
+from .device import device as _device
+from .random import seed_backend
 
 
 def _backend():
-    from .backends import for_device_type
-
     return for_device_type("cuda")
 
 
 def _require(what: str):
     backend = _backend()
     if backend is None:
-        from .backends.cupy import unavailable_reason
-
         raise DeviceError(f"dj.cuda.{what}: dongjing has no CUDA backend here "
                           f"({unavailable_reason()})")
     return backend
@@ -30,15 +29,12 @@ def _require(what: str):
 def _index(device) -> int | None:
     if device is None or isinstance(device, int):
         return device
-    from .device import device as _device
 
     return _device(device).index
 
 
 def is_available() -> bool:
     """True when CuPy imports and sees at least one GPU."""
-    from .backends.cupy import load
-
     return load() is not None
 
 
@@ -71,8 +67,6 @@ def manual_seed(seed: int) -> None:
     backend, as in PyTorch."""
     backend = _backend()
     if backend is not None:
-        from .random import seed_backend
-
         seed_backend(backend, seed)
 
 

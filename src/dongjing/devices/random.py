@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..backends import default_backend
+
 
 class _Generator:
     rng = np.random.default_rng(0)
@@ -29,8 +31,6 @@ def seed_backend(backend, seed: int) -> None:
 
 def generator_for(backend):
     """The seeded generator that draws arrays of `backend` (the CPU one for NumPy)."""
-    from .backends import default_backend
-
     if backend is default_backend():
         return default.rng
     rng = default.devices.get(backend.name)

@@ -9,14 +9,31 @@ from __future__ import annotations
 
 import _thread
 import time as _time
+import tracemalloc
 
-from .. import eager_modes as _eager_modes
+from . import eager_modes as _eager_modes
+from .user_code import user_source_line
 
 on = False  # True while at least one profiler records (the only thing the core reads)
 listeners: tuple = ()  # the active recorders (see profile.Recorder)
 detail = False  # some listener wants shapes, memory or stacks (slower hooks)
 
+# Filled by the profiler when it loads (this module imports nothing above core): the
+# instrumented runs of a compiled program and of the interpreter's steps
+# (dongjing.profiler.compiled). See `install`.
+run_instrumented = None
+timed_steps = None
+
 _get_ident = _thread.get_ident
+
+
+def install(**callbacks) -> None:
+    """Set the callbacks the profiler provides (`run_instrumented`, `timed_steps`); the core
+    calls them only while a profiler records."""
+    for name, fn in callbacks.items():
+        if name not in ("run_instrumented", "timed_steps"):
+            raise TypeError(f"profiler_hooks.install: no hook named {name!r}")
+        globals()[name] = fn
 
 
 def clock() -> int:
@@ -64,15 +81,11 @@ def _details(arrays, out=None) -> dict | None:
         args["input_shapes"] = [list(getattr(a, "shape", ())) for a in arrays]
         args["input_dtypes"] = [str(getattr(a, "dtype", type(a).__name__)) for a in arrays]
     if "stack" in want:
-        from ..graph.graph import user_source_line
-
         args["source"] = user_source_line()
     return args or None
 
 
 def _memory() -> int:
-    import tracemalloc
-
     return tracemalloc.get_traced_memory()[0] if tracemalloc.is_tracing() else 0
 
 
@@ -114,25 +127,18 @@ def accumulate(accumulate_fn, node, *args):
 
 
 def optimizer_step(optimizer, step, closure):
-    """`optimizer.step()` as one event named like PyTorch's (`Optimizer.step#SGD.step`)."""
-    from ..graph import builder
-
-    if builder.state.graph is not None:  # being traced: nothing runs now
-        return step(closure)
+    """`optimizer.step()` as one event named like PyTorch's (`Optimizer.step#SGD.step`); the
+    caller runs a step being traced (nothing runs now) without it."""
     name = f"Optimizer.step#{type(optimizer).__name__}.step"
     return call_range("optimizer", name, step, closure)
 
 
 def run_compiled(program, feed_arrays):
     """A compiled program's run, through its instrumented variant (one event per node)."""
-    from .compiled import run_instrumented
-
     return run_instrumented(program, feed_arrays)
 
 
 def interpreted_steps(interpreter):
     """The interpreter's steps, yielded one by one; the time each took becomes a "node" event
     (and the whole walk a "program" event)."""
-    from .compiled import timed_steps
-
     return timed_steps(interpreter)

@@ -7,6 +7,7 @@ import os
 import threading
 from queue import SimpleQueue
 
+from ..backends import numpy_backend
 from ..short_paths import declare as _declare_short_path
 from ..short_paths import state as _short
 
@@ -80,8 +81,6 @@ def numpy_halves_pay(*arrays) -> bool:
     """Whether NumPy work on `arrays` should run as two halves of their leading dim at once
     (`split_leading`, `split_ufunc`): two threads allowed, NumPy's own arrays, at least two
     rows, and the largest array at least `NUMPY_MIN_SIZE` elements."""
-    from ..backends import numpy_backend
-
     ndarray = numpy_backend.array_types[0]
     return (threads() > 1 and all(type(a) is ndarray for a in arrays)
             and arrays[0].ndim > 0 and arrays[0].shape[0] > 1

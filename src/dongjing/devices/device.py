@@ -6,9 +6,12 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from .backends.base import default_backend as _default_backend
-from .errors import DeviceError, DTypeError
-from .validation import allocation_failed
+from ..backends import backend_of, default_backend, for_device_type, is_array
+from ..backends.base import default_backend as _default_backend
+from ..backends.cupy import unavailable_reason
+from ..core.validation import allocation_failed
+from ..errors import DeviceError, DTypeError
+from .random import generator_for
 
 _ACCELERATORS = ("cuda", "mps", "xpu", "hip")
 
@@ -64,14 +67,10 @@ class device:  # noqa: N801 - PyTorch's spelling: dj.device("cpu")
 
 
 def _check_accelerator(text: str, name: str, index) -> None:
-    from .backends import for_device_type
-
     backend = for_device_type(name)
     if backend is None:
         why = ""
         if name == "cuda":
-            from .backends.cupy import unavailable_reason
-
             why = f": {unavailable_reason()}; install dongjing[gpu] on a machine with a GPU"
         raise DeviceError(f"device {text!r}: dongjing has no {name} backend here "
                           f"(dj.cuda.is_available() is False{why}); use 'cpu'")
@@ -97,8 +96,6 @@ def check_device(dev, what: str, *, placed: bool = False) -> device:
     if dev is None:
         return cpu
     if isinstance(dev, int) and not isinstance(dev, bool):
-        from .backends import for_device_type
-
         if for_device_type("cuda") is None:
             raise DeviceError(f"{what}: device={dev} means a CUDA device, and dongjing has no "
                               "CUDA backend here (dj.cuda.is_available() is False); use 'cpu'")
@@ -134,7 +131,6 @@ class Placement(NamedTuple):
 
     def draw(self, name: str, *args, **kwargs):
         """A draw `name` of dongjing's seeded generator for this backend, on this device."""
-        from .random import generator_for
 
         try:
             with self.backend.using(self.index):
@@ -151,10 +147,8 @@ class Placement(NamedTuple):
 
 def placement(dev, what: str) -> Placement:
     """Where a factory's `device=` argument puts its result (None: the default backend)."""
-    if dev is None:  # the common case first, without the imports below
+    if dev is None:  # the common case first
         return Placement(_default_backend(), None, what)
-    from .backends import default_backend, for_device_type
-
     dev = check_device(dev, what, placed=True)
     if dev.type == "cpu":
         return Placement(default_backend(), None, what)
@@ -164,8 +158,6 @@ def placement(dev, what: str) -> Placement:
 
 def device_of_array(array) -> device:
     """The device an array of any registered backend lives on."""
-    from .backends import backend_of
-
     backend = backend_of(array)
     if backend.device_type == "cpu":
         return cpu
@@ -181,49 +173,13 @@ def is_device_like(value) -> bool:
     return False
 
 
-def parse_to(what: str, args: tuple, kwargs: dict):
-    """The dtype asked for by `.to(...)` (see `parse_target`); None when only a device is named."""
-    return parse_target(what, args, kwargs)[1]
-
-
-def parse_target(what: str, args: tuple, kwargs: dict) -> tuple:
-    """(device or None, dtype or None) asked for by PyTorch's `.to(...)` forms: `to(dtype)`,
-    `to(device)`, `to(device, dtype)`, `to(other_tensor)`, `to(device=..., dtype=...)`.
-    Anything else raises."""
-    from . import dtypes
-    from .tensor import Tensor
-
-    extra = set(kwargs) - {"dtype", "device", "non_blocking", "copy", "memory_format"}
-    if extra:
-        raise TypeError(f"{what}: unexpected keyword argument(s) {sorted(extra)}")
-    if len(args) > 2:
-        raise TypeError(f"{what}: takes at most 2 positional arguments, got {len(args)}")
-    dev, dtype = kwargs.get("device"), kwargs.get("dtype")
-    args = list(args)
-    if args and isinstance(args[0], Tensor):
-        if len(args) > 1:
-            raise TypeError(f"{what}(tensor) takes no further positional argument")
-        return args[0].device, args[0].dtype
-    if args and (is_device_like(args[0]) or isinstance(args[0], int)
-                 and not isinstance(args[0], bool)):
-        dev = args.pop(0)
-    if args:
-        if dtype is not None:
-            raise TypeError(f"{what}: dtype given twice")
-        dtype = args.pop(0)
-        if dtype is None:
-            raise TypeError(f"{what}(None): expected a dtype, a device or a tensor")
-    if args:
-        raise TypeError(f"{what}: unexpected positional argument {args[0]!r}")
-    if dev is None and dtype is None and not kwargs:
-        raise TypeError(f"{what}() needs a dtype, a device or a tensor")
-    dev = None if dev is None else check_device(dev, what, placed=True)
-    if dtype is None:
-        return dev, None
-    try:
-        return dev, dtypes.as_dtype(dtype)
-    except TypeError as exc:
-        raise DTypeError(f"{what}: {dtype!r} is neither a dtype nor a device") from exc
+def host_array(data, what: str):
+    """The NumPy array of a CPU backend's `data`; a device array raises as PyTorch does."""
+    where = device_of_array(data)
+    if where.type != "cpu":
+        raise HostConversionError(f"{what}: can't convert {where} device type tensor to numpy. "
+                                  "Use Tensor.cpu() to copy the tensor to host memory first.")
+    return backend_of(data).to_numpy(data)
 
 
 def _raise_allocation(func: str, name: str, args: tuple, exc: Exception) -> None:
@@ -234,3 +190,22 @@ def _raise_allocation(func: str, name: str, args: tuple, exc: Exception) -> None
     found = allocation_failed(func or f"dj.{name}", what, exc)
     if found is not None:
         raise found from None
+
+
+def foreign_array(data, want) -> tuple:
+    """(array, on a device) for an array of another backend: a copy on its own device
+    (`nn.Parameter(cuda_tensor)`), or its NumPy data for a CPU backend; else (data, False)."""
+    if not is_array(data):
+        return data, False
+    backend = backend_of(data)
+    if backend.device_type == "cpu":
+        return backend.to_numpy(data), False
+    if data.dtype.kind not in "biuf":
+        raise DTypeError(f"cannot make a tensor of dtype {data.dtype}: only numbers and bools")
+    with backend.using(backend.index_of(data)):
+        return backend.array(data, dtype=want), True
+
+
+def move_array(array, dev: device):
+    """`array` (of any backend) on device `dev`: itself when it is there, else a copy."""
+    return placement(dev, "Tensor.to").put(array)

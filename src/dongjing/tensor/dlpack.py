@@ -1,13 +1,14 @@
 """Zero-copy exchange with other array libraries: `dj.from_dlpack` (NumPy arrays, PyTorch
 tensors, anything with `__dlpack__`) and the Tensor side of the protocol (`Tensor.__dlpack__`,
-`Tensor.__dlpack_device__`, defined in tensor.py)."""
+`Tensor.__dlpack_device__`, defined in tensor/__init__.py)."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from .errors import DongjingError, DTypeError
-from .tensor import Tensor
+from ..backends import for_device_type
+from ..errors import DongjingError, DTypeError
+from . import Tensor
 
 
 class InteropError(DongjingError, ValueError):
@@ -26,8 +27,6 @@ def _on_gpu(x) -> bool:
 
 def _from_gpu(x):
     """The array of the CUDA backend sharing memory with the GPU exporter `x`."""
-    from .backends import for_device_type
-
     backend = for_device_type("cuda")
     if backend is None:
         raise InteropError(f"dj.from_dlpack: the {type(x).__name__} lives on a CUDA device and "

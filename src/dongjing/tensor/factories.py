@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import dtypes, ops
+from .. import dtypes, ops
+from ..core.validation import check_size
+from ..devices.device import placement
+from . import Tensor
 from .conversion import to_array
-from .device import placement
-from .tensor import Tensor
-from .validation import check_size
 
 
 def _filled(self: Tensor, name: str, size: tuple, fill_value, dtype, device,

@@ -54,7 +54,8 @@ from typing import Any, NamedTuple
 
 import numpy
 
-from .errors import DongjingError
+from ..errors import DongjingError
+from . import late
 
 
 class Spec(NamedTuple):
@@ -377,9 +378,7 @@ def _forward_as_composite(impl: Callable) -> Callable:
     primitives, derived from its one forward (so a fused kernel and the eager op agree)."""
 
     def decompose(*tensors, **attrs):
-        from . import ops  # deferred: ops are built on this module
-
-        return impl(ops, *tensors, **attrs)
+        return impl(late.ops, *tensors, **attrs)  # ops are built on this module: a late slot
 
     return decompose
 

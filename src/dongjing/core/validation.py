@@ -7,7 +7,7 @@ import numbers
 
 import numpy as np
 
-from .errors import ArgumentError, OutOfMemoryError
+from ..errors import ArgumentError, OutOfMemoryError
 
 
 def is_int(value) -> bool:

@@ -3,9 +3,10 @@ small queries PyTorch code asks a tensor (`type_as`, `element_size`, `stride`, .
 
 from __future__ import annotations
 
-from . import dtypes, ops
-from .errors import ArgumentError
-from .tensor import Tensor
+from .. import dtypes, ops
+from ..core import infer
+from ..errors import ArgumentError
+from . import Tensor
 
 # method name -> function of (self, ...): PyTorch has each as a Tensor method
 _COMPOSED = ("square", "rsqrt", "reciprocal", "clamp_min", "clamp_max", "lerp", "frac",
@@ -65,7 +66,6 @@ def stride(self, dim: int | None = None):
     steps = tuple(s // data.itemsize for s in data.strides)
     if dim is None:
         return steps
-    from . import infer
 
     return steps[infer.normalize_dim("Tensor.stride", dim, self.ndim)]
 

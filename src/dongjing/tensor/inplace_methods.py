@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import ops
-from .errors import DTypeError, ShapeError
-from .tensor import Tensor
-from .tensor_inplace import _constant, _generator, _tensors, _unary_inplace, run_inplace
+from .. import ops
+from ..errors import DTypeError, ShapeError
+from . import Tensor
+from .inplace import _constant, _generator, _tensors, _unary_inplace, run_inplace
 
 
 def square_(self):

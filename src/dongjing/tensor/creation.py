@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import dtypes
+from .. import dtypes, ops
+from ..backends import backend_of, is_array
+from ..core.validation import check_int, check_number, check_size
+from ..devices.device import placement
+from ..devices.random import generator  # noqa: F401 - kept for factories added beside these
+from ..errors import ArgumentError, DongjingError
+from . import Tensor
 from .conversion import to_array
-from .device import placement
-from .errors import ArgumentError, DongjingError
-from .random import generator  # noqa: F401 - kept for factories added beside these
-from .tensor import Tensor
-from .validation import check_int, check_number, check_size
 
 
 def tensor(data, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
@@ -34,8 +35,6 @@ def tensor(data, dtype=None, device=None, requires_grad: bool = False) -> Tensor
 
 def _copied(data, dtype, keep_device: bool):
     """A new array of `data`: on its own device when it is a device array and `keep_device`."""
-    from .backends import backend_of, is_array
-
     raw = data._value("dj.tensor()") if isinstance(data, Tensor) else data
     if type(raw) is np.ndarray or not is_array(raw):
         return to_array(data, dtype)
@@ -102,7 +101,6 @@ def full(size, fill_value, dtype=None, device=None, requires_grad: bool = False)
 def zeros_like(x, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """Zeros with `x`'s shape, dtype and device unless given."""
     placement(device, "dj.zeros_like")
-    from . import ops
 
     if isinstance(x, Tensor) and x._node is not None:
         return ops.zeros_like(x, dtype)
@@ -113,7 +111,6 @@ def zeros_like(x, dtype=None, device=None, requires_grad: bool = False) -> Tenso
 def ones_like(x, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """Ones with `x`'s shape, dtype and device unless given."""
     placement(device, "dj.ones_like")
-    from . import ops
 
     if isinstance(x, Tensor) and x._node is not None:
         return ops.ones_like(x, dtype)
@@ -131,7 +128,6 @@ def _device_of(x, device):
 def full_like(x, fill_value, dtype=None, device=None) -> Tensor:
     """`fill_value` with `x`'s shape, dtype and device unless given."""
     where = placement(device, "dj.full_like")
-    from . import ops
 
     out = ops.full_like(x, fill_value, dtype)
     return out if device is None or out._node is not None else Tensor._make(where.put(out._data))

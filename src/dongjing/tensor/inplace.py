@@ -12,17 +12,19 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import ops
-from .autograd import views as _views
-from .autograd.grad_mode import no_grad
-from .autograd.grad_mode import state as _grad_state
-from .autograd.provenance import note_modified
-from .backends import is_array, write_into
+from .. import ops
+from ..autograd import views as _views
+from ..autograd.grad_mode import no_grad
+from ..autograd.grad_mode import state as _grad_state
+from ..autograd.provenance import note_modified
+from ..backends import is_array, write_into
+from ..devices.random import generator as _global
+from ..errors import DTypeError, ShapeError
+from ..ops.index import build_key, parse_key
+from ..short_paths import declare as _declare_short_path
+from ..short_paths import state as _short
+from . import Tensor
 from .conversion import to_array
-from .errors import DTypeError, ShapeError
-from .short_paths import declare as _declare_short_path
-from .short_paths import state as _short
-from .tensor import Tensor
 
 
 def run_inplace(t: Tensor, name: str, compute, operands=(), symbolic: bool = True) -> Tensor:
@@ -282,7 +284,6 @@ def _generator(generator, name: str):
             f"{name}: generator= is not supported; seed the global generator with "
             "dj.manual_seed"
         )
-    from .random import generator as _global
 
     return _global()
 
@@ -294,7 +295,6 @@ def _setitem(self, key, value):
         raise RuntimeError(
             "item assignment on a symbolic tensor: build the new value with dj.where instead"
         )
-    from .ops.index import build_key, parse_key
 
     template, tensors = parse_key(key)
     if not tensors:

@@ -7,22 +7,22 @@ import warnings
 
 import numpy as np
 
-from . import dtypes
+from .. import dtypes
+from ..backends import backend_of
+from ..devices.device import cpu, device_of_array, host_array
+from ..devices.device import device as _device
+from ..errors import DTypeError, GraphError
+from . import conversion as _conversion
 from .conversion import legacy_array
-from .errors import DTypeError, GraphError
 
 ndarray = np.ndarray
 
 
-_api_backward = None  # dongjing.autograd.api.backward, resolved on first use (it sits above)
-
-
-def _load_api_backward():
-    global _api_backward
-    from .autograd.api import backward
-
-    _api_backward = backward
-    return backward
+# Set by the floors above when they load (this module imports none of them; see
+# docs/architecture.md): the error for `bool()` of a symbolic tensor (dongjing.graph). The methods
+# that run ops, walk the tape or move data (`T`, `detach`, `clone`, `to`, `backward`,
+# `register_hook`, `retain_grad`) are attached by dongjing.tensor.methods and dongjing.autograd.
+symbolic_bool_error = None
 
 
 class Tensor:
@@ -156,10 +156,6 @@ class Tensor:
         return None if self._node is None else self._node.name
 
     @property
-    def T(self) -> Tensor:
-        return _ops().permute(self, tuple(range(self.ndim - 1, -1, -1)))
-
-    @property
     def grad(self):
         if _GradScope.open_anywhere and self._node is None:
             scope = grad_scope.current
@@ -208,8 +204,6 @@ class Tensor:
         data = self._value(".numpy()")
         if type(data) is ndarray:
             return data
-        from .transfer import host_array
-
         return host_array(data, ".numpy()")
 
     def item(self):
@@ -224,14 +218,12 @@ class Tensor:
     def __array__(self, dtype=None, copy=None):
         data = self._value("np.asarray()")
         if type(data) is not ndarray:
-            from .transfer import host_array
-
             data = host_array(data, "np.asarray()")
         if dtype is not None and np.dtype(dtype) != data.dtype:
             return data.astype(dtype)
         return data.copy() if copy else data
 
-    # --- DLPack: zero-copy exchange with other array libraries (see dongjing/dlpack.py) -------
+    # --- DLPack: zero-copy exchange with other array libraries (see dongjing/tensor/dlpack.py) ---
     def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
         """The data as a DLPack capsule, sharing memory (`torch.from_dlpack(t)`,
         `np.from_dlpack(t)`)."""
@@ -258,9 +250,7 @@ class Tensor:
 
     def __bool__(self) -> bool:
         if self._node is not None:
-            from .graph.python_control_flow import python_control_flow_error
-
-            raise python_control_flow_error(self)
+            raise symbolic_bool_error(self)
         data = self._data
         if data.size != 1:
             raise RuntimeError(
@@ -308,13 +298,9 @@ class Tensor:
         data = self._data
         extras = []
         if type(data) is not ndarray:  # printed from a host copy, naming the device
-            from .device import device_of_array
-
             where = device_of_array(data)
             if where.type != "cpu":
                 extras.append(f"device='{where}'")
-            from .backends import backend_of
-
             data = backend_of(data).to_numpy(data)
         body = np.array2string(data, separator=", ", prefix="tensor(")
         if data.dtype not in (dtypes.float32, dtypes.int64, dtypes.bool_):
@@ -339,69 +325,15 @@ class Tensor:
         self.requires_grad = bool(requires_grad)
         return self
 
-    def detach(self) -> Tensor:
-        """A tensor with the same data that is cut off from the tape."""
-        if self._node is not None:
-            return _ops().stop_gradient(self)
-        t = Tensor._make(self._data, False)
-        t._version = self._version
-        return t
-
     def detach_(self) -> Tensor:
         self.grad_fn = None
         self.requires_grad = False
         return self
 
-    def retain_grad(self) -> None:
-        """Keep `.grad` of this non-leaf tensor after backward."""
-        if self.grad_fn is None:
-            return
-        if getattr(self, "_retains_grad", False):
-            return
-        self._retains_grad = True
-        from .autograd.hooks import retain_grad_hook
-
-        self.grad_fn.register_hook(retain_grad_hook(self))
-
-    def register_hook(self, hook):
-        """Call `hook(grad)` when this tensor's gradient is computed; it may return a new one."""
-        if not self.requires_grad:
-            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
-        if self.grad_fn is not None:
-            return self.grad_fn.register_hook(hook)
-        if getattr(self, "_hooks", None) is None:
-            self._hooks = []
-        from .autograd.function import _HookHandle
-
-        self._hooks.append(hook)
-        return _HookHandle(self._hooks, hook)
-
-    def backward(self, gradient=None, retain_graph: bool | None = None, create_graph=False):
-        """Accumulate d(self)/d(leaf) into every leaf's `.grad` (see `dj.autograd.backward`)."""
-        run = _api_backward or _load_api_backward()
-        run(self, gradient, retain_graph, create_graph)
-
     # --- conversion ---------------------------------------------------------------------------
-    def to(self, *args, **kwargs) -> Tensor:
-        """`to(dtype)`, `to(device)`, `to(device, dtype)`, `to(other)`: this tensor on that
-        device in that dtype (itself when nothing changes; a move is recorded on the tape)."""
-        from .device import parse_target
-
-        dev, dtype = parse_target("Tensor.to", args, kwargs)
-        out = self
-        if dev is not None:
-            from .transfer import to_device
-
-            out = to_device(out, dev)
-        if dtype is not None:
-            out = _ops().cast(out, dtype)
-        return out.clone() if kwargs.get("copy") and out is self else out
-
     @property
     def device(self):
         """Where the data lives: `dj.device("cpu")`, or `dj.device("cuda", i)` on a GPU."""
-        from .device import cpu, device_of_array
-
         data = self._data
         return cpu if type(data) is ndarray or data is None else device_of_array(data)
 
@@ -412,8 +344,6 @@ class Tensor:
     def cuda(self, device=None, non_blocking: bool = False) -> Tensor:
         """This tensor on a CUDA device (`device`: an index or "cuda:i"; the current one when
         None). DeviceError when dongjing has no CUDA backend here."""
-        from .device import device as _device
-
         if device is None or isinstance(device, int):
             device = _device("cuda", device)
         return self.to(device)
@@ -441,9 +371,6 @@ class Tensor:
 
     def bool(self) -> Tensor:
         return self.to(dtypes.bool_)
-
-    def clone(self) -> Tensor:
-        return _ops().clone(self)
 
     def contiguous(self) -> Tensor:
         return self
@@ -475,16 +402,10 @@ class _GradScope(threading.local):
 
 
 grad_scope = _GradScope()
+_conversion.tensor_type = Tensor
 
 
 def _fmt_shape(shape) -> str:
     return "(" + ", ".join("None" if d is None else str(d) for d in shape) + (
         ",)" if len(shape) == 1 else ")"
     )
-
-
-def _ops():
-    from . import ops
-
-    return ops
-

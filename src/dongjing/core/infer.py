@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import dtypes
-from .errors import DTypeError, ShapeError
+from .. import dtypes
+from ..errors import DTypeError, ShapeError
 from .registry import Spec
 from .validation import check_dims
 

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import dtypes
+from .. import dtypes, ops
+from ..autograd.grad_mode import state
+from ..core.validation import check_size
+from ..devices.device import check_device, placement
+from ..devices.random import generator
+from ..errors import ArgumentError, DTypeError, GraphError, ShapeError
+from . import Tensor
 from .creation import from_numpy, tensor
-from .device import check_device, placement
-from .errors import ArgumentError, DTypeError, GraphError, ShapeError
-from .random import generator
-from .tensor import Tensor
-from .validation import check_size
 
 
 def as_tensor(data, dtype=None, device=None) -> Tensor:
@@ -58,8 +59,6 @@ def empty_like(input, *, dtype=None, device=None, requires_grad: bool = False,
     if memory_format is not None:
         raise ArgumentError(f"dj.empty_like: memory_format={memory_format!r} is not supported")
     if input._node is not None:
-        from . import ops
-
         return ops.zeros_like(input, dtype)
     want = input.dtype if dtype is None else dtypes.as_dtype(dtype)
     where = placement(input.device if device is None else device, "dj.empty_like")
@@ -85,9 +84,6 @@ def _eager(name: str, *values) -> None:
 def _zero_gradient_to(sample: Tensor, *sources) -> Tensor:
     """`sample`, joined to the tape so that each source that requires grad gets a zero
     gradient from it (PyTorch's rule for normal and bernoulli) instead of none."""
-    from . import ops
-    from .autograd.grad_mode import state
-
     if not state.grad_enabled:
         return sample
     for src in sources:

@@ -6,8 +6,8 @@ NumPy backend's opt-in allocator policy (`dongjing.backends.numpy`).
 
 from __future__ import annotations
 
-from .backends import numpy_backend
-from .backends.numpy import keep_freed_memory, release_memory
+from . import numpy_backend
+from .numpy import keep_freed_memory, release_memory
 
 xp = numpy_backend.xp
 

@@ -5,9 +5,18 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import dtypes
-from .errors import ArgumentError, DTypeError
-from .validation import allocation_failed
+from .. import dtypes
+from ..core.validation import allocation_failed
+from ..devices.device import foreign_array
+from ..errors import ArgumentError, DTypeError
+
+
+class _NoTensorYet:
+    pass
+
+
+# dongjing.Tensor, set by the package once the class exists (the class is built on this module)
+tensor_type: type = _NoTensorYet
 
 
 def legacy_array(args: tuple, dtype) -> np.ndarray:
@@ -38,15 +47,11 @@ def legacy_array(args: tuple, dtype) -> np.ndarray:
 
 def to_array(data, dtype=None) -> np.ndarray:
     """Convert user data to an array with PyTorch's defaults (floats -> float32, ints -> int64)."""
-    from .tensor import Tensor  # deferred: tensor.py imports this module
-
-    if isinstance(data, Tensor):
+    if isinstance(data, tensor_type):
         data = data._value("dj.tensor()")
     want = None if dtype is None else dtypes.as_dtype(dtype)
     if type(data) is not np.ndarray and hasattr(data, "dtype") and not isinstance(
             data, np.generic):
-        from .transfer import foreign_array
-
         data, on_device = foreign_array(data, want)
         if on_device:
             return data

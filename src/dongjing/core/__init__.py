@@ -1,0 +1,1 @@
+"""The ground floor: the op record and table, shape inference, argument checks, eager-mode flags."""

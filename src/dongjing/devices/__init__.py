@@ -1,0 +1,1 @@
+"""Where tensors live: `dj.device`, `dj.cuda`, and the random generators per device."""
