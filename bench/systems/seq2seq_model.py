@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from bench.systems.base import EagerTraining
 from bench.workloads import SOS_TOKEN, Seq2SeqData
 
 
@@ -81,12 +82,7 @@ def seq2seq_loss(lib: Any, model: Any, src: Any, tgt: Any, length: int) -> Any:
     return loss
 
 
-def to_numpy(t: Any) -> np.ndarray:
-    """A NumPy copy of a torch or dongjing tensor (from any device)."""
-    return np.array(t.detach().cpu().numpy(), copy=True)
-
-
-class EagerSeq2Seq:
+class EagerSeq2Seq(EagerTraining):
     """W9 eagerly in ``lib`` (torch or dongjing): forward, ``backward()``, plain SGD under
     ``no_grad``; ``loss_fn`` (default: the loss itself) may be a compiled version of it."""
 
@@ -116,16 +112,3 @@ class EagerSeq2Seq:
         with self.lib.no_grad():
             for p in self.params:
                 p -= self.lr * p.grad
-
-    def step(self) -> None:
-        self._forward_backward()
-        self._update()
-
-    def probe(self) -> Any:
-        from bench.systems.base import Probe
-
-        loss = self._forward_backward()
-        grads = {n: to_numpy(p.grad) for n, p in zip(self.names, self.params)}
-        self._update()
-        return Probe(float(loss.item()), grads,
-                     {n: to_numpy(p) for n, p in zip(self.names, self.params)})

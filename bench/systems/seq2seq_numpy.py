@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from bench.systems.base import Probe
+from bench.systems.base import HandTraining
 from bench.workloads import SOS_TOKEN, Seq2SeqData
 
 
@@ -51,7 +51,7 @@ def gru_backward(dh_new, cache, w_ih, w_hh, grads):
     return w_ih.T @ dgi, dh + w_hh.T @ dgh
 
 
-class Seq2Seq:
+class Seq2Seq(HandTraining):
     """The whole training step: encoder, attention decoder with teacher forcing, summed NLL,
     backward by hand, plain SGD."""
 
@@ -141,12 +141,3 @@ class Seq2Seq:
     def update(self, grads: dict[str, np.ndarray]) -> None:
         for name, value in self.p.items():
             value -= self.lr * grads[name]
-
-    def step(self) -> None:
-        self.update(self.forward_backward()[1])
-
-    def probe(self) -> Probe:
-        loss, grads = self.forward_backward()
-        self.update(grads)
-        return Probe(loss, {n: grads[n].copy() for n in self.names},
-                     {n: self.p[n].copy() for n in self.names})

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from bench.systems.seq2seq_model import to_numpy
+from bench.systems.base import EagerTraining
 from bench.workloads import TransformerData
 
 
@@ -72,7 +72,7 @@ def make_optimizer(lib: Any, model: Any, d: TransformerData) -> Any:
     return lib.optim.AdamW(groups, lr=d.lr, betas=d.betas, eps=d.eps)
 
 
-class EagerTransformer:
+class EagerTransformer(EagerTraining):
     """W8 eagerly in ``lib``: forward, ``backward()``, ``clip_grad_norm_``, ``AdamW.step()``,
     gradients set to None; ``loss_fn`` may be a compiled version of the loss."""
 
@@ -98,16 +98,3 @@ class EagerTransformer:
     def _update(self) -> None:
         self.lib.nn.utils.clip_grad_norm_(self.params, self.d.max_norm)
         self.opt.step()
-
-    def step(self) -> None:
-        self._forward_backward()
-        self._update()
-
-    def probe(self) -> Any:
-        from bench.systems.base import Probe
-
-        loss = self._forward_backward()
-        grads = {n: to_numpy(p.grad) for n, p in zip(self.names, self.params)}
-        self._update()
-        return Probe(float(loss.item()), grads,
-                     {n: to_numpy(p) for n, p in zip(self.names, self.params)})

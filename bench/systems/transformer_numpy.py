@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from bench.systems.base import Probe
+from bench.systems.base import HandTraining
 from bench.workloads import TransformerData
 
 LN_EPS = 1e-5
@@ -55,7 +55,7 @@ def linear_backward(dy, x, w):
     return dy @ w, flat_dy.T @ flat_x, flat_dy.sum(0)
 
 
-class Transformer:
+class Transformer(HandTraining):
     """The training step of W8: forward, mean cross-entropy, backward, clipping, AdamW."""
 
     note = "hand-derived backward, AdamW"
@@ -161,12 +161,3 @@ class Transformer:
             if value.ndim == 2:
                 value *= np.float32(1 - d.lr * d.weight_decay)
             value -= (d.lr / bc1) * m / (np.sqrt(v) / math.sqrt(bc2) + d.eps)
-
-    def step(self) -> None:
-        self.update(self.forward_backward()[1])
-
-    def probe(self) -> Probe:
-        loss, grads = self.forward_backward()
-        self.update(grads)
-        return Probe(loss, {n: grads[n].copy() for n in self.names},
-                     {n: self.p[n].copy() for n in self.names})
