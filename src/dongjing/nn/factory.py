@@ -3,8 +3,11 @@ layer's parameters and buffers made on that device, the floating ones in that dt
 
 from __future__ import annotations
 
+import numpy as np
+
 from ..devices.device import check_device
 from .module import Module
+from .parameter import Parameter
 
 
 def place_new(module: Module, device=None, dtype=None) -> Module:
@@ -16,3 +19,25 @@ def place_new(module: Module, device=None, dtype=None) -> Module:
     if dtype is not None:
         module.to(dtype)
     return module
+
+
+def init_channel_norm(module: Module, num_features: int, eps: float, momentum: float,
+                      affine: bool, track_running_stats: bool, device=None,
+                      dtype=None) -> None:
+    """The state batch and instance norms share: a per-channel weight and bias (or None) and,
+    when tracked, running mean, variance and batch count, made on `device` in `dtype`."""
+    module.eps, module.momentum = eps, momentum
+    module.affine, module.track_running_stats = affine, track_running_stats
+    if affine:
+        module.weight = Parameter(np.ones(num_features, np.float32))
+        module.bias = Parameter(np.zeros(num_features, np.float32))
+    else:
+        module.register_parameter("weight", None)
+        module.register_parameter("bias", None)
+    if track_running_stats:
+        module.register_buffer("running_mean", np.zeros(num_features, np.float32))
+        module.register_buffer("running_var", np.ones(num_features, np.float32))
+        module.register_buffer("num_batches_tracked", np.array(0, np.int64))
+    else:
+        module.running_mean = module.running_var = None
+    place_new(module, device, dtype)

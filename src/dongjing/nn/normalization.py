@@ -9,7 +9,7 @@ from ..core.validation import check_int, check_size
 from ..errors import ShapeError
 from ..tensor import Tensor
 from . import functional as F
-from .factory import place_new
+from .factory import init_channel_norm, place_new
 from .module import Module
 from .parameter import Parameter
 from .updates import update_buffer
@@ -53,21 +53,8 @@ class _BatchNorm(Module):
                  dtype=None):
         super().__init__()
         self.num_features = check_int(type(self).__name__, "num_features", num_features, 0)
-        self.eps, self.momentum = eps, momentum
-        self.affine, self.track_running_stats = affine, track_running_stats
-        if affine:
-            self.weight = Parameter(np.ones(num_features, np.float32))
-            self.bias = Parameter(np.zeros(num_features, np.float32))
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
-        if track_running_stats:
-            self.register_buffer("running_mean", np.zeros(num_features, np.float32))
-            self.register_buffer("running_var", np.ones(num_features, np.float32))
-            self.register_buffer("num_batches_tracked", np.array(0, np.int64))
-        else:
-            self.running_mean = self.running_var = None
-        place_new(self, device, dtype)
+        init_channel_norm(self, num_features, eps, momentum, affine, track_running_stats,
+                          device, dtype)
 
     def forward(self, x: Tensor) -> Tensor:
         if x.ndim not in self._ndims or (x.shape[1] is not None
