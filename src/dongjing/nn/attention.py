@@ -84,6 +84,16 @@ class MultiheadAttention(Module):
 _ACTIVATIONS = {"relu": F.relu, "gelu": F.gelu}
 
 
+def resolve_activation(layer: str, activation):
+    """A transformer layer's `activation`: "relu", "gelu" or a callable."""
+    if isinstance(activation, str):
+        if activation not in _ACTIVATIONS:
+            raise ValueError(f"{layer}: activation must be 'relu', 'gelu' or a callable, got "
+                             f"{activation!r}")
+        activation = _ACTIVATIONS[activation]
+    return activation
+
+
 class TransformerEncoderLayer(Module):
     """Self-attention then a feed-forward block, each with a residual and a LayerNorm (after by
     default, before with `norm_first`); PyTorch's submodule names."""
@@ -102,12 +112,7 @@ class TransformerEncoderLayer(Module):
         self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, dtype=dtype)
         self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, dtype=dtype)
         self.dropout1, self.dropout2 = Dropout(dropout), Dropout(dropout)
-        if isinstance(activation, str):
-            if activation not in _ACTIVATIONS:
-                raise ValueError(f"TransformerEncoderLayer: activation must be 'relu', 'gelu' "
-                                 f"or a callable, got {activation!r}")
-            activation = _ACTIVATIONS[activation]
-        self.activation = activation
+        self.activation = resolve_activation("TransformerEncoderLayer", activation)
 
     def _attend(self, x, mask, padding_mask, is_causal):
         out = self.self_attn(x, x, x, attn_mask=mask, key_padding_mask=padding_mask,

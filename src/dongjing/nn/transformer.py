@@ -12,7 +12,12 @@ from ..ops.convert import as_tensor
 from ..tensor import Tensor
 from . import init
 from .activation import Dropout
-from .attention import _ACTIVATIONS, MultiheadAttention, TransformerEncoder, TransformerEncoderLayer
+from .attention import (
+    MultiheadAttention,
+    TransformerEncoder,
+    TransformerEncoderLayer,
+    resolve_activation,
+)
 from .container import ModuleList
 from .linear import Linear
 from .module import Module
@@ -43,12 +48,7 @@ class TransformerDecoderLayer(Module):
         self.norm3 = LayerNorm(d_model, eps=layer_norm_eps, dtype=dtype)
         self.dropout1, self.dropout2, self.dropout3 = (Dropout(dropout), Dropout(dropout),
                                                        Dropout(dropout))
-        if isinstance(activation, str):
-            if activation not in _ACTIVATIONS:
-                raise ValueError(f"TransformerDecoderLayer: activation must be 'relu', 'gelu' "
-                                 f"or a callable, got {activation!r}")
-            activation = _ACTIVATIONS[activation]
-        self.activation = activation
+        self.activation = resolve_activation("TransformerDecoderLayer", activation)
 
     def _self_block(self, x, mask, padding_mask, is_causal):
         out = self.self_attn(x, x, x, attn_mask=mask, key_padding_mask=padding_mask,
