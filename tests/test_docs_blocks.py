@@ -1,4 +1,5 @@
-"""Every ```python block of every page in docs/ and docs/zh/ runs, and prints what the page shows.
+"""Every ```python block of every page in docs/ (X.md and its Chinese twin X.zh.md) runs, and
+prints what the page shows.
 
 The rules a page follows (docs/contributing.md explains them to writers):
 
@@ -16,7 +17,8 @@ The rules a page follows (docs/contributing.md explains them to writers):
 Markers may be stacked on consecutive lines (`<!-- slow -->` then `<!-- continue -->`).
 
 Each block is written to a real file before it runs, so `dj.jit` and tracebacks can read its
-source. Pages listed in OWN_TESTS have their own test file and are not collected here.
+source. Pages listed in OWN_TESTS have their own test file and are not collected here (their
+Chinese twins neither: tests/test_docs_twins.py checks a twin's blocks are the English page's).
 """
 
 from __future__ import annotations
@@ -112,8 +114,8 @@ def parse(text: str, page: str) -> list[Block]:
 
 
 def pages() -> list[Path]:
-    found = sorted(DOCS.glob("*.md")) + sorted((DOCS / "zh").glob("*.md"))
-    return [p for p in found if p.name not in OWN_TESTS or p.parent != DOCS]
+    return [p for p in sorted(DOCS.glob("*.md"))
+            if p.name.removesuffix(".zh.md").removesuffix(".md") + ".md" not in OWN_TESTS]
 
 
 def chains() -> list[list[Block]]:
@@ -175,7 +177,7 @@ def test_block_runs_and_prints_what_the_page_shows(chain, tmp_path, monkeypatch)
     for block in chain:
         if block.skip:
             continue
-        name = f"{Path(block.page).stem.replace('-', '_')}_line{block.line}.py"
+        name = f"{block.page.removesuffix('.md').replace('-', '_').replace('.', '_')}_line{block.line}.py"
         script = tmp_path / name
         script.write_text(block.source, encoding="utf-8")
         out = io.StringIO()

@@ -13,3 +13,19 @@ def on_pre_build(config, **kwargs) -> None:
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     module.main()
+
+
+def on_page_context(context, page, config, nav):
+    """Point the language switch at this page's twin with a link relative to the page.
+
+    mkdocs-static-i18n gives the two home pages absolute links (`/`, `/zh/`), which break when
+    the site is served under a sub-path; the theme's `url` filter makes a site-relative URL
+    relative to the page it is on. (Hooks run after the plugins, so this sees the plugin's
+    per-page switch.)
+    """
+    twins = getattr(page.file, "alternates", {}) or {}
+    for alternate in config.extra.get("alternate", []):
+        twin = twins.get(alternate["lang"])
+        if twin is not None:
+            alternate["link"] = twin.url or "./"
+    return context
