@@ -177,7 +177,8 @@ def test_block_runs_and_prints_what_the_page_shows(chain, tmp_path, monkeypatch)
     for block in chain:
         if block.skip:
             continue
-        name = f"{block.page.removesuffix('.md').replace('-', '_').replace('.', '_')}_line{block.line}.py"
+        stem = block.page.removesuffix(".md").replace("-", "_").replace(".", "_")
+        name = f"{stem}_line{block.line}.py"
         script = tmp_path / name
         script.write_text(block.source, encoding="utf-8")
         out = io.StringIO()
