@@ -19,10 +19,7 @@ OWN_EXAMPLES = {
     "architecture": "the Chinese page draws its own layering example",
     "coming-from-tensorflow": "a shorter Chinese page with its own TF1 programs",
     "debugging": "the Chinese page covers the fuzzer and the fast-path switches only",
-    "dynamic-graphs": "the Chinese page walks the tape step by step with more examples",
-    "jit": "the Chinese page introduces dj.jit with its own examples",
     "pytorch-extras": "one example differs",
-    "static-graphs": "a shorter Chinese page with its own examples",
 }
 
 
