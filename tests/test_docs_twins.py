@@ -16,10 +16,7 @@ CJK = re.compile(r"[\u4e00-\u9fff]")
 # twins written before the i18n layer, whose examples differ from the English page's (each
 # page's examples still run and print what it shows: tests/test_docs_blocks.py)
 OWN_EXAMPLES = {
-    "architecture": "the Chinese page draws its own layering example",
-    "coming-from-tensorflow": "a shorter Chinese page with its own TF1 programs",
     "debugging": "the Chinese page covers the fuzzer and the fast-path switches only",
-    "pytorch-extras": "one example differs",
 }
 
 
