@@ -13,11 +13,6 @@ DOCS = Path(__file__).resolve().parent.parent / "docs"
 FENCE = re.compile(r"^( *)```")
 PICTURE = re.compile(r"!\[[^\]]*\]\((pictures/[^)\s]+)\)")
 CJK = re.compile(r"[\u4e00-\u9fff]")
-# twins written before the i18n layer, whose examples differ from the English page's (each
-# page's examples still run and print what it shows: tests/test_docs_blocks.py)
-OWN_EXAMPLES = {
-    "debugging": "the Chinese page covers the fuzzer and the fast-path switches only",
-}
 
 
 def english_pages() -> list[str]:
@@ -63,7 +58,7 @@ def test_the_twin_is_written_in_chinese_with_the_same_pictures(name):
     assert set(PICTURE.findall(english)) == set(PICTURE.findall(chinese)), name
 
 
-@pytest.mark.parametrize("name", [n for n in english_pages() if n not in OWN_EXAMPLES])
+@pytest.mark.parametrize("name", english_pages())
 def test_the_twin_shows_the_same_code_and_output(name):
     english = fenced_blocks((DOCS / f"{name}.md").read_text(encoding="utf-8"))
     chinese = fenced_blocks((DOCS / f"{name}.zh.md").read_text(encoding="utf-8"))
