@@ -1,5 +1,4 @@
-"""Every ```python block of every page in docs/ (X.md and its Chinese twin X.zh.md) runs, and
-prints what the page shows.
+"""Every ```python block of every page in docs/ runs, and prints what the page shows.
 
 The rules a page follows (docs/contributing.md explains them to writers):
 
@@ -17,8 +16,9 @@ The rules a page follows (docs/contributing.md explains them to writers):
 Markers may be stacked on consecutive lines (`<!-- slow -->` then `<!-- continue -->`).
 
 Each block is written to a real file before it runs, so `dj.jit` and tracebacks can read its
-source. Pages listed in OWN_TESTS have their own test file and are not collected here (their
-Chinese twins neither: tests/test_docs_twins.py checks a twin's blocks are the English page's).
+source. Pages listed in OWN_TESTS have their own test file and are not collected here. A
+Chinese twin (X.zh.md) is not run a second time: tests/test_docs_twins.py checks that its
+blocks and markers are exactly its English page's, which run here.
 """
 
 from __future__ import annotations
@@ -115,7 +115,7 @@ def parse(text: str, page: str) -> list[Block]:
 
 def pages() -> list[Path]:
     return [p for p in sorted(DOCS.glob("*.md"))
-            if p.name.removesuffix(".zh.md").removesuffix(".md") + ".md" not in OWN_TESTS]
+            if not p.name.endswith(".zh.md") and p.name not in OWN_TESTS]
 
 
 def chains() -> list[list[Block]]:
@@ -177,8 +177,7 @@ def test_block_runs_and_prints_what_the_page_shows(chain, tmp_path, monkeypatch)
     for block in chain:
         if block.skip:
             continue
-        stem = block.page.removesuffix(".md").replace("-", "_").replace(".", "_")
-        name = f"{stem}_line{block.line}.py"
+        name = f"{Path(block.page).stem.replace('-', '_')}_line{block.line}.py"
         script = tmp_path / name
         script.write_text(block.source, encoding="utf-8")
         out = io.StringIO()

@@ -1,6 +1,7 @@
 """Every page of the site exists in English (docs/X.md) and Chinese (docs/X.zh.md), the
 layout mkdocs-static-i18n builds into `/` and `/zh/`; a twin is a translation: the same code
-blocks (so it prints the same) and the same pictures, in Chinese prose."""
+blocks and markers (so it prints the same; tests/test_docs_blocks.py runs the English page's)
+and the same pictures, in Chinese prose."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import pytest
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
 FENCE = re.compile(r"^( *)```")
+MARKER = re.compile(r"^\s*<!--\s*(continue|output|slow|no-run:.+?|requires:.+?)\s*-->\s*$")
 PICTURE = re.compile(r"!\[[^\]]*\]\((pictures/[^)\s]+)\)")
 CJK = re.compile(r"[\u4e00-\u9fff]")
 
@@ -25,11 +27,14 @@ def chinese_pages() -> list[str]:
 
 
 def fenced_blocks(text: str) -> list[str]:
-    """The page's fenced blocks (code and output), without their indentation (tabs indent)."""
+    """The page's fenced blocks (code and output) and the markers tests/test_docs_blocks.py
+    reads, in order, without their indentation (tabs indent)."""
     lines, out, i = text.splitlines(), [], 0
     while i < len(lines):
         fence = FENCE.match(lines[i])
-        if fence:
+        if MARKER.match(lines[i]):
+            out.append(lines[i].strip())
+        elif fence:
             j = i + 1
             while j < len(lines) and not lines[j].startswith(fence.group(1) + "```"):
                 j += 1
@@ -66,5 +71,7 @@ def test_the_twin_shows_the_same_code_and_output(name):
 
 
 def test_the_fenced_block_reader():
-    page = "a\n```python\nx = 1\n```\n=== \"Eager\"\n\n    ```text\n    1\n    ```\n"
-    assert fenced_blocks(page) == ["```python\nx = 1\n```", "```text\n1\n```"]
+    page = ("a\n```python\nx = 1\n```\n=== \"Eager\"\n\n    <!-- continue -->\n"
+            "    ```text\n    1\n    ```\n")
+    assert fenced_blocks(page) == ["```python\nx = 1\n```", "<!-- continue -->",
+                                   "```text\n1\n```"]
