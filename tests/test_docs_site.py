@@ -76,3 +76,8 @@ def test_the_theme_and_search_speak_both_languages(site):
     locations = [doc["location"] for doc in index["docs"]]
     assert any(loc.startswith("zh/jit/") for loc in locations)
     assert any(loc.startswith("jit/") for loc in locations)
+    # Chinese has no spaces: jieba (the docs extra) splits it into words, which Material's
+    # search marks with zero-width spaces, so a word in the middle of a sentence is found
+    chinese_text = " ".join(doc["text"] for doc in index["docs"]
+                            if doc["location"].startswith("zh/jit/"))
+    assert "\u200b" in chinese_text
