@@ -7,6 +7,9 @@ Without Graphviz's `dot` program it says how to install it and, for the site onl
 pre-rendered copy in docs/_build/prerendered/ when its recorded DOT text is still what the code
 gives (tests/test_docs_pictures.py checks that), else an SVG showing the DOT text.
 `python docs/_build/pictures.py --prerender` refreshes those copies (needs `dot`).
+
+Two pictures need no Graphviz: the architecture's floors (the copy tools/layers.py draws) and
+the profiler timeline (docs/_build/timeline.py, from a step profiled while the site builds).
 """
 
 from __future__ import annotations
