@@ -1,4 +1,4 @@
-"""Every ```python block of every page in docs/ and docs/zh/ runs, and prints what the page shows.
+"""Every ```python block of every page in docs/ runs, and prints what the page shows.
 
 The rules a page follows (docs/contributing.md explains them to writers):
 
@@ -16,7 +16,9 @@ The rules a page follows (docs/contributing.md explains them to writers):
 Markers may be stacked on consecutive lines (`<!-- slow -->` then `<!-- continue -->`).
 
 Each block is written to a real file before it runs, so `dj.jit` and tracebacks can read its
-source. Pages listed in OWN_TESTS have their own test file and are not collected here.
+source. Pages listed in OWN_TESTS have their own test file and are not collected here. A
+Chinese twin (X.zh.md) is not run a second time: tests/test_docs_twins.py checks that its
+blocks and markers are exactly its English page's, which run here.
 """
 
 from __future__ import annotations
@@ -112,8 +114,8 @@ def parse(text: str, page: str) -> list[Block]:
 
 
 def pages() -> list[Path]:
-    found = sorted(DOCS.glob("*.md")) + sorted((DOCS / "zh").glob("*.md"))
-    return [p for p in found if p.name not in OWN_TESTS or p.parent != DOCS]
+    return [p for p in sorted(DOCS.glob("*.md"))
+            if not p.name.endswith(".zh.md") and p.name not in OWN_TESTS]
 
 
 def chains() -> list[list[Block]]:

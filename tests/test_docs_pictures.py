@@ -28,6 +28,17 @@ def test_the_pictures_show_what_the_pages_say():
     before, after = pictures.static_before(), pictures.static_after()
     assert len(after.nodes) < len(before.nodes)          # folding and CSE removed nodes
     assert "while_loop" in dj.viz.to_dot(pictures.while_loop())
+    assert "while_loop" in dj.viz.to_dot(pictures.jit_while())  # the converted Python while
+    assert "tanh" in dj.viz.to_dot(pictures.jit_trace())
+
+
+def test_the_profiler_timeline_shows_one_training_step(tmp_path):
+    path = pictures.draw_timeline(tmp_path)
+    svg = path.read_text(encoding="utf-8")
+    assert svg.startswith("<svg") and svg.rstrip().endswith("</svg>")
+    for row in ("user", "op", "backward", "optimizer"):  # a row per kind of event
+        assert f">{row}</text>" in svg, row
+    assert "train step" in svg and "AccumulateGrad" in svg
 
 
 def test_without_dot_the_site_gets_the_prerendered_copy_or_the_dot_text(tmp_path, monkeypatch):

@@ -1,4 +1,4 @@
-"""Write docs/onnx-coverage.md and docs/zh/onnx-coverage.md: which ONNX op types dongjing
+"""Write docs/onnx-coverage.md and docs/onnx-coverage.zh.md: which ONNX op types dongjing
 imports (per opset, from the installed `onnx` package's operator schemas) and which ops of
 dongjing's op table export (from each op record's `onnx` fact).
 
@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-PAGES = {"en": ROOT / "docs" / "onnx-coverage.md", "zh": ROOT / "docs" / "zh" / "onnx-coverage.md"}
+PAGES = {"en": ROOT / "docs" / "onnx-coverage.md", "zh": ROOT / "docs" / "onnx-coverage.zh.md"}
 OPSETS = (13, 17, 18, 21)  # 17: PyTorch's default export opset; 21: the newest the tests use
 
 
@@ -82,7 +82,7 @@ TEXT = {
         "title": "# ONNX 覆盖情况",
         "intro": ("本页由 `python tools/onnx_coverage.py` 根据已安装的 `onnx` 包（{version}）和 "
                   "dongjing 的算子表生成；页面过时时 `tests/test_onnx_coverage.py` 会失败。导出、"
-                  "导入的用法见 [部署与扩展](deploy.md)。"),
+                  "导入的用法见 [ONNX 与 DLPack](onnx.md)。"),
         "summary": "## 概览",
         "imports_line": ("- **导入：** ONNX 默认域中未弃用的 {total} 种算子里，有 {n} 种能导入 "
                          "dongjing。"),

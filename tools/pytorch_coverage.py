@@ -1,4 +1,4 @@
-"""Write docs/pytorch-coverage.md and docs/zh/pytorch-coverage.md: which names of PyTorch's
+"""Write docs/pytorch-coverage.md and docs/pytorch-coverage.zh.md: which names of PyTorch's
 public surface dongjing provides, and whether each provided one takes PyTorch's parameter names,
 order and defaults. Measured from the installed `torch`; also writes
 docs/_build/pytorch_coverage.json, the recorded signatures (PyTorch's and dongjing's).
@@ -36,7 +36,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGES = {"en": ROOT / "docs" / "pytorch-coverage.md",
-         "zh": ROOT / "docs" / "zh" / "pytorch-coverage.md"}
+         "zh": ROOT / "docs" / "pytorch-coverage.zh.md"}
 RECORD = ROOT / "docs" / "_build" / "pytorch_coverage.json"
 
 # namespace key -> (title, PyTorch path, dongjing path); dongjing's path may not exist yet

@@ -7,11 +7,15 @@ Without Graphviz's `dot` program it says how to install it and, for the site onl
 pre-rendered copy in docs/_build/prerendered/ when its recorded DOT text is still what the code
 gives (tests/test_docs_pictures.py checks that), else an SVG showing the DOT text.
 `python docs/_build/pictures.py --prerender` refreshes those copies (needs `dot`).
+
+Two pictures need no Graphviz: the architecture's floors (the copy tools/layers.py draws) and
+the profiler timeline (docs/_build/timeline.py, from a step profiled while the site builds).
 """
 
 from __future__ import annotations
 
 import html
+import importlib.util
 import json
 import sys
 from collections.abc import Callable
@@ -21,6 +25,8 @@ ROOT = Path(__file__).resolve().parents[2]
 OUT = ROOT / "docs" / "pictures"
 PRERENDERED = ROOT / "docs" / "_build" / "prerendered"
 sys.path.insert(0, str(ROOT / "src"))
+
+import numpy as np  # noqa: E402
 
 import dongjing as dj  # noqa: E402  (after the path set-up: the build runs from a clone)
 import dongjing.compiler  # noqa: E402
@@ -65,11 +71,33 @@ def while_loop():
     return g
 
 
+def jit_trace():
+    """docs/index.md's dj.jit tab: the graph dj.jit traced from `objective`."""
+    def objective(x, w):
+        return dj.mean(dj.tanh(x @ w) ** 2)
+
+    x = dj.tensor(np.linspace(-1.0, 1.0, 8, dtype=np.float32).reshape(4, 2))
+    return dj.jit(objective).graph(x, dj.tensor([[0.5], [-0.25]]))
+
+
+def jit_while():
+    """docs/control-flow.md's counter loop: the while_loop dj.jit's conversion traced."""
+    def counters(first_counter, second_counter):
+        while (first_counter < second_counter)[0]:
+            first_counter += 2
+            second_counter += 1
+        return first_counter, second_counter
+
+    return dj.jit(counters).graph(dj.tensor([0.0]), dj.tensor([10.0]))
+
+
 PICTURES: dict[str, Callable] = {
     "eager-tape": eager_tape,
     "static-before": static_before,
     "static-after": static_after,
     "while-loop": while_loop,
+    "jit-trace": jit_trace,
+    "jit-while": jit_while,
 }
 
 
@@ -148,8 +176,42 @@ def draw_layers(out: Path = OUT) -> Path:
     return path
 
 
+def profiler_timeline():
+    """docs/profiling.md's timeline: one SGD step of a small MLP under dj.profiler."""
+    dj.manual_seed(0)
+    model = dj.nn.Sequential(dj.nn.Linear(64, 128), dj.nn.ReLU(), dj.nn.Linear(128, 10))
+    opt = dj.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
+    x, y = dj.randn(32, 64), dj.randint(0, 10, (32,))
+
+    def step():
+        with dj.profiler.record_function("train step"):
+            opt.zero_grad()
+            loss = dj.nn.functional.cross_entropy(model(x), y)
+            loss.backward()
+            opt.step()
+
+    step()  # one-time costs stay out of the picture
+    with dj.profiler.profile() as prof:
+        step()
+    return prof.events()
+
+
+def draw_timeline(out: Path = OUT) -> Path:
+    """Draw profiler_timeline() (docs/_build/timeline.py: plain SVG, no Graphviz)."""
+    spec = importlib.util.spec_from_file_location(
+        "dongjing_docs_timeline", Path(__file__).with_name("timeline.py"))
+    timeline = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(timeline)
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / "profiler-timeline.svg"
+    svg = timeline.draw_timeline(profiler_timeline(), "one SGD step of a 64-128-10 MLP, "
+                                 "as dj.profiler recorded it while this site was built")
+    path.write_text(svg, encoding="utf-8")
+    return path
+
+
 def main() -> None:
-    for path in draw_graphs() + [draw_layers()]:
+    for path in draw_graphs() + [draw_layers(), draw_timeline()]:
         print(f"docs pictures: {path.relative_to(ROOT)}")
     bench = plot_bench()
     print(f"docs pictures: {bench.relative_to(ROOT)}" if bench else
