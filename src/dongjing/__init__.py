@@ -3,6 +3,9 @@
 The public API, re-exported; nothing is defined here.
 """
 
+from .core import blas_start as _blas_start  # noqa: F401  (first: before NumPy loads)
+
+# isort: split
 from . import (
     accelerator,
     amp,
