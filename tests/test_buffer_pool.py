@@ -173,3 +173,31 @@ def test_public_functions():
         dj.set_memory_cache_limit(limit)
     with pytest.raises(DongjingError, match="set_memory_cache_limit"):
         dj.set_memory_cache_limit(-1)
+
+
+def test_large_pooled_results_split_over_two_threads_equal_one_thread(fresh_pool, monkeypatch,
+                                                                      compiler_options):
+    from dongjing.cpu_kernels import parallel
+
+    monkeypatch.setattr(parallel, "NUMPY_MIN_SIZE", 1024)
+    monkeypatch.setenv("OMP_NUM_THREADS", "2")
+    calls = []
+    real = parallel.split_ufunc
+    monkeypatch.setattr(parallel, "split_ufunc", lambda *a: calls.append(a[0]) or real(*a))
+    raw = np.random.default_rng(4).standard_normal((8, N // 8)).astype(np.float32)
+
+    def run():
+        x = dj.tensor(raw, requires_grad=True)
+        y = dj.relu(x * 3.0 - 1.0) + dj.tanh(x)
+        y.sum().backward()
+        return y.numpy().copy(), x.grad.numpy().copy()
+
+    split = run()
+    if parallel.threads() > 1:
+        assert calls, "no pooled call was split"
+    compiler_options(threads=1)
+    calls.clear()
+    single = run()
+    assert not calls
+    for a, b in zip(split, single):
+        assert a.tobytes() == b.tobytes()

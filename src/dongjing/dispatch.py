@@ -25,6 +25,7 @@ from .core import eager_modes as _eager_modes
 from .core import late
 from .core import profiler_hooks as _profiler  # `_profiler.on`: a profiler is recording
 from .core.registry import Kind, Op, Spec
+from .cpu_kernels import parallel as _parallel
 from .devices.device import device_of_array
 from .errors import DeviceError, DongjingError, ShapeError
 from .graph import builder as _builder
@@ -74,7 +75,12 @@ def _pooled(op: Op, arrays, dtype, attrs: dict):
         if a.shape != shape:
             shape = _broadcast_shapes(shape, a.shape)
     out = _pool.empty(shape, dtype)
-    op.forward_out(*arrays, out=out, **attrs)
+    if (not attrs and _parallel.numpy_halves_pay(out, *arrays)
+            and all(a.flags.c_contiguous for a in arrays)):
+        # as relu's forward did before the pool: two halves on two threads where that pays
+        _parallel.split_ufunc(op.forward_out, out, *arrays)
+    else:
+        op.forward_out(*arrays, out=out, **attrs)
     return out
 
 
