@@ -27,6 +27,11 @@ def main(argv: list[str] | None = None) -> None:
 
         worker_main(args.workloads or ALL_WORKLOADS, threads, args.out, args.quick,
                     args.systems, args.fresh, tuned=args.tuned_env)
+    elif args.program_check:
+        apply_thread_env(threads)
+        from bench.program_check import main as program_check_main
+
+        sys.exit(program_check_main())
     elif args.accuracy:
         apply_thread_env(threads)
         from bench.accuracy import main as accuracy_main

@@ -68,6 +68,10 @@ def parser() -> argparse.ArgumentParser:
                    help="skip the first-call and peak-memory runs in fresh processes")
     p.add_argument("--accuracy", action="store_true",
                    help="run W1's 20-epoch accuracy run instead of timing")
+    p.add_argument("--program-check", action="store_true",
+                   help="check that W5 written the obvious public-API ways (operand orders, "
+                   "dj.matmul, F.linear, nn.RNNCell) compiles at O2 to the bench builder's "
+                   "program (bench/program_check.py); exits 1 on a mismatch")
     p.add_argument("--out-dir", type=Path, default=Path(__file__).resolve().parent,
                    help="where results.json/.md/.png go (default: bench/)")
     p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)

@@ -12,15 +12,15 @@ UNSET_VARS = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
 # slowdowns once seen were other processes competing for the 2 cores (see docs/performance.md).
 # The main table runs in the environment a user has: none of the settings below. `--tuned`
 # adds a second, labelled table with them (see docs/performance.md, "Tuned settings"):
-# - DONGJING_KEEP_FREED_MEMORY=1 makes glibc keep freed array memory for reuse (W3 eager is
-#   several times slower without it: each step faults its megabytes back in page by page).
+# (DONGJING_KEEP_FREED_MEMORY=1 is gone: dongjing's eager results reuse their buffers from its
+# own pool, backends/buffer_pool.py, and the variable is ignored.)
 # - OPENBLAS_THREAD_TIMEOUT=20: OpenBLAS's idle threads spin for 2^OPENBLAS_THREAD_TIMEOUT
 #   cycles after each call (default 2^28, about 0.1 s) and hold the second core meanwhile, so a
 #   thread of non-BLAS work started within that time gains nothing: W7's unfold2d on two
 #   threads took 2.7 ms alone, 4.9 ms right after a GEMM. With 2^20 (about 0.4 ms) back-to-back
 #   GEMMs keep their threads awake (W1 was unchanged) and W7 ran 47.5-51.7 -> 42.9 ms eager,
 #   42.2-42.7 -> 35.4 ms at O2; 2^8 slowed W1's small GEMMs by 40%. PyTorch's MKL ignores it.
-TUNED_VARS: dict[str, str] = {"DONGJING_KEEP_FREED_MEMORY": "1", "OPENBLAS_THREAD_TIMEOUT": "20"}
+TUNED_VARS: dict[str, str] = {"OPENBLAS_THREAD_TIMEOUT": "20"}
 
 
 def _settle(env: dict[str, str], threads: int, tuned: bool) -> dict[str, str]:

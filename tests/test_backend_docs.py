@@ -9,7 +9,7 @@ DOC = pathlib.Path(__file__).resolve().parent.parent / "docs" / "backends.md"
 def test_backends_doc_blocks_run(capsys):
     text = re.sub(r"<!-- no-run:[^>]*-->\n```python\n.*?```", "", DOC.read_text(), flags=re.S)
     blocks = re.findall(r"```python\n(.*?)```", text, re.S)
-    assert len(blocks) == 5
+    assert len(blocks) == 6
     namespace: dict = {}
     for block in blocks:
         exec(compile(block, str(DOC), "exec"), namespace)  # the doc's own code

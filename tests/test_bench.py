@@ -287,3 +287,13 @@ def test_tf1_cnn_step_runs_in_compat_v1(monkeypatch) -> None:
     monkeypatch.setattr(tf1_cnn, "REPEATS", 1)
     out = tf1_cnn.build_and_time("dongjing", 0, 1)
     assert out["median_ms"] > 0 and out["min_ms"] <= out["median_ms"] <= out["max_ms"]
+
+
+def test_w5_written_the_public_api_ways_gets_the_bench_builders_program() -> None:
+    from bench import program_check
+
+    rows = program_check.check(steps=6)
+    assert [r["form"] for r in rows][0] == "bench builder" and len(rows) == 5
+    for row in rows:
+        assert row["same_program"], row
+        assert row["max_error"] < 1e-4, row

@@ -20,7 +20,6 @@ import pytest
 
 import dongjing as dj
 from dongjing.compiler import build_program
-from dongjing.compiler.passes import fuse_elementwise as fusion
 from dongjing.compiler.safety import comment, escaped, global_base, keyword_argument
 from dongjing.core import infer
 from dongjing.errors import IndexOutOfRangeError, JitError
@@ -42,8 +41,8 @@ GENERATED_NAME = re.compile(r"(v\d+|_[A-Za-z0-9_]*|feeds|pending|outputs|i|a\d+|
 
 
 @pytest.fixture
-def small_groups(monkeypatch):
-    monkeypatch.setattr(fusion, "MIN_SIZE", 1)  # fuse this test's small arrays at level 2
+def small_groups(compiler_options, monkeypatch):
+    compiler_options(fusion_min_size=1)  # fuse this test's small arrays at level 2
 
 
 def _assert_safe_source(source: str) -> None:

@@ -8,8 +8,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import dongjing as dj
-from dongjing.compiler.passes import fuse_elementwise as fusion
-from dongjing.cpu_kernels import parallel
 
 UNARY = ["tanh", "sigmoid", "relu", "neg", "abs", "exp_small", "log1", "sqrt1", "square",
          "cube", "times_one", "plus_zero", "double_neg", "double_t", "reshape_back", "cast_back"]
@@ -141,12 +139,9 @@ def test_random_graphs_agree_eager_and_at_every_level(input_shapes, program, dty
 @given(**CASES)
 def test_random_graphs_agree_with_fusion_and_threads_forced(input_shapes, program, dtype,
                                                             with_cond, seed):
-    old = fusion.MIN_SIZE, parallel.MIN_SIZE
-    fusion.MIN_SIZE, parallel.MIN_SIZE = 1, 4  # every group fuses, every large call splits
-    try:
+    # every group fuses, every large call splits
+    with dj.compiler.options(fusion_min_size=1, parallel_min_size=4):
         _check(input_shapes, program, dtype, with_cond, seed)
-    finally:
-        fusion.MIN_SIZE, parallel.MIN_SIZE = old
 
 
 def _check(input_shapes, program, dtype, with_cond, seed):

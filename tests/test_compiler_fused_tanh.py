@@ -7,8 +7,7 @@ import numpy as np
 import pytest
 
 import dongjing as dj
-from dongjing.compiler import build_program, formula_cost
-from dongjing.compiler.passes import fuse_elementwise as fusion
+from dongjing.compiler import build_program
 from dongjing.cpu_kernels import kernels
 
 pytestmark = pytest.mark.skipif(not kernels.available(), reason="numba is not installed")
@@ -17,7 +16,8 @@ pytestmark = pytest.mark.skipif(not kernels.available(), reason="numba is not in
 @pytest.fixture(autouse=True)
 def formulas_always(monkeypatch):
     """Fused whatever this machine's measurement says (formula_cost decides per machine)."""
-    monkeypatch.setattr(formula_cost, "POLICY", "always")
+    with dj.compiler.options(kernel_formulas="always"):
+        yield
 
 
 def _ulps(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -29,7 +29,7 @@ def _ulps(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def test_fused_tanh_is_within_one_ulp(monkeypatch) -> None:
-    monkeypatch.setattr(fusion, "MIN_SIZE", 1)
+    dj.compiler.set_options(fusion_min_size=1)  # restored by the fixture's context manager
     rng = np.random.default_rng(0)
     xs = np.concatenate([
         np.linspace(-12, 12, 40_001), rng.standard_normal(20_000) * 4,

@@ -9,8 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import dongjing as dj
-from dongjing.compiler import build_program, formula_cost
-from dongjing.compiler.passes import fuse_elementwise as fusion
+from dongjing.compiler import build_program
 from dongjing.cpu_kernels import kernels
 
 needs_kernels = pytest.mark.skipif(not kernels.available(), reason="numba is not installed")
@@ -18,7 +17,8 @@ needs_kernels = pytest.mark.skipif(not kernels.available(), reason="numba is not
 
 @pytest.fixture
 def small_groups(monkeypatch):
-    monkeypatch.setattr(fusion, "MIN_SIZE", 1)
+    with dj.compiler.options(fusion_min_size=1):
+        yield
 
 
 def _gelu_graph(n=1000, dtype=None):
@@ -38,7 +38,7 @@ def _ops(program) -> list[str]:
 @needs_kernels
 def test_a_float32_gelu_chain_forward_and_backward_is_one_kernel_with_tanh(small_groups,
                                                                            monkeypatch):
-    monkeypatch.setattr(formula_cost, "POLICY", "always")  # not this machine's measurement
+    dj.compiler.set_options(kernel_formulas="always")  # not this machine's measurement
     g, x, loss, gx = _gelu_graph()
     fused = build_program(g, [loss.node, gx.node], [x.node], 2)
     plain = build_program(g, [loss.node, gx.node], [x.node], 1)
@@ -128,9 +128,7 @@ BINARY = ["add", "sub", "mul", "maximum", "minimum", "div"]
     seed=st.integers(0, 1000),
 )
 def test_random_elementwise_graphs_agree_when_fused(steps, seed):
-    old = fusion.MIN_SIZE
-    fusion.MIN_SIZE = 1
-    try:
+    with dj.compiler.options(fusion_min_size=1):
         rng = np.random.default_rng(seed)
         xv, yv = rng.uniform(-2, 2, (2, 6, 4)).astype(np.float32)
         bv = rng.uniform(-2, 2, (4,)).astype(np.float32)
@@ -157,23 +155,21 @@ def test_random_elementwise_graphs_agree_when_fused(steps, seed):
         got = build_program(g, fetches, feeds, 2)([xv, yv, bv])
         for a, e in zip(got, want):
             np.testing.assert_allclose(a, e, rtol=1e-5, atol=1e-6)
-    finally:
-        fusion.MIN_SIZE = old
 
 
 @needs_kernels
-def test_large_kernels_and_ufuncs_split_over_two_threads_give_the_same_values(monkeypatch):
-    from dongjing.cpu_kernels import parallel
+def test_large_kernels_and_ufuncs_split_over_two_threads_give_the_same_values(compiler_options,
+                                                                            monkeypatch):
 
-    monkeypatch.setattr(parallel, "MIN_SIZE", 64)
-    monkeypatch.setattr(fusion, "MIN_SIZE", 64)
+    compiler_options(parallel_min_size=64)
+    compiler_options(fusion_min_size=64)
     g, x, loss, gx = _gelu_graph(n=1001, dtype=dj.float64)  # float64: tanh is a NumPy ufunc
     xv = np.random.default_rng(1).standard_normal(1001)
-    monkeypatch.setattr(parallel, "ENABLED", True)
+    compiler_options(threads=None)
     monkeypatch.setenv("OMP_NUM_THREADS", "2")
     split = build_program(g, [loss.node, gx.node], [x.node], 2)
     assert "_split_kernel(" in split.source and "_split_ufunc(_np.tanh" in split.source
-    monkeypatch.setattr(parallel, "ENABLED", False)
+    compiler_options(threads=1)
     serial = build_program(g, [loss.node, gx.node], [x.node], 2)
     assert "_split_" not in serial.source
     for a, b in zip(split([xv]), serial([xv])):

@@ -10,7 +10,6 @@ import pytest
 
 import dongjing as dj
 from dongjing.compiler import build_program, formula_cost
-from dongjing.compiler.passes import fuse_elementwise as fusion
 from dongjing.core.registry import OPS
 from dongjing.cpu_kernels import kernels
 
@@ -19,9 +18,9 @@ F32 = np.dtype("float32")
 
 
 @pytest.fixture
-def fresh(monkeypatch, tmp_path):
+def fresh(compiler_options, monkeypatch, tmp_path):
     """Measured (not forced), nothing decided in this process, the disk cache in tmp_path."""
-    monkeypatch.setattr(formula_cost, "POLICY", "auto")
+    compiler_options(kernel_formulas="auto")
     monkeypatch.setattr(formula_cost, "_decided", {})
     monkeypatch.setenv("DONGJING_CACHE_DIR", str(tmp_path))
     return tmp_path / "kernels" / "formulas.json"
@@ -55,18 +54,19 @@ def test_without_a_disk_cache_the_answer_is_kept_in_the_process(fresh, monkeypat
     assert calls == ["tanh"] and not fresh.exists()
 
 
-@pytest.mark.parametrize("policy, fused", [("always", True), ("1", True), ("never", False),
-                                           ("0", False)])
-def test_the_policy_forces_the_choice_without_measuring(fresh, monkeypatch, policy, fused):
-    monkeypatch.setattr(formula_cost, "POLICY", policy)
+@pytest.mark.parametrize("policy, fused", [("always", True), ("never", False)])
+def test_the_policy_forces_the_choice_without_measuring(compiler_options, fresh, monkeypatch,
+                                                         policy, fused):
+    compiler_options(kernel_formulas=policy)
     monkeypatch.setattr(formula_cost, "measure", lambda op, dtype: pytest.fail("measured"))
     assert formula_cost.pays(OPS["tanh"], F32) is fused
 
 
 @pytest.mark.parametrize("fuse", [True, False])
-def test_the_fusion_pass_follows_the_answer_and_the_values_agree(monkeypatch, fuse):
-    monkeypatch.setattr(fusion, "MIN_SIZE", 1)
-    monkeypatch.setattr(formula_cost, "POLICY", "always" if fuse else "never")
+def test_the_fusion_pass_follows_the_answer_and_the_values_agree(compiler_options, monkeypatch,
+                                                                 fuse):
+    compiler_options(fusion_min_size=1)
+    compiler_options(kernel_formulas="always" if fuse else "never")
     g = dj.Graph()
     with g.as_default():
         x = dj.placeholder((1000,), dj.float32, name="x")

@@ -179,10 +179,9 @@ def _full_disk(monkeypatch, folder: Path) -> None:
 
 
 @pytest.mark.filterwarnings("ignore:dongjing:RuntimeWarning")
-def test_a_full_disk_runs_uncached_at_o2(tmp_path, monkeypatch):
-    from dongjing.compiler.passes import fuse_elementwise as fusion
+def test_a_full_disk_runs_uncached_at_o2(compiler_options, tmp_path, monkeypatch):
 
-    monkeypatch.setattr(fusion, "MIN_SIZE", 1)
+    compiler_options(fusion_min_size=1)
     monkeypatch.setenv("DONGJING_CACHE_DIR", str(tmp_path))
     _fresh(monkeypatch)
     _full_disk(monkeypatch, tmp_path)

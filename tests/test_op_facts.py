@@ -10,7 +10,6 @@ import pytest
 from op_cases import CASES
 
 import dongjing as dj
-from dongjing.compiler import formula_cost
 from dongjing.compiler.codegen import kernel_source
 from dongjing.compiler.passes import fuse_elementwise as fusion
 from dongjing.core import infer
@@ -189,8 +188,8 @@ def test_float_identity_keeps_the_sign_of_zero():
 
 
 # --- fused-kernel formulations ---------------------------------------------------------------
-def test_user_op_kernel_formulation_is_used(declare, monkeypatch):
-    monkeypatch.setattr(formula_cost, "POLICY", "always")  # not this machine's measurement
+def test_user_op_kernel_formulation_is_used(compiler_options, declare, monkeypatch):
+    compiler_options(kernel_formulas="always")  # not this machine's measurement
     op = declare("exp2_", ufunc="exp2", infer=infer.floating("exp2_"), kind=Kind.ELEMENTWISE,
                  cost=Cost.TRANSCENDENTAL, binding=float_unary,
                  kernel=Kernel(dtypes=("float64",), lines=("t{j} = 2.0 ** {x}",)))

@@ -140,11 +140,10 @@ def test_compiled_events_carry_source_lines_and_run_the_same_values():
         assert len(program) == 1 and all(e.parent is program[0] for e in nodes)
 
 
-def test_fused_kernel_events_list_their_members(monkeypatch):
+def test_fused_kernel_events_list_their_members(compiler_options, monkeypatch):
     pytest.importorskip("numba")
-    from dongjing.compiler import formula_cost
 
-    monkeypatch.setattr(formula_cost, "POLICY", "always")  # not this machine's measurement
+    compiler_options(kernel_formulas="always")  # not this machine's measurement
 
     @dj.jit
     def gelu(x):

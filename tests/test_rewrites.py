@@ -157,10 +157,9 @@ def test_holds_every_value(small, big, exact):
 
 
 @pytest.mark.skipif(not kernels.available(), reason="numba is not installed")
-def test_fused_maximum_and_minimum_keep_numpys_zero_signs(monkeypatch):
-    from dongjing.compiler.passes import fuse_elementwise as fusion
+def test_fused_maximum_and_minimum_keep_numpys_zero_signs(compiler_options, monkeypatch):
 
-    monkeypatch.setattr(fusion, "MIN_SIZE", 1)
+    compiler_options(fusion_min_size=1)
     with dj.Graph() as g:
         a = dj.placeholder((4,), dj.float64, name="a")
         b = dj.placeholder((4,), dj.float64, name="b")

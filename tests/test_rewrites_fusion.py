@@ -104,9 +104,14 @@ def test_random_graphs_never_form_fusion_cycles():
         fusion.fuse_elementwise(opt, out, size_min=1)  # its own schedule check must pass
 
 
+@pytest.fixture
+def small_fusion():
+    with dj.compiler.options(fusion_min_size=1):
+        yield
+
+
 @needs_kernels
-def test_random_graphs_fused_match_the_interpreter(monkeypatch):
-    monkeypatch.setattr(fusion, "MIN_SIZE", 1)
+def test_random_graphs_fused_match_the_interpreter(small_fusion):
     rng = random.Random(5)
     value = np.linspace(-2, 2, 8, dtype=np.float32)
     for _ in range(2):

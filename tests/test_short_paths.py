@@ -14,7 +14,6 @@ import pytest
 
 import dongjing as dj
 from dongjing import dispatch, short_paths
-from dongjing.compiler.passes import fuse_elementwise as fusion
 from dongjing.cpu_kernels import kernels, parallel
 
 SRC = pathlib.Path(dj.__file__).parent
@@ -188,10 +187,10 @@ def _halves_eager(monkeypatch):
     return case, state, rng
 
 
-def _halves_compiled(monkeypatch):
+def _halves_compiled(compiler_options, monkeypatch):
     monkeypatch.setenv("OMP_NUM_THREADS", "2")
-    monkeypatch.setattr(parallel, "MIN_SIZE", 4)
-    monkeypatch.setattr(fusion, "MIN_SIZE", 1)
+    compiler_options(parallel_min_size=4)
+    compiler_options(fusion_min_size=1)
     if parallel.threads() < 2:
         pytest.skip("one CPU: no second thread to split onto")
     data = np.random.default_rng(2).standard_normal((6, 5))
@@ -284,7 +283,7 @@ def test_the_switch_reroutes_dispatch_and_backward(monkeypatch):
     assert short_paths.enabled() and dispatch._plain.on
 
 
-def test_two_halves_equal_one_call(monkeypatch):
+def test_two_halves_equal_one_call(compiler_options, monkeypatch):
     case, state, rng = _halves_eager(monkeypatch)
     calls = []
     real = parallel.split_leading
@@ -298,7 +297,7 @@ def test_two_halves_equal_one_call(monkeypatch):
         general = [_bits(v) for v in case()]
     assert not calls, "the halves were taken with short paths off"
     assert fast == general
-    compiled = _halves_compiled(monkeypatch)
+    compiled = _halves_compiled(compiler_options, monkeypatch)
     fast = compiled()
     with short_paths.disabled():
         general = compiled()

@@ -3,6 +3,9 @@
 The public API, re-exported; nothing is defined here.
 """
 
+from .core import blas_start as _blas_start  # noqa: F401  (first: before NumPy loads)
+
+# isort: split
 from . import (
     accelerator,
     amp,
@@ -28,6 +31,7 @@ from .autograd import enable_grad, grad, is_grad_enabled, no_grad, set_grad_enab
 from .autograd.anomaly import detect_anomaly, is_anomaly_enabled, set_detect_anomaly
 from .autograd.inference import inference_mode
 from .backends import default_namespace as backend
+from .backends.buffer_pool import empty_cache, memory_stats, set_memory_cache_limit
 from .devices import cuda
 from .devices.device import device
 from .devices.random import manual_seed

@@ -20,10 +20,12 @@ from .autograd import anomaly as _anomaly_mode
 from .autograd import grad_mode as _grad_mode
 from .autograd.function import record, record1, record2
 from .backends import backend_of, default_backend, numpy_backend
+from .backends.buffer_pool import pool as _pool
 from .core import eager_modes as _eager_modes
 from .core import late
 from .core import profiler_hooks as _profiler  # `_profiler.on`: a profiler is recording
-from .core.registry import Op, Spec
+from .core.registry import Kind, Op, Spec
+from .cpu_kernels import parallel as _parallel
 from .devices.device import device_of_array
 from .errors import DeviceError, DongjingError, ShapeError
 from .graph import builder as _builder
@@ -41,6 +43,8 @@ _make = Tensor._make
 _plain = _eager_modes.plain  # `_plain.on`: nothing unusual anywhere (eager_modes)
 _numpy_asarray = numpy_backend.xp.asarray
 _numpy_scalar = numpy_backend.xp.generic
+_broadcast_shapes = numpy_backend.xp.broadcast_shapes
+_ELEMENTWISE = Kind.ELEMENTWISE
 
 
 # The short paths below are taken only in plain mode (`_plain.on`), which
@@ -54,6 +58,30 @@ _declare_short_path("dispatch.apply_binary", __name__, "binary operators on two 
                     "tensors of one dtype: conversion, promotion and the dtype rule's lookup")
 _declare_short_path("dispatch.off_tape", __name__, "gradient rules computing on NumPy arrays "
                     "directly (the backward engine without create_graph), without dispatch")
+
+
+def _poolable(op: Op, dtype, expected, attrs: dict) -> bool:
+    """Whether `op`'s result (of `expected` dtype, inputs of `dtype`) may be written into a
+    pooled buffer: an elementwise op with an out= form keeping a float dtype."""
+    return (op.kind is _ELEMENTWISE and op.forward_out is not None and expected is dtype
+            and dtype.kind == "f" and (not attrs or op.forward_out is not op.ufunc))
+
+
+def _pooled(op: Op, arrays, dtype, attrs: dict):
+    """`op.forward(*arrays)` written into a buffer of the eager pool (backends.buffer_pool):
+    large results reused from step to step instead of faulted in afresh."""
+    shape = arrays[0].shape
+    for a in arrays[1:]:
+        if a.shape != shape:
+            shape = _broadcast_shapes(shape, a.shape)
+    out = _pool.empty(shape, dtype)
+    if (not attrs and _parallel.numpy_halves_pay(out, *arrays)
+            and all(a.flags.c_contiguous for a in arrays)):
+        # as relu's forward did before the pool: two halves on two threads where that pays
+        _parallel.split_ufunc(op.forward_out, out, *arrays)
+    else:
+        op.forward_out(*arrays, out=out, **attrs)
+    return out
 
 
 def _rule_key(dtypes: tuple, attrs: dict):
@@ -146,7 +174,10 @@ def apply1(op: Op, x: Tensor, **attrs) -> Tensor:
         except KeyError:
             expected = _learn1(op, x, attrs)
     try:
-        out = op.forward(data, **attrs)
+        if data.nbytes >= _pool.min_bytes and _poolable(op, data.dtype, expected, attrs):
+            out = _pooled(op, (data,), expected, attrs)
+        else:
+            out = op.forward(data, **attrs)
     except DongjingError:
         raise
     except Exception as exc:
@@ -222,7 +253,11 @@ def apply2(op: Op, a: Tensor, b: Tensor, **attrs) -> Tensor:
     # short path: dispatch.apply2
     expected = _expected2(op, a, b, attrs)
     try:
-        out = op.forward(da, db, **attrs)
+        if ((da.nbytes >= _pool.min_bytes or db.nbytes >= _pool.min_bytes)
+                and da.dtype is db.dtype and _poolable(op, da.dtype, expected, attrs)):
+            out = _pooled(op, (da, db), expected, attrs)
+        else:
+            out = op.forward(da, db, **attrs)
     except DongjingError:
         raise
     except Exception as exc:
@@ -271,7 +306,11 @@ def apply_binary(op: Op, a, b, pair) -> Tensor:
             if (last[0] is dtype and last[1] is dtype and db.dtype is dtype
                     and a._node is None and b._node is None):
                 try:
-                    out = op.forward(da, db)
+                    if ((da.nbytes >= _pool.min_bytes or db.nbytes >= _pool.min_bytes)
+                            and _poolable(op, dtype, last[2], {})):
+                        out = _pooled(op, (da, db), dtype, {})
+                    else:
+                        out = op.forward(da, db)
                 except DongjingError:
                     raise
                 except Exception as exc:

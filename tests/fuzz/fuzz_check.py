@@ -15,8 +15,6 @@ from fuzz_program import Program
 
 import dongjing as dj
 from dongjing import short_paths
-from dongjing.compiler.passes import fuse_elementwise as fusion
-from dongjing.cpu_kernels import parallel
 
 MODES = ("O0", "O1", "O2", "O2_fused", "jit", "threads", "unknown_dims", "unknown_all",
          "short_paths", "torch")
@@ -242,12 +240,8 @@ def _session_mode(program, g, phs, fetches, level, ref) -> str | None:
 
 def _fused_mode(program, g, phs, fetches, ref) -> str | None:
     """O2 with fusion and threaded splitting forced on small shapes (they compile on first run)."""
-    old = fusion.MIN_SIZE, parallel.MIN_SIZE
-    fusion.MIN_SIZE, parallel.MIN_SIZE = 1, 4
-    try:
+    with dj.compiler.options(fusion_min_size=1, parallel_min_size=4):
         return _session_mode(program, g, phs, fetches, 2, ref)
-    finally:
-        fusion.MIN_SIZE, parallel.MIN_SIZE = old
 
 
 def _jit_mode(program, ref) -> str | None:

@@ -7,6 +7,7 @@ reaches a node along several paths is summed before the node runs, never pushed 
 from __future__ import annotations
 
 from ..backends import backend_of, numpy_backend
+from ..backends.buffer_pool import pool as _pool
 from ..core import late
 from ..core import profiler_hooks as _profiler  # `_profiler.on`: a profiler is recording
 from ..core.eager_modes import plain as _plain
@@ -23,6 +24,7 @@ from .provenance import caller, describe, modification
 
 _numpy_add_into = numpy_backend.add_into
 _numpy_asarray = numpy_backend.xp.asarray
+_numpy_add = numpy_backend.xp.add
 _make = Tensor._make
 
 _declare_short_path("engine.one_root", __name__, "one root's buffers set up without the loops")
@@ -249,7 +251,10 @@ def _sum_of(a, b):
     otherwise."""
     da, db = a._data, b._data
     if _plain.on and type(da) is _ndarray and type(db) is _ndarray and da.dtype is db.dtype:
-        total = da + db  # short path: engine.sum_of
+        if da.shape == db.shape and da.nbytes >= _pool.min_bytes and da.dtype.kind == "f":
+            total = _numpy_add(da, db, out=_pool.empty(da.shape, da.dtype))  # reused buffer
+        else:
+            total = da + db  # short path: engine.sum_of
         if type(total) is not _ndarray:  # two 0-d arrays sum to a NumPy scalar
             total = _numpy_asarray(total)
         return _make(total)

@@ -1,14 +1,15 @@
-"""The NumPy backend (the default) and the opt-in glibc allocator policy for eager work.
+"""The NumPy backend (the default) and the opt-in glibc allocator policy.
 
-`keep_freed_memory()` is no longer applied at import: it changes the whole process's allocator,
-so it is the program's choice (call it, or set ``DONGJING_KEEP_FREED_MEMORY=1``).
+Eager results reuse their buffers without any setting (`buffer_pool`, `dj.memory_stats()`).
+`keep_freed_memory()` retunes the whole process's allocator, so it is only ever the program's
+own call; the environment variable ``DONGJING_KEEP_FREED_MEMORY`` that once applied it at import
+is ignored now (a documented no-op).
 """
 
 from __future__ import annotations
 
 import ctypes
 import ctypes.util
-import os
 import sys
 
 import numpy
@@ -50,11 +51,11 @@ def keep_freed_memory(enabled: bool = True) -> bool:
 
     Eager ops allocate a fresh result per call; for arrays of megabytes glibc would otherwise
     unmap each freed block and fault the next one back in page by page, which costs more than
-    the arithmetic (W3: 27 ms a step with the default policy, 5.6 ms with this one). Blocks up
-    to 32 MiB come from the heap and freed ones are reused; `release_memory()` gives the unused
-    part back. This retunes the allocator of the whole process, so dongjing never does it on
-    its own: call it, or set the environment variable ``DONGJING_KEEP_FREED_MEMORY=1`` before
-    importing dongjing. Returns False where the C library offers no such control.
+    the arithmetic. dongjing's own eager results need none of this (they are reused from
+    `buffer_pool`); this helps other large temporaries of the program. Blocks up to 32 MiB
+    come from the heap and freed ones are reused; `release_memory()` gives the unused part
+    back. This retunes the allocator of the whole process, so dongjing never does it on its
+    own. Returns False where the C library offers no such control.
     """
     if _LIBC is None:
         return False
@@ -71,7 +72,3 @@ def release_memory() -> None:
     """Return the heap's free memory to the operating system (glibc `malloc_trim`)."""
     if _LIBC is not None and hasattr(_LIBC, "malloc_trim"):
         _LIBC.malloc_trim(0)
-
-
-if os.environ.get("DONGJING_KEEP_FREED_MEMORY", "").strip().lower() in ("1", "true", "yes", "on"):
-    keep_freed_memory(True)

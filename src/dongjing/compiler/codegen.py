@@ -357,7 +357,7 @@ class Generator:
             return False
         if not _ufunc_source(op.ufunc):
             return False
-        if n < parallel.MIN_SIZE or parallel.threads() < 2 or op.ufunc.nout != 1:
+        if n < parallel.min_size() or parallel.threads() < 2 or op.ufunc.nout != 1:
             return False
         return all(i.shape == node.shape or numel(i.shape) == 1 for i in node.inputs)
 
@@ -394,7 +394,7 @@ class Generator:
         self.kernels[kernel_name] = source
         tuple_text = "(" + ", ".join(storage) + ("," if len(storage) == 1 else "") + ")"
         call = f"{kernel_name}({body.size}, {', '.join(flat_in + flat_out)})"
-        if body.size >= parallel.MIN_SIZE and parallel.threads() > 1:
+        if body.size >= parallel.min_size() and parallel.threads() > 1:
             fn = self.ns.bind("_split_kernel", parallel.split_kernel)
             flags = tuple(k == "array" for k in kinds) + (True,) * len(flat_out)
             all_args = ", ".join(flat_in + flat_out)

@@ -12,8 +12,9 @@ written out by one kernel and its output read back by the next, about two copy p
 costs the formulation inside the kernel. So a formulation is used when one kernel computing it
 over a block takes less than the ufunc on the same block plus two copies of it.
 
-``DONGJING_KERNEL_FORMULAS=1`` always uses formulations, ``0`` never; unset (or ``auto``),
-they are measured. `POLICY` holds that setting for tests.
+The `kernel_formulas` setting (`dj.compiler.set_options`) chooses: "always" uses formulations,
+"never" does not, "auto" (the default) measures. ``DONGJING_KERNEL_FORMULAS=1``/``0`` sets the
+starting value.
 """
 
 from __future__ import annotations
@@ -34,8 +35,8 @@ except ImportError:
     _CPU_FEATURES = {}
 
 from ..cpu_kernels import kernels
+from ..cpu_kernels.options import get_options
 
-POLICY = os.environ.get("DONGJING_KERNEL_FORMULAS", "auto")
 BLOCK = 1 << 18  # elements measured: 1 MiB of float32, the size fused groups start at
 _REPEATS = 5
 _decided: dict = {}  # (op name, dtype name) -> bool, for this process
@@ -44,9 +45,10 @@ _lock = threading.Lock()
 
 def pays(op, dtype) -> bool:
     """True when fused kernels should compute `op` on `dtype` through its formulation."""
-    if POLICY in ("0", "never"):
+    policy = get_options().kernel_formulas
+    if policy == "never":
         return False
-    if POLICY in ("1", "always"):
+    if policy == "always":
         return True
     key = (op.name, dtype.name)
     found = _decided.get(key)

@@ -8,6 +8,7 @@ import os
 import time
 
 from ..cpu_kernels import kernels
+from ..cpu_kernels.options import get_options
 from ..errors import GraphError
 from ..graph.builder import placeholder_op
 from ..ops.subgraph import compile_subgraphs
@@ -167,7 +168,7 @@ def optimize(graph, fetches: list, feeds: list = (), level: int = 2, target: str
             for fn in passes:
                 result, _ = _run_pass(stats, idle, fn, result)
         if target == "cpu" and kernels.available():
-            size_min = fusion.MIN_SIZE
+            size_min = get_options().fusion_min_size
             result = _record(stats, expand_compounds, result.graph,
                              expand_compounds(result.graph, result.fetches, size_min))
             for fn in passes:  # the parts of a compound may fold, simplify or merge

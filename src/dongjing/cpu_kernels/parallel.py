@@ -10,12 +10,12 @@ from queue import SimpleQueue
 from ..backends import numpy_backend
 from ..short_paths import declare as _declare_short_path
 from ..short_paths import state as _short
+from .options import get_options
 
-MIN_SIZE = 1 << 18  # elements; below this a thread hand-off costs more than it saves
-# W3 on the 2-core machine (best of 40, machine lightly loaded): 865 µs split vs 1,096 µs on one
-# thread. Under heavy load from other processes a second thread can lose; `ENABLED = False`
-# keeps every call on the caller's thread.
-ENABLED = True
+# `parallel_min_size` (options; default 2**18 elements): below it a thread hand-off costs more
+# than it saves. W3 on the 2-core machine (best of 40, machine lightly loaded): 865 µs split vs
+# 1,096 µs on one thread. Under heavy load from other processes a second thread can lose;
+# `dj.compiler.set_options(threads=1)` keeps every call on the caller's thread.
 _jobs: SimpleQueue | None = None  # (function, args, reply queue) for the worker thread
 _lock = threading.Lock()
 
@@ -25,15 +25,22 @@ _declare_short_path("parallel.halves", __name__, "large calls split in two halve
 
 
 def threads() -> int:
-    """How many threads large elementwise calls use (1 unless ENABLED; then OMP_NUM_THREADS,
-    default 2, at most 2)."""
-    if not ENABLED or not _short.on:  # short path: parallel.halves (off: one thread)
+    """How many threads large elementwise calls use: the `threads` setting (options), or
+    when it is None OMP_NUM_THREADS (default 2); at most 2 and at most the CPUs there are."""
+    if not _short.on:  # short path: parallel.halves (off: one thread)
         return 1
-    try:
-        wanted = int(os.environ.get("OMP_NUM_THREADS", "2"))
-    except ValueError:
-        wanted = 2
+    wanted = get_options().threads
+    if wanted is None:
+        try:
+            wanted = int(os.environ.get("OMP_NUM_THREADS", "2"))
+        except ValueError:
+            wanted = 2
     return max(1, min(2, wanted, os.cpu_count() or 1))
+
+
+def min_size() -> int:
+    """Elements from which a kernel or ufunc call is split over the threads (options)."""
+    return get_options().parallel_min_size
 
 
 def _serve(jobs: SimpleQueue) -> None:

@@ -100,6 +100,23 @@ def _pow_scalar_forward(xp, x, exponent):
     return xp.power(x, x.dtype.type(exponent) if x.dtype.kind == "f" else exponent)
 
 
+def _pow_scalar_out(xp, x, out, exponent):
+    # `_pow_scalar_forward` written into `out` (a planned or pooled buffer, never `x`)
+    if exponent == 2:
+        return xp.multiply(x, x, out=out)
+    if exponent == 3:
+        xp.multiply(x, x, out=out)
+        return xp.multiply(out, x, out=out)
+    if exponent == 1:
+        xp.copyto(out, x)
+        return out
+    if exponent == 0.5:
+        return xp.sqrt(x, out=out)
+    if exponent == -1 and x.dtype.kind == "f":
+        return xp.reciprocal(x, out=out)
+    return xp.power(x, x.dtype.type(exponent) if x.dtype.kind == "f" else exponent, out=out)
+
+
 def _pow_scalar_grad(g, x, exponent):
     if exponent == 0:
         return mul(g, 0.0)
@@ -124,7 +141,8 @@ def _pow_scalar_decompose(x, exponent):
     return None  # no cheaper composition
 
 
-_pow_scalar = define("pow_scalar", forward=_pow_scalar_forward, infer=_pow_scalar_infer, kind=E,
+_pow_scalar = define("pow_scalar", forward=_pow_scalar_forward, forward_out=_pow_scalar_out,
+                     infer=_pow_scalar_infer, kind=E,
                      grads=(_pow_scalar_grad,), grad_name="PowBackward0",
                      decompose=_pow_scalar_decompose, onnx=onnx_rules.pow_scalar)
 

@@ -92,7 +92,7 @@ def fold_planes(xp, cols, size, kernel_size, stride, padding):
     def part(lo, hi):  # whole planes lo..hi
         fn(hi - lo, *ints, zero, flat_cols[lo * plane:hi * plane], flat_out[lo * hw:hi * hw])
 
-    if parallel.threads() > 1 and flat_cols.size >= parallel.MIN_SIZE and planes > 1:
+    if parallel.threads() > 1 and flat_cols.size >= parallel.min_size() and planes > 1:
         parallel.halves(part, planes)
     else:
         part(0, planes)

@@ -6,10 +6,14 @@ recurrent code does (W5: 50 steps of a (32, 32) @ (32, 64) product).
 
 - forward: the T products `matmul(getitem(X, t), W)` become `reshape(X, (T*B, D)) @ W`,
   reshaped to (T, B, H), and each product is its row block `Y[t]` (a view); where each step
-  goes on to add one bias, `(Y[t] + o_t) + b`, b is added to Y once;
+  is summed with the same bias terms (any order or grouping of the adds, e.g.
+  `x[t] @ W + h @ U + b`, `b + matmul(h, U) + matmul(x[t], W)`, or an RNN cell's
+  `(x[t] @ W + b1) + (h @ U + b2)`), they are added to Y once;
 - a sum (a tree of same-shape adds, each used only inside the tree) of at least `MIN_TERMS`
   products `A_k.T @ G_k` becomes `concat(A_k).T @ concat(G_k)` (for `A_k = X[t]` over every
-  step of one X: `reshape(X).T @ concat(G_t)`, no copy of X);
+  step of one X: `reshape(X).T @ concat(G_t)`, no copy of X; for `G_t.T @ X[t]`, the gradient
+  of a weight used as `x[t] @ W.T` by `F.linear` and `nn.RNNCell`:
+  `concat(G_t).T @ reshape(X)`);
 - such a sum of column sums `sum(G_k, dim=(0,))` (a bias gradient) becomes one column sum of
   `concat(G_k)`.
 
@@ -57,34 +61,64 @@ def _forward_groups(graph) -> dict:
     return {key: steps for key, steps in groups.items() if _complete(key[0], steps)}
 
 
+def _add_tree(m, consumers: dict, fetched: set):
+    """(root, leaves) of the tree of adds that sums `m` with other terms: climbing from `m`
+    while a node's only reader is an add of `m`'s shape, then every add inside read only by
+    its parent; the leaves (in operand order) are what the tree sums. None when `m` is not
+    added to anything."""
+    root = m
+    while True:
+        user = _only_use(root, consumers, fetched)
+        if user is None or user.op.name != "add" or user.shape != m.shape:
+            break
+        root = user
+    if root is m:
+        return None
+    leaves, stack = [], [root]
+    while stack:
+        node = stack.pop()
+        if node.op.name == "add" and (node is root
+                                      or _only_use(node, consumers, fetched) is not None):
+            stack.extend(reversed(node.inputs))
+        else:
+            leaves.append(node)
+    return root, leaves
+
+
 def _bias_of(steps: dict, consumers: dict, fetched: set):
-    """(b, {t: the add that yields m_t + b}) when every step's product m_t goes on to add one
-    source node b that broadcasts over it, either at once (`m_t + b`) or after one other term
-    (`(m_t + o_t) + b`, each add read only by the next): b is then added once to all the
-    steps' products. Else None."""
-    options = []  # per step: {b: the add of b}, from both forms
-    for m in steps.values():
-        a = _only_use(m, consumers, fetched)
-        if a is None or a.op.name != "add" or a.shape != m.shape:
+    """([b, ...], {t: (root_t, other terms)}) when every step's product m_t is summed, in a tree
+    of adds (any order and grouping: `x[t] @ W + h @ U + b`, `b + (h @ U + x[t] @ W)`, an RNN
+    cell's `(x[t] @ W + b1) + (h @ U + b2)`), with the same source nodes b that broadcast over
+    it: they are then added once to all the steps' products, and each step's root becomes its
+    biased product plus the other terms. Else None."""
+    trees, common = {}, None
+    for t, m in steps.items():
+        tree = _add_tree(m, consumers, fetched)
+        if tree is None:
             return None
-        found = {}
-        other = a.inputs[1] if a.inputs[0] is m else a.inputs[0]
-        if not other.inputs and other is not m:
-            found[other] = a  # m_t + b
-        outer = _only_use(a, consumers, fetched)
-        if outer is not None and outer.op.name == "add" and outer.shape == a.shape:
-            b = outer.inputs[1] if outer.inputs[0] is a else outer.inputs[0]
-            if not b.inputs and b is not a:
-                found.setdefault(b, outer)  # (m_t + o_t) + b
-        options.append(found)
-    common = set(options[0]).intersection(*options[1:])
-    if len(common) != 1:
+        sources = [leaf for leaf in tree[1] if not leaf.inputs and leaf is not m]
+        if len(set(sources)) != len(sources) or tree[1].count(m) != 1:
+            return None
+        common = set(sources) if common is None else common & set(sources)
+        trees[t] = tree
+    if not common:  # (a source only some steps add, e.g. the first step's zero state, stays)
         return None
-    bias = common.pop()
-    outers = {t: found[bias] for t, found in zip(steps, options)}
-    if bias.dtype != m.dtype or not _broadcasts(bias.shape, m.shape):
+    found = {t: (root, [leaf for leaf in leaves if leaf is not steps[t] and leaf not in common])
+             for t, (root, leaves) in trees.items()}
+    m = next(iter(steps.values()))
+    biases = _ordered_sources(steps, found, consumers, fetched)
+    if not biases or any(b.dtype != m.dtype or not _broadcasts(b.shape, m.shape)
+                         for b in biases):
         return None
-    return bias, outers
+    return biases, found
+
+
+def _ordered_sources(steps: dict, found: dict, consumers: dict, fetched: set) -> list:
+    """The first step's source terms, in its operand order (a stable order for the adds)."""
+    t, m = next(iter(steps.items()))
+    _, leaves = _add_tree(m, consumers, fetched)
+    others = found[t][1]
+    return [leaf for leaf in leaves if leaf is not m and leaf not in others]
 
 
 def _broadcasts(shape, over) -> bool:
@@ -175,6 +209,19 @@ def _over_steps(pairs):
     return (x, grads) if x is not None and len(grads) == x.shape[0] else None
 
 
+def _steps_on_the_right(pairs):
+    """(X, {t: G_t}) when the products are `G_t.T @ X[t]` for every step t of one X (the
+    gradient of a weight used as `x[t] @ W.T`, as `F.linear` and `nn.RNNCell` do)."""
+    x, grads = None, {}
+    for p, transposed, g in pairs:
+        found = _step(g) if transposed else None
+        if found is None or (x is not None and found[0] is not x) or found[1] in grads:
+            return None
+        x = found[0]
+        grads[found[1]] = p
+    return (x, grads) if x is not None and len(grads) == x.shape[0] else None
+
+
 def batch_time_matmuls(graph, fetches: list) -> PassResult:
     """Turn per-time-step GEMMs over one input and weight into one GEMM (see the module)."""
     order = {node: i for i, node in enumerate(graph.nodes)}
@@ -182,15 +229,14 @@ def batch_time_matmuls(graph, fetches: list) -> PassResult:
     first = {min(steps.values(), key=order.__getitem__): key for key, steps in forward.items()}
     member = {node: (key, t) for key, steps in forward.items() for t, node in steps.items()}
     consumers, fetched = _consumers(graph), set(fetches)
-    biases = {}  # (X, W) -> the bias added once to its batched product
-    folded = {}  # the add of b at a step -> the node that now stands for it
+    biases = {}  # (X, W) -> the biases added once to its batched product
+    folded = {}  # a step's root add -> (its product m_t, the other terms it adds to m_t)
     for key, steps in forward.items():
         found = _bias_of(steps, consumers, fetched)
         if found is not None:
             biases[key] = found[0]
-            for t, outer in found[1].items():
-                # `m_t + b` is the biased product itself; `(m_t + o_t) + b` is the inner add
-                folded[outer] = steps[t] if steps[t] in outer.inputs else consumers[steps[t]][0]
+            for t, (root, others) in found[1].items():
+                folded[root] = (steps[t], others)
     # the root add of a sum -> ("steps", X, {t: G_t}), ("products", pairs) or ("sums", [G_k]);
     # terms in the reverse of the order their G_k are computed: a backward pass computes the
     # last step's first, so this is step order, that of reshape(X)'s rows, and every sum over
@@ -204,10 +250,15 @@ def batch_time_matmuls(graph, fetches: list) -> PassResult:
             continue
         pairs = _products(leaves, consumers, fetched)
         steps = _over_steps(pairs) if pairs else None
+        right = _steps_on_the_right(pairs) if pairs and steps is None else None
         if steps is not None:
             roots[node] = ("steps", *steps)
+        elif right is not None:
+            roots[node] = ("steps_right", *right)
         elif pairs is not None:
-            roots[node] = ("products", sorted(pairs, key=lambda pair: -order[pair[2]]))
+            # by the later-computed operand, the gradient: `H_t.T @ G_t` or `G_t.T @ H_t`
+            roots[node] = ("products", sorted(
+                pairs, key=lambda pair: -max(order[pair[0]], order[pair[2]])))
         else:
             grads = _column_sums(leaves, consumers, fetched)
             if grads is not None:
@@ -247,6 +298,12 @@ def batch_time_matmuls(graph, fetches: list) -> PassResult:
         g = joined([rb.map[grads[t]] for t in range(x.shape[0])], node, "steps_grads")
         return matmul(transposed(flat(x, node), node, "steps_flat_t"), g, node)
 
+    def steps_right(node, x, grads):
+        changes.append(f"%{node.name}: a sum of {x.shape[0]} products G_t.T @ %{x.name}[t] "
+                       "-> one")
+        g = joined([rb.map[grads[t]] for t in range(x.shape[0])], node, "steps_grads")
+        return matmul(transposed(g, node, "steps_grads_t"), flat(x, node), node)
+
     def products(node, pairs):
         changes.append(f"%{node.name}: a sum of {len(pairs)} products A_k.T @ G_k -> one")
         rows_a = [rb.map[p] if is_transposed else transposed(rb.map[p], node, "terms_t")
@@ -264,8 +321,14 @@ def batch_time_matmuls(graph, fetches: list) -> PassResult:
     for node in graph.nodes:
         if node in rb.map:  # a bias copied ahead of its place
             continue
-        if node in folded:  # `a_t + b`: b is in a_t already
-            rb.map[node] = rb.map[folded[node]]
+        if node in folded:  # a step's sum: the biases are in its product already
+            product, others = folded[node]
+            value = rb.map[product]
+            for other in others:
+                value = rb.emit((value, rb.map[other]), op=OPS["add"], attrs={},
+                                shape=node.shape, dtype=node.dtype, name=node.name,
+                                source=node.source)
+            rb.map[node] = value
             continue
         if node in first:
             x, w = first[node]
@@ -278,8 +341,7 @@ def batch_time_matmuls(graph, fetches: list) -> PassResult:
                              shape=(t, b, h), dtype=node.dtype, name="steps_product",
                              source=node.source)
             changes.append(f"{t} products %{x.name}[t] @ %{w.name} -> one (%{product.name})")
-            bias = biases.get((x, w))
-            if bias is not None:  # a source node: copied here, ahead of its place
+            for bias in biases.get((x, w), ()):  # source nodes: copied here, ahead of place
                 if bias not in rb.map:
                     rb.map[bias] = rb.copy(bias)
                 steps3 = rb.emit((steps3, rb.map[bias]), op=OPS["add"], attrs={},
@@ -294,8 +356,8 @@ def batch_time_matmuls(graph, fetches: list) -> PassResult:
                                    source=node.source)
         elif node in roots:
             kind, *found = roots[node]
-            rb.map[node] = {"steps": over_steps, "products": products,
-                            "sums": sums}[kind](node, *found)
+            rb.map[node] = {"steps": over_steps, "steps_right": steps_right,
+                            "products": products, "sums": sums}[kind](node, *found)
         else:
             rb.map[node] = rb.copy(node)
     return PassResult(*rb.finish(fetches), changes)

@@ -6,18 +6,19 @@ transcendental ufuncs stay NumPy calls, whose SIMD loops beat a kernel library's
 calls (measured, see docs/compiler.md), except those `Cost.TRANSCENDENTAL` ops whose record
 declares a vectorizable formulation for the node's dtype (`Op.kernel`, a `Kernel`) and where
 that formulation beats the ufunc on this machine (`formula_cost`, measured once). Groups
-under `MIN_SIZE` elements are left alone: call overhead dominates.
+under the `fusion_min_size` setting (`dj.compiler.set_options`) are left alone: call overhead
+dominates.
 """
 
 from __future__ import annotations
 
 from ...core.registry import OPS, Cost, Kind, Op
 from ...cpu_kernels import kernels
+from ...cpu_kernels.options import get_options
 from ...errors import GraphError
 from .. import cuda_kernels, formula_cost
 from ..ir import PassResult, Rebuilder, numel
 
-MIN_SIZE = 1 << 17  # elements; smaller groups stay NumPy (see docs/compiler.md)
 KERNEL_DTYPES = {"float32", "float64", "int32", "int64", "bool"}  # what the kernels are tested on
 # numba's scalar maximum/minimum return the first operand for +0.0 vs -0.0, NumPy the second:
 # fusing them would change the sign of a zero (found by the fuzzer), so they stay NumPy calls
@@ -165,7 +166,7 @@ def fuse_elementwise(graph, fetches: list, size_min: int | None = None,
     `target` is where the kernels run: "cpu" (numba loops) or "cuda" (CUDA kernels through
     CuPy, any size: see `compiler/cuda_kernels.py`)."""
     if size_min is None:
-        size_min = MIN_SIZE if target == "cpu" else 1
+        size_min = get_options().fusion_min_size if target == "cpu" else 1
     if target == "cpu" and not kernels.available():
         rb = Rebuilder(graph)
         for node in graph.nodes:
