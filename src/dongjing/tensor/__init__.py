@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 import warnings
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -15,6 +16,11 @@ from ..errors import DTypeError, GraphError
 from . import conversion as _conversion
 from .conversion import legacy_array
 
+if TYPE_CHECKING:  # the methods attached at import time, for type checkers (a generated stub)
+    from .generated_methods import GeneratedMethods as _AttachedMethods
+else:
+    _AttachedMethods = object
+
 ndarray = np.ndarray
 
 
@@ -25,7 +31,7 @@ ndarray = np.ndarray
 symbolic_bool_error = None
 
 
-class Tensor:
+class Tensor(_AttachedMethods):
     """A multi-dimensional array that records how it was computed.
 
     Eager tensors hold their value in `_data` (a NumPy array; the public `.data` is a Tensor

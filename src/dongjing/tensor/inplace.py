@@ -10,6 +10,8 @@ requires grad, or a view of one, is refused as PyTorch refuses it.
 
 from __future__ import annotations
 
+import inspect
+
 import numpy as np
 
 from .. import ops
@@ -213,6 +215,7 @@ def inplace_method(op, name: str):
 
     method.__name__ = method.__qualname__ = name
     method.__doc__ = f"`{op.public[0] if op.public else op.name}` in place."
+    method.__signature__ = inspect.signature(fn)  # the binding's parameters (self first)
     return method
 
 
