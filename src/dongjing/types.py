@@ -30,10 +30,14 @@ Dim: TypeAlias = int | Sequence[int] | None
 Shape: TypeAlias = int | Sequence[int]
 """A size: one int per dimension (or a single int for one dimension)."""
 
+GraphShape: TypeAlias = Union[int, Sequence[int | None], "Tensor", None]
+"""A shape in a static graph (`dj.placeholder`, `compat.v1`): None for a dimension (or the
+rank) unknown until run time, or a 1-d int tensor."""
+
 DTypeLike: TypeAlias = np.dtype | type | str
 """`dj.float32`, `np.float32`, `"float32"`, `float`, `int` or `bool`."""
 
 DeviceLike: TypeAlias = Union["device", str, int]
 """`dj.device("cuda:0")`, `"cpu"`, `"cuda:1"` or a GPU index."""
 
-__all__ = ["DTypeLike", "DeviceLike", "Dim", "Number", "Shape", "TensorLike"]
+__all__ = ["DTypeLike", "DeviceLike", "Dim", "GraphShape", "Number", "Shape", "TensorLike"]
