@@ -206,10 +206,68 @@ def unknown_types(cmd: list[str], names: set[str], tmp: Path) -> dict[str, str]:
     return bad
 
 
+def _dongjing_names() -> tuple[set[str], dict[str, set[str]]]:
+    """The public function names of dongjing, and each dongjing class's attributes."""
+    import dongjing
+
+    functions: set[str] = set()
+    classes: dict[str, set[str]] = {"Tensor": set(dir(dongjing.Tensor))}
+    for ns in NAMESPACES:
+        module = importlib.import_module(ns)
+        for name in dir(module):
+            obj = getattr(module, name, None)
+            if isinstance(obj, type) and getattr(obj, "__module__", "").startswith("dongjing"):
+                classes.setdefault(obj.__name__, set()).update(dir(obj))
+                functions.update(n for n in vars(obj) if not n.startswith("_"))
+            elif callable(obj):
+                functions.add(name)
+    return functions, classes
+
+
+_IN_FUNCTION = re.compile(r'in function "(\w+)"')
+_ARGUMENT = re.compile(r'Argument of type "(.*?)" cannot be assigned')
+_WORD = re.compile(r"[A-Za-z_]\w*")
+
+
+def _names_dongjing(type_text: str, classes: dict[str, set[str]]) -> bool:
+    """Whether a type as the checker prints it involves dongjing's classes (or Unknown)."""
+    words = set(_WORD.findall(type_text))
+    return bool(words & (set(classes) | {"TensorLike"}))
+
+
+_ATTRIBUTE = re.compile(r'(?:access|assign to) attribute "(\w+)" for class "(\w+)"')
+
+
+def about_dongjing(message: str, rule: str, functions: set[str],
+                   classes: dict[str, set[str]]) -> bool:
+    """Whether an error is about what dongjing declares: a call of a dongjing function, or
+    an attribute a dongjing class has at run time but not for the checker. Errors about the
+    reader's own code or another library's types are theirs."""
+    if rule == "reportAttributeAccessIssue":
+        found = _ATTRIBUTE.search(message)
+        if found is None:
+            return "dongjing" in message
+        attr, klass = found.groups()
+        return attr in classes.get(klass, ())
+    if rule in ("reportCallIssue", "reportArgumentType"):
+        found = _IN_FUNCTION.search(message)
+        given = _ARGUMENT.search(message)
+        if given is not None and (given.group(1).endswith("| None")
+                                  or not _names_dongjing(given.group(1), classes)):
+            return False  # the reader's Optional, or another library's value
+        return found is None or found.group(1) in functions
+    if "Unbound" in message:
+        return False  # the reader's variable, possibly unset on some path
+    return rule in ("reportIncompatibleMethodOverride", "reportIndexIssue",
+                    "reportOperatorIssue", "reportRedeclaration")
+
+
 def file_errors(cmd: list[str], files: list[Path], tmp: Path) -> list[str]:
-    """Errors basedpyright's standard mode finds in `files`."""
+    """Errors basedpyright's standard mode finds in `files` about dongjing's declarations."""
+    functions, classes = _dongjing_names()
     return [f"{Path(d['file']).name}:{d['range']['start']['line'] + 1}: {d['message']}"
-            for d in _run_checker(cmd, files, tmp, "standard") if d["severity"] == "error"]
+            for d in _run_checker(cmd, files, tmp, "standard") if d["severity"] == "error"
+            and about_dongjing(d["message"], d.get("rule", ""), functions, classes)]
 
 
 def main(argv: list[str]) -> int:

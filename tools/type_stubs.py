@@ -55,7 +55,7 @@ NAMED_TYPES: dict[str, str] = {
                      "requires_grad", "non_blocking", "copy", "pin_memory", "training",
                      "align_corners", "exclusive", "some", "eigenvectors", "hermitian"],
                     _BOOL),
-    **dict.fromkeys(["alpha", "beta", "rtol", "atol", "p", "nan", "posinf", "neginf",
+    **dict.fromkeys(["alpha", "beta", "rtol", "atol", "nan", "posinf", "neginf",
                      "pad_value", "eps", "momentum", "negative_slope", "fill_value",
                      "correction", "base", "margin", "rcond", "tol"], _FLOAT),
     **dict.fromkeys(["shape", "size", "sizes", "output_size", "kernel_size", "stride",

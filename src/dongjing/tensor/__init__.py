@@ -17,6 +17,7 @@ from . import conversion as _conversion
 from .conversion import legacy_array
 
 if TYPE_CHECKING:  # the methods attached at import time, for type checkers (a generated stub)
+    from ..autograd.function import BackwardNode
     from .generated_methods import GeneratedMethods as _AttachedMethods
 else:
     _AttachedMethods = object
@@ -59,6 +60,8 @@ class Tensor(_AttachedMethods):
     )
 
     __array_priority__ = 1000  # numpy defers `ndarray op Tensor` to us
+    grad_fn: BackwardNode | None
+    requires_grad: bool
 
     def __init__(self, *args, dtype=None, requires_grad: bool = False):
         """`Tensor(data)` (an array keeps its dtype; a Python list or tuple becomes float32,
@@ -162,7 +165,7 @@ class Tensor(_AttachedMethods):
         return None if self._node is None else self._node.name
 
     @property
-    def grad(self):
+    def grad(self) -> Tensor | None:
         if _GradScope.open_anywhere and self._node is None:
             scope = grad_scope.current
             if scope is not None:
@@ -179,7 +182,7 @@ class Tensor(_AttachedMethods):
         return self._grad
 
     @grad.setter
-    def grad(self, value) -> None:
+    def grad(self, value: Tensor | None) -> None:
         if value is not None and not isinstance(value, Tensor):
             raise TypeError(f"assigned grad must be a Tensor or None, got {type(value).__name__}")
         if value is not None and value.shape != self.shape:
