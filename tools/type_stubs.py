@@ -14,7 +14,8 @@ its `_VariableFunctions.pyi`:
 A parameter without an annotation gets the type its name stands for (`dim` -> `Dim`, `input` ->
 `TensorLike`, ...: NAMED_TYPES); a name not listed there, or a return type that cannot be told,
 stops the tool with the list, so every signature in the stubs is complete.
-`tests/test_typing.py` fails when the committed stubs differ from what this tool writes.
+`tests/test_typing.py` fails when the committed stubs differ from what this tool writes
+(`--check`, run in a fresh process: ops a test defines would attach methods of their own).
 """
 
 from __future__ import annotations
@@ -278,12 +279,17 @@ def methods_stub() -> str:
             'names)."""\n\n' + "\n".join(lines) + "\n")
 
 
-def main() -> int:
+def main(argv: list[str]) -> int:
     try:
         texts = {OPS_STUB: ops_stub(), METHODS_STUB: methods_stub()}
     except Incomplete as exc:
         print("tools/type_stubs.py: incomplete signatures:\n" + str(exc), file=sys.stderr)
         return 1
+    if "--check" in argv:  # compare only (in a fresh process: nothing but dongjing imported)
+        stale = [str(p.relative_to(ROOT)) for p, text in texts.items() if p.read_text() != text]
+        for name in stale:
+            print(f"{name} is stale: run python tools/type_stubs.py", file=sys.stderr)
+        return 1 if stale else 0
     for path, text in texts.items():
         path.write_text(text)
         print(f"wrote {path.relative_to(ROOT)}")
@@ -291,4 +297,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:]))
