@@ -27,7 +27,8 @@ PACKAGE = SRC / "dongjing"
 # The floors, lowest first. A module belongs to the first entry whose name is the module's or
 # one of its packages'. A module may import its own floor or any floor below, never above.
 LAYERS: list[tuple[str, list[str]]] = [
-    ("core", ["dongjing.errors", "dongjing.dtypes", "dongjing.core", "dongjing.short_paths"]),
+    ("core", ["dongjing.errors", "dongjing.dtypes", "dongjing.core", "dongjing.short_paths",
+              "dongjing.types"]),
     ("backends", ["dongjing.backends", "dongjing.devices", "dongjing.cpu_kernels",
                   "dongjing.accelerator"]),
     ("tensor", ["dongjing.tensor", "dongjing.tensor.conversion", "dongjing.tensor.dlpack"]),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from ..backends import backend_of, numpy_backend
 from ..core import late
@@ -14,6 +15,9 @@ from ..short_paths import state as _short
 from ..tensor import Tensor, grad_scope
 from .engine import run_backward
 from .function import accumulator_of
+
+if TYPE_CHECKING:
+    from ..types import TensorLike
 
 _NDARRAY = numpy_backend.array_types[0]
 _numpy_array = numpy_backend.xp.array
@@ -206,7 +210,8 @@ def _as_list(value) -> Sequence:
     return value if isinstance(value, (list, tuple)) else [value]
 
 
-def _tensor_backward(self, gradient=None, retain_graph: bool | None = None, create_graph=False):
+def _tensor_backward(self, gradient: TensorLike | None = None, retain_graph: bool | None = None,
+                     create_graph: bool = False) -> None:
     """Accumulate d(self)/d(leaf) into every leaf's `.grad` (see `dj.autograd.backward`)."""
     backward(self, gradient, retain_graph, create_graph)
 

@@ -59,11 +59,11 @@ class Function:
     _grad_ops: dict | None = None
 
     @staticmethod
-    def forward(ctx: FunctionCtx, *args: Any) -> Any:
+    def forward(ctx: Any, *args: Any, **kwargs: Any) -> Any:
         raise NotImplementedError("a dj.autograd.Function subclass defines forward(ctx, ...)")
 
     @staticmethod
-    def backward(ctx: FunctionCtx, *grad_outputs: Any) -> Any:
+    def backward(ctx: Any, *grad_outputs: Any, **kwargs: Any) -> Any:
         raise NotImplementedError("a dj.autograd.Function subclass defines backward(ctx, g)")
 
     @classmethod

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from typing import Any
+
 import numpy as np
 
 from ..errors import ShapeError
@@ -14,7 +17,7 @@ class Dataset:
     def __len__(self) -> int:
         raise NotImplementedError
 
-    def __getitem__(self, index: int) -> tuple:
+    def __getitem__(self, index: Any) -> Any:
         raise NotImplementedError
 
 
@@ -25,10 +28,10 @@ class IterableDataset(Dataset):
     `__iter__` to give each worker a different share, or every worker yields the whole stream.
     """
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Any]:
         raise NotImplementedError
 
-    def __getitem__(self, index):
+    def __getitem__(self, index: Any) -> Any:
         raise TypeError(f"{type(self).__name__} is an IterableDataset: it is iterated, not "
                         f"indexed")
 

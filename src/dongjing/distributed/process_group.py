@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import datetime
+from typing import Literal, overload
 
 from ..tensor import Tensor
 from . import collectives
@@ -71,7 +72,18 @@ def get_backend(group=None) -> str:
     return "mpi"
 
 
-def all_reduce(tensor: Tensor, op: str = ReduceOp.SUM, group=None, async_op: bool = False):
+@overload
+def all_reduce(tensor: Tensor, op: str = ..., group: object = ...,
+               async_op: Literal[False] = ...) -> Tensor: ...
+
+
+@overload
+def all_reduce(tensor: Tensor, op: str = ..., group: object = ..., *,
+               async_op: Literal[True]) -> Work: ...
+
+
+def all_reduce(tensor: Tensor, op: str = ReduceOp.SUM, group: object = None,
+               async_op: bool = False) -> Tensor | Work:
     """Reduce `tensor` over all ranks in place (`op`: "sum", "mean", "max" or a `ReduceOp`);
     returns the tensor, or a `Work` with `async_op=True`."""
     _check_group(group, "all_reduce")
@@ -79,14 +91,26 @@ def all_reduce(tensor: Tensor, op: str = ReduceOp.SUM, group=None, async_op: boo
     return Work() if async_op else out
 
 
-def broadcast(tensor: Tensor, src: int = 0, group=None, async_op: bool = False):
+@overload
+def broadcast(tensor: Tensor, src: int = ..., group: object = ...,
+              async_op: Literal[False] = ...) -> Tensor: ...
+
+
+@overload
+def broadcast(tensor: Tensor, src: int = ..., group: object = ..., *,
+              async_op: Literal[True]) -> Work: ...
+
+
+def broadcast(tensor: Tensor, src: int = 0, group: object = None,
+              async_op: bool = False) -> Tensor | Work:
     """Overwrite `tensor` with rank `src`'s value, in place; returns it (or a `Work`)."""
     _check_group(group, "broadcast")
     out = collectives.broadcast(tensor, src)
     return Work() if async_op else out
 
 
-def barrier(group=None, async_op: bool = False, device_ids=None):
+def barrier(group: object = None, async_op: bool = False,
+            device_ids: list[int] | None = None) -> Work | None:
     """Wait until every rank reaches this point."""
     _check_group(group, "barrier")
     collectives.barrier()

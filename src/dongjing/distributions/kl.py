@@ -4,10 +4,15 @@
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 from .. import linalg, ops
 from .multivariate import Independent, MultivariateNormal, _diagonal
 from .univariate import Bernoulli, Categorical, Normal, Uniform, _softplus
+
+if TYPE_CHECKING:
+    from ..tensor import Tensor
+    from .distribution import Distribution
 
 _KL: dict = {}
 
@@ -21,7 +26,7 @@ def register_kl(type_p: type, type_q: type):
     return record
 
 
-def kl_divergence(p, q):
+def kl_divergence(p: Distribution, q: Distribution) -> Tensor:
     """KL(p || q), batched like the distributions."""
     for (tp, tq), fn in _KL.items():
         if isinstance(p, tp) and isinstance(q, tq):

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+from typing import Any
+
 from .. import ops
 from ..autograd import grad as _autograd_grad
 from ..autograd.grad_mode import enable_grad
@@ -67,7 +70,8 @@ def grad_and_value(func, argnums=0, has_aux: bool = False):
     return wrapper
 
 
-def grad(func, argnums=0, has_aux: bool = False):
+def grad(func: Callable[..., Any], argnums: int | tuple[int, ...] = 0, has_aux: bool = False
+         ) -> Callable[..., Any]:
     """A function returning the gradient of `func` (a scalar function) with respect to its
     argument(s) `argnums` (and aux with `has_aux`)."""
     both = grad_and_value(func, argnums, has_aux)
@@ -139,7 +143,9 @@ def hessian(func, argnums=0):
     return jacfwd(jacrev(func, argnums), argnums)
 
 
-def vmap(func, in_dims=0, out_dims=0, randomness: str = "error", *, chunk_size=None):
+def vmap(func: Callable[..., Any], in_dims: int | None | Sequence[int | None] = 0,
+         out_dims: int | Sequence[int] = 0, randomness: str = "error", *,
+         chunk_size: int | None = None) -> Callable[..., Any]:
     """`func` mapped over dim `in_dims` of its arguments (None: not mapped; a tuple: one per
     argument), the results stacked along `out_dims`. A loop over the examples, so `func` sees
     one example at a time, as in PyTorch."""

@@ -10,6 +10,7 @@ import json
 import os
 import stat
 import zipfile
+from typing import Any, BinaryIO
 
 import numpy as np
 
@@ -130,7 +131,7 @@ def _digest(entries: dict | None, structure: str | None, buffers) -> str:
     return h.hexdigest()
 
 
-def save(obj: object, path) -> None:
+def save(obj: object, path: str | os.PathLike[str] | BinaryIO) -> None:
     """Write `obj` (a state dict, an optimizer state dict, or any nesting of dicts, lists,
     tensors and numbers) to `path`, atomically: a temporary file renamed over `path`, so a
     failure never leaves a half-written checkpoint in place of the previous one (nor a
@@ -153,7 +154,8 @@ def save(obj: object, path) -> None:
     write_atomically(os.fspath(path), parts)
 
 
-def load(path, map_location=None, *, weights_only: bool | None = None) -> object:
+def load(path: str | os.PathLike[str] | BinaryIO, map_location: str | device | None = None, *,
+         weights_only: bool | None = None) -> Any:
     """Read a checkpoint written by `dj.save` (tensors come back as dj.Tensors). A plain
     safetensors file loads as a dict of tensors. Never executes code from the file; a truncated,
     corrupted or tampered file (header or data) raises CheckpointError.

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import itertools
 from collections import OrderedDict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -145,10 +145,10 @@ class Module:
     register_module = add_module
 
     # --- calling ------------------------------------------------------------------------------
-    def forward(self, *args, **kwargs):
+    def forward(self, *args: Any, **kwargs: Any) -> Any:
         raise NotImplementedError(f"{type(self).__name__} has no forward()")
 
-    def __call__(self, *args, **kwargs):
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if _builder.state.graph is not None:
             self._name_for_graphs()
         return self.forward(*args, **kwargs)
@@ -162,7 +162,8 @@ class Module:
                     value.var_name = name
 
     # --- walking ------------------------------------------------------------------------------
-    def named_modules(self, prefix: str = "", memo: set | None = None) -> Iterator:
+    def named_modules(self, prefix: str = "", memo: set[Module] | None = None
+                      ) -> Iterator[tuple[str, Module]]:
         """(qualified name, module) for this module and every submodule, each once."""
         memo = set() if memo is None else memo
         if id(self) in memo:
@@ -177,7 +178,7 @@ class Module:
         for _, m in self.named_modules():
             yield m
 
-    def named_children(self) -> Iterator:
+    def named_children(self) -> Iterator[tuple[str, Module]]:
         seen = set()
         for name, child in self._modules.items():
             if child is not None and id(child) not in seen:
@@ -188,7 +189,7 @@ class Module:
         for _, child in self.named_children():
             yield child
 
-    def _named(self, table: str, prefix: str, recurse: bool) -> Iterator:
+    def _named(self, table: str, prefix: str, recurse: bool) -> Iterator[tuple[str, Any]]:
         seen = set()
         mods = self.named_modules(prefix) if recurse else [(prefix, self)]
         for mod_prefix, mod in mods:
@@ -198,7 +199,8 @@ class Module:
                 seen.add(id(value))
                 yield (f"{mod_prefix}.{name}" if mod_prefix else name), value
 
-    def named_parameters(self, prefix: str = "", recurse: bool = True) -> Iterator:
+    def named_parameters(self, prefix: str = "", recurse: bool = True
+                         ) -> Iterator[tuple[str, Parameter]]:
         """(qualified name such as `0.weight`, Parameter), each parameter once."""
         return self._named("_parameters", prefix, recurse)
 
@@ -206,7 +208,8 @@ class Module:
         for _, p in self.named_parameters(recurse=recurse):
             yield p
 
-    def named_buffers(self, prefix: str = "", recurse: bool = True) -> Iterator:
+    def named_buffers(self, prefix: str = "", recurse: bool = True
+                      ) -> Iterator[tuple[str, Variable]]:
         return self._named("_buffers", prefix, recurse)
 
     def buffers(self, recurse: bool = True) -> Iterator[Variable]:
@@ -220,7 +223,7 @@ class Module:
         fn(self)
         return self
 
-    def to(self, *args, **kwargs) -> Module:
+    def to(self, *args: Any, **kwargs: Any) -> Module:
         """`to(dtype)`, `to(device)`, `to(device, dtype)`: move the parameters and buffers (and
         their gradients) to `device` and cast the floating-point ones to `dtype`, keeping the
         objects, as PyTorch does."""
@@ -243,7 +246,7 @@ class Module:
         """Move the parameters and buffers to the CPU (`to("cpu")`)."""
         return self.to("cpu")
 
-    def cuda(self, device=None) -> Module:
+    def cuda(self, device: int | str | _device | None = None) -> Module:
         """Move the parameters and buffers to a CUDA device (`device`: an index or "cuda:i";
         the current one when None). DeviceError when dongjing has no CUDA backend here."""
         if device is None or isinstance(device, int):
@@ -282,7 +285,7 @@ class Module:
                 p.grad = Tensor._make(zeros_like_array(p._data))
 
     # --- state dicts --------------------------------------------------------------------------
-    def state_dict(self, prefix: str = "") -> OrderedDict:
+    def state_dict(self, prefix: str = "") -> OrderedDict[str, Tensor]:
         """Parameters and persistent buffers by qualified name (tensors sharing the storage)."""
         out = OrderedDict()
         for mod_prefix, mod in self.named_modules(prefix.rstrip(".")):
@@ -295,7 +298,7 @@ class Module:
                     out[head + name] = b.detach()
         return out
 
-    def _state_targets(self) -> dict:
+    def _state_targets(self) -> dict[str, Any]:
         targets = {}
         for mod_prefix, mod in self.named_modules():
             head = f"{mod_prefix}." if mod_prefix else ""
@@ -307,7 +310,8 @@ class Module:
                     targets[head + name] = b
         return targets
 
-    def load_state_dict(self, state_dict: dict, strict: bool = True) -> IncompatibleKeys:
+    def load_state_dict(self, state_dict: Mapping[str, Any], strict: bool = True
+                        ) -> IncompatibleKeys:
         """Copy values (Tensors or arrays) into the parameters and buffers, in place.
 
         Shapes must match; with `strict`, the keys must match exactly. Nothing is copied when

@@ -35,13 +35,13 @@ class _Pad(Module):
         return f"{self.padding}" + (f", value={self.value}" if self.value else "")
 
 
-def _family(mode: str, prefix: str) -> tuple:
-    made = []
+def _family(mode: str, prefix: str) -> tuple[type[_Pad], type[_Pad], type[_Pad]]:
+    made: list[type[_Pad]] = []
     for dims in (1, 2, 3):
         made.append(type(f"{prefix}{dims}d", (_Pad,), {
             "mode": mode, "dims": dims, "__module__": __name__,
             "__doc__": f"Pad the last {dims} dim(s) ({mode} mode, `F.pad`)."}))
-    return tuple(made)
+    return made[0], made[1], made[2]
 
 
 ReflectionPad1d, ReflectionPad2d, ReflectionPad3d = _family("reflect", "ReflectionPad")

@@ -3,6 +3,8 @@ logsumexp and softmax are composed."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ..core import infer as inf
 from ..core.registry import Kind, Onnx, Spec, binds, define
 from ..dispatch import apply1
@@ -12,6 +14,9 @@ from .elementwise import exp, log, mul, stop_gradient, sub, where, zeros_like
 from .math import isinf
 from .reduce import amax, sum
 from .shape import concat, reshape, squeeze
+
+if TYPE_CHECKING:
+    from ..tensor import Tensor
 
 
 def _log_softmax_out(xp, x, dim, out):
@@ -82,7 +87,7 @@ def logsumexp(x, dim, keepdim: bool = False):
     return out if keepdim else squeeze(out, dim)
 
 
-def softmax(x, dim: int = -1):
+def softmax(x, dim: int = -1) -> Tensor:
     """exp(x) / sum(exp(x)) along `dim`, stable."""
     return exp(log_softmax(x, dim))
 

@@ -8,12 +8,16 @@ whose arguments need more (axes, keys, attributes) write their binding by hand a
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from .. import dtypes
 from ..core.registry import OPS, Op, bind
 from ..dispatch import apply, apply1, apply2, apply_binary
 from ..tensor import Tensor
 from .convert import as_tensor, pair
+
+if TYPE_CHECKING:
+    from ..types import TensorLike
 
 
 def _publish(op: Op, fn: Callable) -> Callable:
@@ -63,6 +67,16 @@ def float_binary(op: Op) -> Callable:
         return apply2(op, a, b)
 
     return _publish(op, fn)
+
+
+def reflected(fn: Callable[[TensorLike, TensorLike], Tensor]) -> Callable:
+    """The reflected operator of `fn` (`__rsub__` of sub: `other - self`)."""
+
+    def method(self: Tensor, other: TensorLike) -> Tensor:
+        return fn(other, self)
+
+    method.__name__ = f"reflected_{fn.__name__}"
+    return method
 
 
 def nary(op: Op) -> Callable:

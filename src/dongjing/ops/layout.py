@@ -4,6 +4,8 @@ rearrangement of the gradient), and the compositions `repeat`, `tile`, `chunk`, 
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ..core import infer as inf
 from ..core.registry import Spec, binds, define
 from ..dispatch import apply1
@@ -14,6 +16,12 @@ from .elementwise import mul
 from .index import getitem
 from .linalg import matmul
 from .shape import expand, reshape, unsqueeze
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from ..core.registry import Op
+    from ..tensor import Tensor
 
 
 def _as_tuple(values) -> tuple:
@@ -68,7 +76,7 @@ def flip(input, *dims):
 
 
 # --- tril, triu ---------------------------------------------------------------------------------
-def _triangle(name):
+def _triangle(name: str) -> tuple[Op, Callable[..., Tensor]]:
     def infer(x: Spec, diagonal=0):
         if len(x.shape) < 2:
             raise ShapeError(f"{name}: needs at least 2 dims, got shape {inf.fmt(x.shape)}")

@@ -16,7 +16,7 @@ from ..dispatch import apply1
 from ..errors import DTypeError
 from ..tensor import Tensor
 from . import onnx_rules
-from .bindings import binary, float_binary, float_unary, unary
+from .bindings import binary, float_binary, float_unary, reflected, unary
 from .convert import as_tensor
 from .elementwise import add, div, mul, neg, sqrt, sub, zeros_like
 
@@ -177,14 +177,6 @@ _isfinite = _predicate("isfinite", "isfinite", None, "True where x is neither Na
 isnan, isinf, isfinite = _isnan.binding, _isinf.binding, _isfinite.binding
 
 
-def _reflected(fn):
-    def method(self, other):
-        return fn(other, self)
-
-    method.__name__ = f"reflected_{fn.__name__}"
-    return method
-
-
 # the reflected operators need the operands swapped, which `methods=` does not do
-Tensor.__rfloordiv__ = _reflected(floor_divide)
-Tensor.__rmod__ = _reflected(remainder)
+Tensor.__rfloordiv__ = reflected(floor_divide)
+Tensor.__rmod__ = reflected(remainder)

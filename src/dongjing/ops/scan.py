@@ -6,6 +6,8 @@ other norms are composed. The product rules stay exact when the input holds zero
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from .. import dtypes
 from ..backends import backend_of
 from ..core import infer as inf
@@ -21,6 +23,11 @@ from .elementwise import abs, cast, div, maximum, mul, sqrt, sub, where, zeros_l
 from .layout import triu
 from .reduce import _canon_dim, _reduce_infer, _restore, _sum_dtype, amax, amin, count, mean, sum
 from .shape import transpose, unsqueeze
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from ..core.registry import Op
 
 R = Kind.REDUCE
 
@@ -157,7 +164,7 @@ def cumprod(x, dim: int, *, dtype=None):
 
 
 # --- all / any ----------------------------------------------------------------------------------
-def _bool_reduce(name):
+def _bool_reduce(name: str) -> tuple[Op, Callable[..., Tensor]]:
     def forward(xp, x, dim=None, keepdim=False):
         return getattr(xp, name)(x, axis=dim, keepdims=keepdim)
 

@@ -8,6 +8,8 @@ import threading
 import types
 import warnings
 from collections import OrderedDict
+from collections.abc import Callable
+from typing import Any, overload
 
 from ..autograd.anomaly import state as anomaly_state
 from ..autograd.grad_mode import state as grad_state
@@ -80,7 +82,7 @@ class JitFunction:
         """How many traced graphs are cached."""
         return sum(len(traces) for traces in self._cache.values())
 
-    def __call__(self, *args, **kwargs):
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if builder.state.graph is not None or grad_scope.current is not None:
             return self.fn(*args, **kwargs)  # inside a graph or another trace: inline
         if self.checks_left:
@@ -316,9 +318,22 @@ def _check_numerics(trace: Trace, arrays: list) -> None:
 _autograph_convert.jit_function_type = JitFunction  # converted code unwraps jitted calls
 
 
-def jit(fn=None, *, optimize: int = 2, cache_size: int = DEFAULT_CACHE_SIZE,
-        strict: bool = False, check=False, convert: bool = True,
-        check_numerics: bool = False):
+@overload
+def jit(fn: Callable[..., Any], *, optimize: int = 2, cache_size: int = DEFAULT_CACHE_SIZE,
+        strict: bool = False, check: bool | int | str = False, convert: bool = True,
+        check_numerics: bool = False) -> JitFunction: ...
+
+
+@overload
+def jit(fn: None = None, *, optimize: int = 2, cache_size: int = DEFAULT_CACHE_SIZE,
+        strict: bool = False, check: bool | int | str = False, convert: bool = True,
+        check_numerics: bool = False) -> Callable[[Callable[..., Any]], JitFunction]: ...
+
+
+def jit(fn: Callable[..., Any] | None = None, *, optimize: int = 2,
+        cache_size: int = DEFAULT_CACHE_SIZE, strict: bool = False,
+        check: bool | int | str = False, convert: bool = True,
+        check_numerics: bool = False) -> JitFunction | Callable[[Callable[..., Any]], JitFunction]:
     """Compile `fn` (a function, or an nn.Module: its forward) by tracing it into a static graph.
 
     On each call the arguments' signature (tensor shapes and dtypes; Python values; module

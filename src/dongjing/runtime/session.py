@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from ..backends import for_device_type
 from ..compiler import build_program
 from ..core.validation import check_choice
 from ..devices.device import device as as_device
 from ..errors import DongjingError, FeedError, GraphError, IndexOutOfRangeError
 from ..graph import builder
-from ..graph.graph import Node
+from ..graph.graph import Graph, Node
 from ..tensor import Tensor
 from . import feeds, interpreter, placement
 from .check_numerics import checked_program
@@ -74,7 +77,7 @@ class Session:
         self._closed = True
 
     # --- running -----------------------------------------------------------------------------
-    def run(self, fetches, feed_dict: dict | None = None):
+    def run(self, fetches: Any, feed_dict: Mapping[Any, Any] | None = None) -> Any:
         """Compute `fetches` (a tensor, Variable, op, or a list/tuple/dict nest of them).
 
         Fetched assign/group ops give None, Variables their value. Assignments commit together
@@ -194,7 +197,7 @@ class Session:
         return program
 
     # --- inspecting ----------------------------------------------------------------------------
-    def program(self, fetches):
+    def program(self, fetches: Any) -> Any:
         """The Program (graph/program.py) for `fetches`: called with one array per placeholder
         the fetches need, in the order `interpreter.needed_nodes` finds them, and without
         Session.run's feed checks, for callers that guarantee valid feeds (dj.jit)."""
@@ -209,7 +212,7 @@ class Session:
         where = self.device or placement.of_state(needed, "Session.program")  # GPU Variables
         return self._program(fetch_nodes, placeholders, where)
 
-    def optimized_graph(self, fetches):
+    def optimized_graph(self, fetches: Any) -> Graph:
         """The graph that runs for `fetches` (after the compiler's passes)."""
         return self._program_for(fetches).graph
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 import warnings
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -15,6 +16,12 @@ from ..errors import DTypeError, GraphError
 from . import conversion as _conversion
 from .conversion import legacy_array
 
+if TYPE_CHECKING:  # the methods attached at import time, for type checkers (a generated stub)
+    from ..autograd.function import BackwardNode
+    from .generated_methods import GeneratedMethods as _AttachedMethods
+else:
+    _AttachedMethods = object
+
 ndarray = np.ndarray
 
 
@@ -25,7 +32,7 @@ ndarray = np.ndarray
 symbolic_bool_error = None
 
 
-class Tensor:
+class Tensor(_AttachedMethods):
     """A multi-dimensional array that records how it was computed.
 
     Eager tensors hold their value in `_data` (a NumPy array; the public `.data` is a Tensor
@@ -53,6 +60,8 @@ class Tensor:
     )
 
     __array_priority__ = 1000  # numpy defers `ndarray op Tensor` to us
+    grad_fn: BackwardNode | None
+    requires_grad: bool
 
     def __init__(self, *args, dtype=None, requires_grad: bool = False):
         """`Tensor(data)` (an array keeps its dtype; a Python list or tuple becomes float32,
@@ -156,7 +165,7 @@ class Tensor:
         return None if self._node is None else self._node.name
 
     @property
-    def grad(self):
+    def grad(self) -> Tensor | None:
         if _GradScope.open_anywhere and self._node is None:
             scope = grad_scope.current
             if scope is not None:
@@ -173,7 +182,7 @@ class Tensor:
         return self._grad
 
     @grad.setter
-    def grad(self, value) -> None:
+    def grad(self, value: Tensor | None) -> None:
         if value is not None and not isinstance(value, Tensor):
             raise TypeError(f"assigned grad must be a Tensor or None, got {type(value).__name__}")
         if value is not None and value.shape != self.shape:

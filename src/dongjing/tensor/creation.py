@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from .. import dtypes, ops
@@ -12,6 +15,9 @@ from ..devices.random import generator  # noqa: F401 - kept for factories added 
 from ..errors import ArgumentError, DongjingError
 from . import Tensor
 from .conversion import to_array
+
+if TYPE_CHECKING:
+    from ..types import DeviceLike, DTypeLike
 
 
 def tensor(data, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
@@ -182,7 +188,9 @@ def randn(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor
     return _make(array.astype(_float(dtype)), requires_grad)
 
 
-def randint(low=0, high=None, size=(), *, generator=None, dtype=None, device=None,  # noqa: F811
+def randint(low: int = 0, high: int | Sequence[int] | None = None, size: Sequence[int] = (), *,
+            generator: object = None,  # noqa: F811 - PyTorch's keyword
+            dtype: DTypeLike | None = None, device: DeviceLike | None = None,
             requires_grad: bool = False) -> Tensor:
     """Integers drawn uniformly from [low, high): PyTorch's forms `randint(high, size)`,
     `randint(low, high, size)` and their keyword spellings."""

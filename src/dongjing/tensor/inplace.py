@@ -10,6 +10,9 @@ requires grad, or a view of one, is refused as PyTorch refuses it.
 
 from __future__ import annotations
 
+import inspect
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from .. import ops
@@ -25,6 +28,9 @@ from ..short_paths import declare as _declare_short_path
 from ..short_paths import state as _short
 from . import Tensor
 from .conversion import to_array
+
+if TYPE_CHECKING:
+    from ..types import TensorLike
 
 
 def run_inplace(t: Tensor, name: str, compute, operands=(), symbolic: bool = True) -> Tensor:
@@ -126,7 +132,7 @@ def _direct(t: Tensor, name: str, ufunc, other, alpha=1) -> bool:
     return True
 
 
-def add_(self, other, *, alpha=1):
+def add_(self: Tensor, other: TensorLike, *, alpha: float = 1) -> Tensor:
     """`self += alpha * other` in place."""
     _check_factor(alpha, "add_", "alpha")
     if _direct(self, "add_", np.add, other, alpha):
@@ -135,7 +141,7 @@ def add_(self, other, *, alpha=1):
                        _tensors(other))
 
 
-def sub_(self, other, *, alpha=1):
+def sub_(self: Tensor, other: TensorLike, *, alpha: float = 1) -> Tensor:
     """`self -= alpha * other` in place."""
     _check_factor(alpha, "sub_", "alpha")
     if _direct(self, "sub_", np.subtract, other, alpha):
@@ -144,17 +150,17 @@ def sub_(self, other, *, alpha=1):
                        _tensors(other))
 
 
-def add(self, other, *, alpha=1):
+def add(self: Tensor, other: TensorLike, *, alpha: float = 1) -> Tensor:
     """`self + alpha * other`."""
     return ops.add(self, _scaled(other, alpha, "add", "alpha"))
 
 
-def sub(self, other, *, alpha=1):
+def sub(self: Tensor, other: TensorLike, *, alpha: float = 1) -> Tensor:
     """`self - alpha * other`."""
     return ops.sub(self, _scaled(other, alpha, "sub", "alpha"))
 
 
-def div_(self, other, *, rounding_mode=None):
+def div_(self: Tensor, other: TensorLike, *, rounding_mode: str | None = None) -> Tensor:
     if rounding_mode is not None:
         raise NotImplementedError(
             f"div_: rounding_mode={rounding_mode!r} is not supported; use (a / b).floor_() "
@@ -165,33 +171,38 @@ def div_(self, other, *, rounding_mode=None):
     return run_inplace(self, "div_", lambda s: ops.div(s, other), _tensors(other))
 
 
-def pow_(self, exponent):
+def pow_(self: Tensor, exponent: TensorLike) -> Tensor:
     return run_inplace(self, "pow_", lambda s: ops.pow(s, exponent), _tensors(exponent))
 
 
-def addcmul_(self, tensor1, tensor2, *, value=1):
+def addcmul_(self: Tensor, tensor1: TensorLike, tensor2: TensorLike, *, value: float = 1
+             ) -> Tensor:
     """`self += value * tensor1 * tensor2` in place."""
     return run_inplace(self, "addcmul_", lambda s: addcmul(s, tensor1, tensor2, value=value),
                        _tensors(tensor1, tensor2))
 
 
-def addcdiv_(self, tensor1, tensor2, *, value=1):
+def addcdiv_(self: Tensor, tensor1: TensorLike, tensor2: TensorLike, *, value: float = 1
+             ) -> Tensor:
     """`self += value * tensor1 / tensor2` in place."""
     return run_inplace(self, "addcdiv_", lambda s: addcdiv(s, tensor1, tensor2, value=value),
                        _tensors(tensor1, tensor2))
 
 
-def addcmul(self, tensor1, tensor2, *, value=1):
+def addcmul(self: Tensor, tensor1: TensorLike, tensor2: TensorLike, *, value: float = 1
+            ) -> Tensor:
     """`self + value * tensor1 * tensor2`."""
     return ops.add(self, _scaled(ops.mul(tensor1, tensor2), value, "addcmul", "value"))
 
 
-def addcdiv(self, tensor1, tensor2, *, value=1):
+def addcdiv(self: Tensor, tensor1: TensorLike, tensor2: TensorLike, *, value: float = 1
+            ) -> Tensor:
     """`self + value * tensor1 / tensor2`."""
     return ops.add(self, _scaled(ops.div(tensor1, tensor2), value, "addcdiv", "value"))
 
 
-def clamp_(self, min=None, max=None):
+def clamp_(self: Tensor, min: TensorLike | None = None, max: TensorLike | None = None
+           ) -> Tensor:
     """Clamp in place to `[min, max]`."""
     return run_inplace(self, "clamp_", lambda s: ops.clamp(s, min, max), _tensors(min, max))
 
@@ -213,6 +224,7 @@ def inplace_method(op, name: str):
 
     method.__name__ = method.__qualname__ = name
     method.__doc__ = f"`{op.public[0] if op.public else op.name}` in place."
+    method.__signature__ = inspect.signature(fn)  # the binding's parameters (self first)
     return method
 
 
@@ -230,7 +242,7 @@ def _constant(t: Tensor, values) -> Tensor:
     return Tensor._make(np.asarray(values).astype(t.dtype, copy=False))
 
 
-def fill_(self, value):
+def fill_(self: Tensor, value: TensorLike) -> Tensor:
     """Set every element to `value` (a number or a one-element tensor)."""
     if isinstance(value, Tensor):
         if value.ndim != 0:
@@ -240,12 +252,12 @@ def fill_(self, value):
                        symbolic=False)
 
 
-def zero_(self):
+def zero_(self: Tensor) -> Tensor:
     """Set every element to zero."""
     return fill_(self, 0)
 
 
-def copy_(self, src, non_blocking: bool = False):
+def copy_(self: Tensor, src: TensorLike, non_blocking: bool = False) -> Tensor:
     """Copy `src` (broadcast to this shape, any dtype) into this tensor."""
     if not isinstance(src, Tensor):
         src = Tensor._make(to_array(src))
@@ -264,14 +276,16 @@ def copy_(self, src, non_blocking: bool = False):
     return run_inplace(self, "copy_", compute, (src,), symbolic=False)
 
 
-def uniform_(self, a: float = 0.0, b: float = 1.0, *, generator=None):
+def uniform_(self: Tensor, a: float = 0.0, b: float = 1.0, *, generator: object = None
+             ) -> Tensor:
     """Fill with samples of U(a, b) from dongjing's seeded generator."""
     rng = _generator(generator, "uniform_")
     return run_inplace(self, "uniform_", lambda s: _constant(s, rng.uniform(a, b, s.shape)),
                        symbolic=False)
 
 
-def normal_(self, mean: float = 0.0, std: float = 1.0, *, generator=None):
+def normal_(self: Tensor, mean: float = 0.0, std: float = 1.0, *, generator: object = None
+            ) -> Tensor:
     """Fill with samples of N(mean, std^2) from dongjing's seeded generator."""
     rng = _generator(generator, "normal_")
     return run_inplace(self, "normal_", lambda s: _constant(s, rng.normal(mean, std, s.shape)),

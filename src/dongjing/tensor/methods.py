@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from .. import ops
 from ..core.registry import OPS, is_inplace_name, on_bind
+from ..ops.bindings import reflected
 from . import Tensor
 from . import factories as _new_methods
 from . import inplace as _inplace_methods
@@ -11,15 +14,10 @@ from . import inplace_methods as _inplace_extras
 from . import torch_methods as _compat_methods
 from .transfer import parse_target, to_device
 
+if TYPE_CHECKING:
+    pass
+
 _REFLECTED = {"__radd__", "__rsub__", "__rmul__", "__rtruediv__", "__rpow__", "__rmatmul__"}
-
-
-def _reflected(fn):
-    def method(self, other):
-        return fn(other, self)
-
-    method.__name__ = f"reflected_{fn.__name__}"
-    return method
 
 
 def _attach_op_methods(op) -> None:
@@ -31,15 +29,21 @@ def _attach_op_methods(op) -> None:
         if is_inplace_name(name):
             setattr(Tensor, name, _inplace_methods.inplace_method(op, name))
         else:
-            setattr(Tensor, name, _reflected(op.binding) if name in _REFLECTED else op.binding)
+            setattr(Tensor, name, reflected(op.binding) if name in _REFLECTED else op.binding)
 
 
 for _op in OPS.values():
     _attach_op_methods(_op)
 on_bind(_attach_op_methods)  # ops declared later (dj.ops.define after import) get theirs too
 Tensor.__matmul__ = ops.matmul
-Tensor.__rmatmul__ = _reflected(ops.matmul)
-Tensor.__pos__ = lambda self: self
+Tensor.__rmatmul__ = reflected(ops.matmul)
+
+
+def _positive(self: Tensor) -> Tensor:
+    return self
+
+
+Tensor.__pos__ = _positive
 Tensor.__getitem__ = ops.getitem
 
 # compositions (no op record of their own declares them); primitives get theirs from `methods=`

@@ -6,6 +6,8 @@ components). The end of the data raises tf.errors.OutOfRangeError, as in TensorF
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from ...core.registry import Spec, register
@@ -277,7 +279,7 @@ class Iterator:
             anchor = constant(np.zeros((), np.float32))
             return Operation(apply1(_restart_op, anchor, iterator=self), "iterator_init")
 
-    def get_next(self, name=None):
+    def get_next(self, name: str | None = None) -> Any:
         """The next element as graph tensors (the same structure as the dataset's elements)."""
         if self._next_tensors is None:
             ds = self._dataset

@@ -8,6 +8,8 @@ A tf.Session owns the values of its graph's tf.Variables and the streams of its 
 from __future__ import annotations
 
 import types
+from collections.abc import Mapping
+from typing import Any
 
 from ...errors import GraphError
 from ...graph.builder import constant
@@ -111,7 +113,8 @@ class Session(_DjSession):
         """Context manager making this the default session (it stays open afterwards)."""
         return _AsDefault(self)
 
-    def run(self, fetches, feed_dict=None, options=None, run_metadata=None):
+    def run(self, fetches: Any, feed_dict: Mapping[Any, Any] | None = None, options: Any = None,
+            run_metadata: Any = None) -> Any:
         """Values of `fetches` (tensors, Variables, Operations, summaries, in lists/tuples/
         dicts): None for an Operation, the value assigned for an assignment, serialized bytes
         for a summary. Unknown-rank placeholders take the rank of what is fed."""
