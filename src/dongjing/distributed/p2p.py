@@ -25,7 +25,7 @@ class Sender:
 
     def send(self, array: np.ndarray, dest: int, tag: int, what: str) -> None:
         """Start sending `array` to rank `dest` with `tag`."""
-        array = np.ascontiguousarray(array)
+        array = np.asarray(array, order="C")  # (ascontiguousarray would make a 0-d array 1-d)
         if array.dtype not in DTYPES:
             raise DTypeError(f"{what}: cannot send an array of dtype {array.dtype} between "
                              f"ranks; one of {[str(d) for d in DTYPES]}")
