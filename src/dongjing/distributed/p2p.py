@@ -11,7 +11,8 @@ from ..errors import DTypeError
 from .world import DistributedError, wait
 
 # The dtypes that travel; a header names one by its index here.
-DTYPES = tuple(np.dtype(d) for d in ("float16", "float32", "float64", "int32", "int64", "bool"))
+DTYPES = tuple(np.dtype(d) for d in ("float16", "float32", "float64", "int32", "int64", "bool",
+                                      "uint8"))
 MAX_NDIM = 8
 _HEADER = 2 + MAX_NDIM  # dtype index, ndim, dims
 
