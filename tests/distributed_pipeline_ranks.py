@@ -4,7 +4,10 @@ where each rank holds one stage. Each compares with one process stepping the uns
 
 from __future__ import annotations
 
+import json
+import os
 import sys
+import tempfile
 
 import numpy as np
 
@@ -13,6 +16,7 @@ import dongjing.distributed as dist
 import dongjing.nn as nn
 import dongjing.nn.functional as F
 from dongjing.distributed.pipeline import Pipe
+from dongjing.distributed.schedules import schedule_order
 
 BATCH = 10  # with 4 chunks: micro-batches of 3, 3, 2, 2 rows
 BALANCES = {1: [3, 4], 2: [4, 3], 4: [2, 2, 2, 1]}
@@ -95,7 +99,35 @@ def check_pipe_one_chunk_and_float64():
         np.testing.assert_allclose(p.grad.numpy(), grads[name], rtol=1e-10, atol=1e-12)
 
 
-CHECKS = [check_pipe_matches_unsplit_training, check_pipe_one_chunk_and_float64]
+def check_pipeline_timeline_of_every_rank():
+    """One Chrome trace of a profiled step: a process per rank, each with the F and B range of
+    every micro-batch, in its schedule's order."""
+    world, chunks = dist.get_world_size(), 3
+    pipe = Pipe(_model(), balance=BALANCES[world], chunks=chunks, schedule="1f1b")
+    x, y = _data(0)
+    with dj.profiler.profile() as prof:
+        pipe.step(dj.tensor(x), dj.tensor(y), F.cross_entropy)
+    path = os.path.join(tempfile.gettempdir(), f"dj_pipe_trace_{os.getppid()}.json")
+    if world == 1:
+        path = os.path.join(tempfile.mkdtemp(), "trace.json")
+    dj.profiler.export_ranks_trace(prof, path)
+    if dist.get_rank() == 0:
+        with open(path) as f:
+            events = json.load(f)["traceEvents"]
+        os.remove(path)
+        names = {e["args"]["name"] for e in events if e["name"] == "process_name"}
+        assert names == {f"rank {r}" for r in range(world)}, names
+        stages = len(BALANCES[world]) if world > 1 else 1
+        for rank in range(world):
+            ranges = sorted((e for e in events if e.get("cat") == "pipeline"
+                             and e["pid"] == rank), key=lambda e: e["ts"])
+            want = schedule_order("1f1b", rank, stages, chunks)
+            assert [e["name"] for e in ranges] == [f"{k}{m}" for k, m in want], ranges
+            assert all(e["ts"] >= 0 for e in ranges)
+
+
+CHECKS = [check_pipe_matches_unsplit_training, check_pipe_one_chunk_and_float64,
+          check_pipeline_timeline_of_every_rank]
 
 
 if __name__ == "__main__":

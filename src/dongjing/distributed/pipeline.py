@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..core import profiler_hooks as hooks
 from ..tensor import Tensor
 from . import p2p
 from .schedules import SCHEDULES, schedule_order
@@ -83,7 +84,11 @@ class Pipe:
         bounds = np.cumsum([0] + [len(a) for a in np.array_split(np.arange(rows), self.chunks)])
         run = _StepRun(self, x, y, loss_fn, reduction, bounds)
         for kind, m in schedule_order(self.schedule, self.stage, self.stages, self.chunks):
+            start = hooks.clock() if hooks.on else None
             run.forward(m) if kind == "F" else run.backward(m)
+            if start is not None and hooks.on:  # a range on dj.profiler's timeline
+                hooks.emit(start, hooks.clock(), "pipeline", f"{kind}{m}",
+                           {"stage": self.stage, "micro_batch": m})
         run.sender.finish("Pipe.step")
         return self._share_loss(run.loss, run.loss_dtype)
 
