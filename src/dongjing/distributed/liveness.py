@@ -12,6 +12,7 @@ asks `check()` while it waits and raises a `DistributedError` naming the rank.
 from __future__ import annotations
 
 import atexit
+import os
 import threading
 import time
 
@@ -40,6 +41,7 @@ class Watch:
         self.broken: dict[int, str] = {}  # rank -> the MPI error talking to it raised
         self.comm, self._dup = comm_world.Idup()  # non-blocking: init never waits on others
         self._ready = False  # the duplicate is complete (set by the thread)
+        self._pid = os.getpid()
         self._stop = threading.Event()
         self._lock = threading.Lock()  # the thread's MPI calls vs the exit notice
         self._thread = threading.Thread(target=self._run, name="dongjing-heartbeat",
@@ -116,7 +118,7 @@ class Watch:
     def close(self) -> None:
         """Stop the thread and tell every rank that this one is exiting (at interpreter exit,
         before mpi4py finalizes MPI)."""
-        if self._stop.is_set():
+        if self._stop.is_set() or os.getpid() != self._pid:  # a forked child: not a rank
             return
         with self._lock:
             self._stop.set()
