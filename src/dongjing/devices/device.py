@@ -9,6 +9,7 @@ from typing import NamedTuple
 from ..backends import backend_of, default_backend, for_device_type, is_array
 from ..backends.base import default_backend as _default_backend
 from ..backends.cupy import unavailable_reason
+from ..core.placement_scope import pop_rank, push_rank
 from ..core.validation import allocation_failed
 from ..errors import DeviceError, DTypeError
 from .random import generator_for
@@ -46,9 +47,26 @@ class device:  # noqa: N801 - PyTorch's spelling: dj.device("cpu")
                               "non-negative integer")
         if name in _ACCELERATORS:
             _check_accelerator(type, name, index)
+        elif name == "rank":
+            if index is None:
+                raise DeviceError(f"device {type!r}: name the MPI rank, e.g. 'rank:1'")
         elif name != "cpu":
-            raise DeviceError(f"unknown device {type!r}: dongjing runs on 'cpu' and 'cuda'")
+            raise DeviceError(f"unknown device {type!r}: dongjing runs on 'cpu' and 'cuda' "
+                              "(and places graph nodes on MPI ranks with 'rank:N')")
         self.type, self.index = name, None if index is None else int(index)
+
+    def __enter__(self) -> device:
+        """`with dj.device("rank:1"):` places the graph nodes built inside on MPI rank 1
+        (docs/distributed.md, "Placing a graph on ranks")."""
+        if self.type != "rank":
+            raise DeviceError(f"with dj.device({str(self)!r}): only a rank placement "
+                              "('rank:N') opens a scope; create tensors with device=... instead")
+        push_rank(self.index)
+        return self
+
+    def __exit__(self, *exc) -> bool:
+        pop_rank()
+        return False
 
     def __eq__(self, other) -> bool:
         if isinstance(other, str):

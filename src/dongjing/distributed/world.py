@@ -11,6 +11,7 @@ import sys
 import time
 
 from ..errors import DongjingError
+from .liveness import Watch
 
 # What MPI launchers put in the environment of the processes they start (MPICH/Hydra, Open
 # MPI, PMIx, Slurm's PMI).
@@ -28,6 +29,7 @@ class _World:
     size = 1
     initialized = False
     timeout: float | None = None
+    watch = None  # the heartbeat watch (liveness.Watch) with more than one rank
 
 
 world = _World()
@@ -47,14 +49,23 @@ def launched_by_mpi() -> bool:
     return "mpi4py.MPI" in sys.modules or any(v in os.environ for v in _LAUNCHER_VARIABLES)
 
 
-def init(timeout: float | None = None) -> None:
+DEFAULT_LIVENESS = 60.0
+
+
+def init(timeout: float | None = None, liveness: float | None = DEFAULT_LIVENESS) -> None:
     """Join the process group: MPI's world under `mpiexec`, else a world of this process alone.
 
-    `timeout` (seconds) bounds every wait on a collective: past it a `DistributedError` is
-    raised instead of waiting forever. Under MPI an uncaught exception on any rank aborts
-    the whole job (`MPI_Abort`), so a failing rank never leaves the others hanging.
-    Calling `init` again only changes the timeout.
+    Every rank must call it (collectives call it on first use). Faults end the job with an
+    error naming the rank: under MPI an uncaught exception on any rank aborts the whole job
+    (`MPI_Abort`); a rank that exits (or finishes) while others wait for it, or that sends no
+    heartbeat for `liveness` seconds (stopped, hung outside Python), makes the waiting ranks
+    raise a `DistributedError` (uncaught, it aborts the job in turn). `liveness=None` turns
+    the heartbeats off. `timeout` (seconds) bounds every wait on a collective whatever the
+    cause. Calling `init` again only changes the timeout.
     """
+    if liveness is not None and float(liveness) <= 0:
+        raise DistributedError(f"init: liveness must be a positive number of seconds or None, "
+                               f"got {liveness!r}")
     world.timeout = None if timeout is None else float(timeout)
     if world.initialized:
         return
@@ -70,6 +81,8 @@ def init(timeout: float | None = None) -> None:
         world.rank, world.size = world.comm.Get_rank(), world.comm.Get_size()
         if world.size > 1:
             _abort_on_uncaught_exception()
+            if liveness is not None and world.watch is None:
+                world.watch = Watch(world.comm, MPI, float(liveness))
     world.initialized = True
 
 
@@ -112,18 +125,31 @@ def get_communicator():
     return ensure_init().comm
 
 
+CHECK_EVERY = 0.01  # seconds between looks at the heartbeats while waiting
+
+
 def wait(request, what: str):
-    """Complete a non-blocking MPI request, raising a `DistributedError` past the timeout."""
-    if world.timeout is None:
+    """Complete a non-blocking MPI request, raising a `DistributedError` past the timeout or
+    when a rank is known to be gone (see `liveness`)."""
+    watch = world.watch
+    if world.timeout is None and watch is None:
         return request.Wait()
-    deadline = time.monotonic() + world.timeout
+    start = time.monotonic()
+    deadline = None if world.timeout is None else start + world.timeout
+    next_check = start + CHECK_EVERY
     spins = 0
     while not request.Test():
-        if time.monotonic() > deadline:
+        now = time.monotonic()
+        if deadline is not None and now > deadline:
             raise DistributedError(
                 f"{what}: no answer from the other ranks within {world.timeout:g} s "
                 f"(rank {world.rank} of {world.size}); a rank may have failed or be stuck"
             )
+        if watch is not None and now >= next_check:
+            problem = watch.check(what, world.size)
+            if problem is not None:
+                raise DistributedError(problem)
+            next_check = now + CHECK_EVERY
         spins += 1
         if spins > 1000:
             time.sleep(1e-4)

@@ -7,6 +7,7 @@ import math
 
 from ..backends import default_backend
 from ..core import late
+from ..core.placement_scope import on_rank
 from ..core.registry import Kind
 from ..errors import GraphError
 from ..tensor import Tensor
@@ -136,7 +137,8 @@ def _propagate(node, grads: dict, relevant: set) -> None:
     if not any(needs):
         return
     inputs = [Tensor._symbolic(i) for i in node.inputs]
-    results = op.vjp(g, inputs, Tensor._symbolic(node), needs, node.attrs)
+    with on_rank(node.rank):  # a gradient is computed where its forward op runs
+        results = op.vjp(g, inputs, Tensor._symbolic(node), needs, node.attrs)
     for inp, need, r in zip(node.inputs, needs, results):
         if need and r is not None:
             if not isinstance(r, Tensor):

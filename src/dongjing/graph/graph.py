@@ -6,6 +6,7 @@ import itertools
 from collections import Counter
 
 from .. import dtypes
+from ..core.placement_scope import current_rank
 from ..core.user_code import user_source_line
 from ..errors import GraphError
 from .builder import pop, push
@@ -16,7 +17,8 @@ from .verify import verify
 class Node:
     """One value of a graph: an op applied to input nodes, with attributes and a static type."""
 
-    __slots__ = ("op", "inputs", "attrs", "shape", "dtype", "name", "source", "graph", "id")
+    __slots__ = ("op", "inputs", "attrs", "shape", "dtype", "name", "source", "graph", "id",
+                 "rank")
 
     _ids = itertools.count()
 
@@ -31,6 +33,7 @@ class Node:
         self.graph = graph
         self.source = source
         self.id = next(Node._ids)
+        self.rank = current_rank()  # the MPI rank `with dj.device("rank:N")` placed it on
 
     @property
     def type_str(self) -> str:

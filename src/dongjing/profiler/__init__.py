@@ -5,6 +5,8 @@ from . import compiled  # noqa: F401  (installs the instrumented runs into core.
 from .compare import Comparison, compare
 from .events import Event
 from .profile import ProfilerError, profile
+from .ranks_trace import export_ranks_trace
 from .record_function import record_function
 
-__all__ = ["Comparison", "Event", "ProfilerError", "compare", "profile", "record_function"]
+__all__ = ["Comparison", "Event", "ProfilerError", "compare", "export_ranks_trace", "profile",
+           "record_function"]

@@ -13,7 +13,7 @@ from ..errors import DongjingError, FeedError, GraphError, IndexOutOfRangeError
 from ..graph import builder
 from ..graph.graph import Graph, Node
 from ..tensor import Tensor
-from . import feeds, interpreter, placement
+from . import feeds, interpreter, partitioned, placement
 from .check_numerics import checked_program
 from .fetch_structure import flatten, identified, rebuilder, run_key
 from .runner import Runner
@@ -86,6 +86,13 @@ class Session:
         if self._closed:
             raise GraphError("this Session is closed")
         key = run_key(fetches, feed_dict)
+        if partitioned.placed(self):  # nodes on MPI ranks: this rank runs its partition
+            runner = self._runs.get(key)
+            if not isinstance(runner, partitioned.PartitionedRun) or (
+                    runner.version != self.graph.version):
+                runner = self._runs[key] = partitioned.PartitionedRun(
+                    self, fetches, feed_dict, Session)
+            return runner(feed_dict)
         runner = self._runs.get(key)
         if runner is None or runner.version != self.graph.version:
             runner = self._prepare(fetches, feed_dict, key)

@@ -10,6 +10,7 @@ from contextlib import contextmanager
 import numpy as np
 
 from ... import ops as _ops
+from ...core.placement_scope import on_rank
 from ...core.registry import Spec, define, register
 from ...dispatch import apply
 from ...errors import GraphError, ShapeError
@@ -168,15 +169,20 @@ _DEVICE = re.compile(r"^(/job:\w+)?(/replica:\d+)?(/task:\d+)?(/(device:)?(cpu|g
 
 @contextmanager
 def device(device_name_or_function):
-    """Accepts TF's placement names ('/cpu:0', '/device:GPU:0', '/job:worker/task:1'); ops
-    inside are placed as dongjing places them (with their inputs; see docs/backends.md)."""
+    """Accepts TF's placement names ('/cpu:0', '/device:GPU:0', '/job:worker/task:1'). A task
+    places the ops built inside on that MPI rank (task N is rank N, whatever the job; see
+    docs/distributed.md); a device alone leaves them where dongjing places them (with their
+    inputs; see docs/backends.md)."""
     if callable(device_name_or_function):
         not_provided("tf.device with a device function")
     name = device_name_or_function or ""
-    if not _DEVICE.match(str(name)):
+    match = _DEVICE.match(str(name))
+    if not match:
         raise GraphError(f"tf.device: {name!r} is not a TensorFlow device name (e.g. '/cpu:0', "
                          "'/device:GPU:0')")
-    yield
+    task = match.group(3)
+    with on_rank(None if task is None else int(task.split(":")[1])):
+        yield
 
 
 def _format(value, summarize) -> str:
