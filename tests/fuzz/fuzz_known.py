@@ -90,10 +90,6 @@ KNOWN_BUGS += [  # against PyTorch: where dongjing differs on purpose or documen
     ("has infinities at other places", "** 0.5", "x ** 0.5 at -0.0: PyTorch runs sqrt, whose "
      "gradient there is -inf; dongjing's power rule gives 0.5 * (-0.0) ** -0.5 = +inf",
      "torch"),
-    ("has NaN at other places", lambda p: "dj.prod(" in p.source() and "dim=None" in
-     p.source(), "prod over all dims of one inf/NaN element: dongjing's gradient is 1 (one "
-     "factor), as PyTorch's rule for a dim of one; PyTorch's full-reduction rule divides "
-     "(inf / inf = NaN)", "torch"),
     ("has NaN at other places", lambda p: "dj.cumprod(" in p.source() and _has_inf(p),
      "cumprod's gradient with an infinite input: PyTorch divides (inf / inf = NaN), dongjing's "
      "rule is exact where no product is 0, inf or NaN and takes the exact path otherwise",

@@ -140,3 +140,29 @@ def test_float32_tolerance_follows_cancellation():
     assert fuzz_torch.compare([nan], [nan.copy()], None, "x") is None
     assert "infinities" in fuzz_torch.compare([nan], [np.array([np.nan, -np.inf, 1.0],
                                                                 np.float32)], None, "x")
+
+
+def test_bit_for_bit_counts_every_nan_as_one():
+    # seed 101, program 792: fmod of NaNs gave NaN with its sign bit set with short paths on and
+    # clear with them off; a NaN's sign and payload are unspecified, zeros' signs are not
+    import numpy as np
+    from fuzz_check import same_bits
+
+    nan, minus_nan = np.array([np.nan], np.float32), -np.array([np.nan], np.float32)
+    assert minus_nan.tobytes() != nan.tobytes()
+    assert same_bits([nan], [minus_nan], "x") is None
+    assert "differs in its bits" in same_bits([np.array([0.0])], [np.array([-0.0])], "x")
+    assert "differs in its bits" in same_bits([np.array([np.inf])], [np.array([np.nan])], "x")
+
+
+def test_float64_results_of_float32_values_allow_float32_rounding():
+    # seed 101, program 198: a float64 gradient summed from terms of a float32 pow, NumPy's an
+    # ulp from PyTorch's; PyTorch's own float32 error (|low - high|) cancelled by chance
+    import fuzz_torch
+    import numpy as np
+
+    low, high = np.array([1.8225164471]), np.array([1.8225164492])
+    assert fuzz_torch.compare([np.array([1.8225164689])], [low], [high], "x") is None
+    assert fuzz_torch.compare([np.array([1.82252])], [low], [high], "x") is not None
+    exact = np.array([1.8225164471])  # no float32 value on the way: float64's own tolerance
+    assert fuzz_torch.compare([np.array([1.8225164689])], [exact], [exact], "x") is not None
