@@ -166,3 +166,18 @@ def test_float64_results_of_float32_values_allow_float32_rounding():
     assert fuzz_torch.compare([np.array([1.82252])], [low], [high], "x") is not None
     exact = np.array([1.8225164471])  # no float32 value on the way: float64's own tolerance
     assert fuzz_torch.compare([np.array([1.8225164689])], [exact], [exact], "x") is not None
+
+
+def test_jobs_split_the_programs_without_changing_them(monkeypatch):
+    # each program has its own seed: worker j of J runs programs j, j + J, ... exactly as one
+    # worker would, so what a run finds does not depend on --jobs
+    seen: dict = {}
+    worker = ["one"]
+    monkeypatch.setattr(fuzz_main, "check_program", lambda program, modes: seen.setdefault(
+        worker[0], []).append(program.source()) or [])
+    fuzz_main.run(6, SEED, None, max_lines=3, quiet=True, start=2)
+    for job in range(2):
+        worker[0] = job
+        fuzz_main.run(6, SEED, None, max_lines=3, quiet=True, start=2, jobs=2, job=job)
+    assert seen["one"][0::2] == seen[0] and seen["one"][1::2] == seen[1]
+    assert seen["one"][3] == fuzz_main._program_at(SEED, 5, 3).source()
