@@ -22,10 +22,12 @@ def available() -> bool:
 
 
 def _reduce_all(fn, x, dim, keepdim):
-    """`fn` over `dim` (None: every dim, keeping them as size 1 when `keepdim`)."""
+    """`fn` over `dim` (None: every dim, keeping them as size 1 when `keepdim`). The full
+    reduction is PyTorch's own (`fn(x)`), not one over a flattened copy: its gradient rules
+    differ (prod of a 0-d input passes the gradient on; of a 1-element dim, divides)."""
     if dim is not None:
         return fn(x, dim, keepdim=keepdim)
-    out = fn(x.reshape(-1), 0) if x.ndim else fn(x.reshape(1), 0)
+    out = fn(x)
     return out.reshape((1,) * x.ndim) if keepdim else out
 
 

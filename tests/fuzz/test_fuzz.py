@@ -181,3 +181,15 @@ def test_jobs_split_the_programs_without_changing_them(monkeypatch):
         fuzz_main.run(6, SEED, None, max_lines=3, quiet=True, start=2, jobs=2, job=job)
     assert seen["one"][0::2] == seen[0] and seen["one"][1::2] == seen[1]
     assert seen["one"][3] == fuzz_main._program_at(SEED, 5, 3).source()
+
+
+def test_pytorch_side_reduces_over_all_dims_as_pytorch_does():
+    # seed 101, program 530: the PyTorch side flattened a 0-d -inf to (1,) before prod, so its
+    # gradient divided (-inf / -inf = NaN); PyTorch's own prod of a 0-d tensor passes g on (1)
+    pytest.importorskip("torch")
+    import numpy as np
+
+    program = _program(["v0 = dj.prod(x0, dim=None, keepdim=False)",
+                        "v1 = dj.sum(x1, dim=None, keepdim=True)"], ["v0", "v1"],
+                       np.array(-np.inf, np.float32), np.ones((2, 3)))
+    assert check_program(program, ["torch"]) == []
