@@ -138,3 +138,14 @@ def test_cat_of_mixed_dtypes_gives_each_input_a_gradient_of_its_own_dtype():
     got = dj.Session(g, optimize=2).run([sa, sb], {pa: np.ones((3, 1), np.float32),
                                                     pb: np.ones((3, 2))})
     assert [v.dtype for v in got] == [np.float32, np.float64]
+
+
+def test_power_zero_has_a_zero_gradient_even_for_an_infinite_gradient():
+    # seed 101 (nan mode), program 3: x ** 0 gave g * 0 (NaN where g is NaN, -0 where g < 0);
+    # PyTorch: +0 (zeros_like); a tensor exponent of 0 likewise (where exponent == 0: 0)
+    w = dj.tensor(np.array([NAN, -1.0, INF, 2.0]))
+    _, g = _grads(lambda x: (x ** 0) * w, [0.0, -0.0, 2.0, INF])
+    np.testing.assert_array_equal(g, [0.0, 0.0, 0.0, 0.0])
+    assert not np.signbit(g).any()
+    _, g, _ = _grads(lambda x, e: dj.pow(x, e) * w, [0.0, -0.0, 2.0, INF], [0.0, 0.0, 0.0, 2.0])
+    np.testing.assert_array_equal(g, [0.0, 0.0, 0.0, INF])

@@ -73,7 +73,8 @@ add, sub, mul, div, neg = (op.binding for op in (_add, _sub, _mul, _div, _neg))
 
 # --- powers -------------------------------------------------------------------------------
 def _pow_grad_base(g, a, b):
-    return mul(g, mul(b, pow(a, sub(b, 1.0))))
+    # PyTorch's rule: 0 where the exponent is 0 (not g * 0 * a ** -1: NaN at a = 0 or g = inf)
+    return where(eq(b, 0.0), 0.0, mul(g, mul(b, pow(a, sub(b, 1.0)))))
 
 
 def _pow_grad_exponent(g, a, b, *, out):
@@ -118,8 +119,8 @@ def _pow_scalar_out(xp, x, out, exponent):
 
 
 def _pow_scalar_grad(g, x, exponent):
-    if exponent == 0:
-        return mul(g, 0.0)
+    if exponent == 0:  # +0, as PyTorch (not g * 0: NaN where g is inf or NaN)
+        return zeros_like(g)
     if exponent == 1:
         return g
     if exponent == 2:
