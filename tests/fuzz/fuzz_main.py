@@ -3,7 +3,10 @@ each failing program as a standalone reproducer (a Python file runnable with don
 PYTHONPATH) under `fuzz-failures/`. Programs run in worker processes, so a program that kills
 its process (a segmentation fault) is recorded with the mode that crashed, and the run goes on.
 
-    python tests/fuzz/fuzz_main.py --n 2000 --seed 1 --out fuzz-failures [--mode nan]
+    python tests/fuzz/fuzz_main.py --n 2000 --seed 1 --out fuzz-failures [--mode nan] [--jobs 2]
+
+Program i of a seed is generated from (seed, i) alone, so `--start` skips to it at no cost and
+`--jobs J` (program i to worker i mod J) finds what one worker finds.
 
 --mode default: every way of running (graphs, jit, threads, short paths off, PyTorch);
 nan: every input holds NaN, infinities and signed zeros; unknown: graphs whose placeholders
