@@ -80,6 +80,10 @@ KNOWN_BUGS += [  # against PyTorch: where dongjing differs on purpose or documen
      "PyTorch (dongjing: the first in row-major order)", "torch"),
     ("differ outside dim", "dj.cat(", "cat with a 1-d empty tensor (0,) beside tensors of "
      "another rank: PyTorch's legacy rule skips it, dongjing checks every shape", "torch"),
+    ("(ShapeError: concat: all tensors need", lambda p: any(
+        expr.startswith("dj.cat(") for _, expr, _ in p.refused), "cat refused for tensors of "
+     "different ranks where PyTorch computes it: only its legacy rule for a 1-d empty tensor "
+     "(0,) allows that (seed 101, program 1710; dongjing checks every shape)", "torch"),
     ("differs from PyTorch", "erf(", "erf is accurate to about 1e-7 (Abramowitz & Stegun "
      "7.1.26, its documented limit), not to float64's precision", "torch"),
     ("differs from PyTorch", lambda p: "dj.relu(" in p.source() and _has_nan(p), "relu's "

@@ -193,3 +193,22 @@ def test_pytorch_side_reduces_over_all_dims_as_pytorch_does():
                         "v1 = dj.sum(x1, dim=None, keepdim=True)"], ["v0", "v1"],
                        np.array(-np.inf, np.float32), np.ones((2, 3)))
     assert check_program(program, ["torch"]) == []
+
+
+def test_cat_with_a_legacy_empty_tensor_is_a_known_difference():
+    # seed 101, program 1710: dongjing refuses cat of (1, 1) and (0,); PyTorch's legacy rule
+    # skips the 1-d empty tensor. Known (fuzz_known.py), and only for cat
+    pytest.importorskip("torch")
+    import numpy as np
+    from fuzz_known import known_reason
+
+    program = _program(["v0 = dj.exp(x0)"], ["v0"], np.ones((1, 1), np.float32),
+                       np.zeros((0,), np.float32))
+    program.refused.append((["v0 = dj.exp(x0)"], "dj.cat([v0, x1], 1)", "ShapeError: concat: "
+                            "all tensors need 2 dims; got shapes (1, 1), (0,)"))
+    found = check_program(program, ["torch"])
+    assert found and known_reason(found[0], program) is not None
+    program.refused[0] = (["v0 = dj.exp(x0)"], "dj.reshape(v0, (1,))", "ShapeError: concat: "
+                          "all tensors need")
+    found = check_program(program, ["torch"])
+    assert found and known_reason(found[0], program) is None
