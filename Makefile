@@ -50,9 +50,11 @@ lint: $(STAMP)
 clean:
 	rm -rf $(VENV) build dist site docs/pictures src/*.egg-info .pytest_cache .ruff_cache
 
-# differential fuzzer: `make fuzz N=10000 [MODE=nan|unknown|all]` (failing programs become
-# reproducers in fuzz-failures/; docs/debugging.md)
+# differential fuzzer: `make fuzz N=10000 [MODE=nan|unknown|all] [JOBS=2] [SEED=0]` (failing
+# programs become reproducers in fuzz-failures/; docs/debugging.md)
 N ?= 1000
 MODE ?= default
+JOBS ?= 1
+SEED ?= 0
 fuzz: $(STAMP)
-	$(PY) tests/fuzz/fuzz_main.py --n $(N) --mode $(MODE) --out fuzz-failures
+	$(PY) tests/fuzz/fuzz_main.py --n $(N) --mode $(MODE) --jobs $(JOBS) --seed $(SEED) --out fuzz-failures

@@ -3,7 +3,10 @@ each failing program as a standalone reproducer (a Python file runnable with don
 PYTHONPATH) under `fuzz-failures/`. Programs run in worker processes, so a program that kills
 its process (a segmentation fault) is recorded with the mode that crashed, and the run goes on.
 
-    python tests/fuzz/fuzz_main.py --n 2000 --seed 1 --out fuzz-failures [--mode nan]
+    python tests/fuzz/fuzz_main.py --n 2000 --seed 1 --out fuzz-failures [--mode nan] [--jobs 2]
+
+Program i of a seed is generated from (seed, i) alone, so `--start` skips to it at no cost and
+`--jobs J` (program i to worker i mod J) finds what one worker finds.
 
 --mode default: every way of running (graphs, jit, threads, short paths off, PyTorch);
 nan: every input holds NaN, infinities and signed zeros; unknown: graphs whose placeholders
@@ -14,9 +17,11 @@ from __future__ import annotations
 
 import argparse
 import collections
+import concurrent.futures
 import json
 import os
 import random
+import resource
 import subprocess
 import sys
 import time
@@ -102,19 +107,24 @@ def _write(out: str, program, failures, seed: int, index: int, mode: str = "defa
         fh.write(reproducer(program, failures, seed, index, name))
 
 
+def program_rng(seed: int, index: int) -> random.Random:
+    """The generator of program `index` of `seed`'s sequence: each program has its own, so a
+    program does not depend on the ones before it (nor on how the run is split into jobs)."""
+    return random.Random(f"dongjing fuzz {seed} {index}")
+
+
 def run(n: int, seed: int, out: str | None, max_lines: int = 8, rotate: bool = False,
         quiet: bool = False, start: int = 0, progress: str | None = None,
-        mode: str = "default") -> dict:
-    """Fuzz programs `start`..`start + n - 1` of `seed`'s sequence; returns {"new": [(index,
-    Failure, Program)], "known": [(index, Failure, Program, reason)], "raw": [text],
-    "seconds": s}."""
-    rng = random.Random(seed)
+        mode: str = "default", jobs: int = 1, job: int = 0) -> dict:
+    """Fuzz programs `start`..`start + n - 1` of `seed`'s sequence (those whose index is `job`
+    modulo `jobs`); returns {"new": [(index, Failure, Program)], "known": [(index, Failure,
+    Program, reason)], "raw": [text], "seconds": s}."""
     began = time.perf_counter()
     found: dict = {"new": [], "known": [], "raw": []}
-    for index in range(start + n):
-        program, raw = generate(rng, max_lines, mode)
-        if index < start:
+    for index in range(start, start + n):
+        if index % jobs != job:
             continue
+        program, raw = generate(program_rng(seed, index), max_lines, mode)
         found["raw"] += raw
         if progress:  # the program about to run, should it kill the process
             with open(progress, "w") as fh:
@@ -135,17 +145,25 @@ def run(n: int, seed: int, out: str | None, max_lines: int = 8, rotate: bool = F
         if not quiet:
             for f in failures:
                 tag = "NEW" if f in new else "KNOWN: " + known_reason(f, program)
-                print(f"program {index}: {f.mode}: {f.message[:200]}  [{tag}]")
+                print(f"program {index}: {f.mode}: {f.message[:200]}  [{tag}]", flush=True)
     found["seconds"] = time.perf_counter() - began
     found["torch_skipped"] = dict(fuzz_check.TORCH_SKIPPED)
     return found
 
 
 def _program_at(seed: int, index: int, max_lines: int, mode: str = "default"):
-    rng = random.Random(seed)
-    for _ in range(index + 1):
-        program, _ = generate(rng, max_lines, mode)
-    return program
+    return generate(program_rng(seed, index), max_lines, mode)[0]
+
+
+# the workers' kernels: numba's, compiled in memory (each program's fused kernels are new, so a
+# disk cache only grows, and building each as a native library too doubles the compile time;
+# the native wrapper and the disk cache have their own tests: test_native_kernels.py,
+# test_compiler_kernel_cache.py, test_kernel_cache_faults.py)
+WORKER_ENV = {"DONGJING_NATIVE_KERNELS": "0", "DONGJING_CACHE_DIR": ""}
+
+
+def _worker_env() -> dict:
+    return {**os.environ, **WORKER_ENV}
 
 
 def _crashing_mode(seed: int, index: int, max_lines: int, mode: str = "default") -> Failure:
@@ -157,27 +175,30 @@ def _crashing_mode(seed: int, index: int, max_lines: int, mode: str = "default")
             f"p = fuzz_main._program_at({seed}, {index}, {max_lines}, {mode!r})\n"
             f"for mode in fuzz_main.modes_for({index}, False, {mode!r}):\n"
             f"    print(mode, flush=True)\n    check_program(p, [mode])\n")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env=_worker_env())
     if done.returncode < 0 and done.stdout.split():
         return Failure(done.stdout.split()[-1], f"the process died (signal {-done.returncode})")
     return Failure("unknown", "the process died, but not when the program ran again alone")
 
 
-def supervise(n: int, seed: int, out: str, max_lines: int = 8, start: int = 0,
-              mode: str = "default") -> dict:
-    """`run` of programs `start`..`n - 1` in worker processes; a program that kills its worker
-    is recorded (with the modes that crash) and skipped."""
-    os.makedirs(out, exist_ok=True)
-    progress, results = os.path.join(out, ".progress"), os.path.join(out, ".results.json")
+def _supervise_job(n: int, seed: int, out: str, max_lines: int, start: int, mode: str,
+                   jobs: int, job: int) -> dict:
+    """`run` of the programs `start`..`n - 1` whose index is `job` modulo `jobs`, in a worker
+    process; a program that kills its worker is recorded (with the modes that crash) and
+    skipped, and a new worker goes on after it."""
+    tag = f"{mode}.{job}"
+    progress = os.path.join(out, f".progress.{tag}")
+    results = os.path.join(out, f".results.{tag}.json")
     found: dict = {"new": [], "known": [], "raw": [], "torch_skipped": collections.Counter()}
-    began = time.perf_counter()
     while start < n:
         code = (f"import sys, json; sys.path.insert(0, "
                 f"{os.path.dirname(os.path.abspath(__file__))!r})\nimport fuzz_main\n"
                 f"f = fuzz_main.run({n - start}, {seed}, {out!r}, {max_lines}, start={start}, "
-                f"progress={progress!r}, mode={mode!r})\n"
+                f"progress={progress!r}, mode={mode!r}, jobs={jobs}, job={job})\n"
                 f"json.dump(fuzz_main.summary(f), open({results!r}, 'w'))")
-        rc = subprocess.run([sys.executable, "-W", "ignore", "-c", code]).returncode
+        rc = subprocess.run([sys.executable, "-W", "ignore", "-c", code],
+                            env=_worker_env()).returncode
         if rc >= 0:
             with open(results) as fh:
                 part = json.load(fh)
@@ -191,12 +212,39 @@ def supervise(n: int, seed: int, out: str, max_lines: int = 8, start: int = 0,
         _write(out, program, failures, seed, index, mode)
         for f in failures:
             reason = known_reason(f, program)
-            tag = "KNOWN: " + reason if reason else "NEW"
-            print(f"program {index}: {f.mode}: {f.message}  [{tag}]")
+            label = "KNOWN: " + reason if reason else "NEW"
+            print(f"program {index}: {f.mode}: {f.message}  [{label}]", flush=True)
             found["known" if reason else "new"].append([index, f.mode, f.message, reason])
         start = index + 1
-    found["seconds"] = time.perf_counter() - began
     return found
+
+
+def supervise(n: int, seed: int, out: str, max_lines: int = 8, start: int = 0,
+              mode: str = "default", jobs: int = 1) -> dict:
+    """Programs `start`..`n - 1` split over `jobs` worker processes (program i to worker
+    i mod jobs; each program has its own seed, so what a run finds does not depend on
+    `jobs`), each supervised by `_supervise_job`; their findings merged, by program."""
+    os.makedirs(out, exist_ok=True)
+    began, cpu = time.perf_counter(), _children_cpu()
+    with concurrent.futures.ThreadPoolExecutor(jobs) as pool:
+        parts = list(pool.map(lambda job: _supervise_job(n, seed, out, max_lines, start, mode,
+                                                         jobs, job), range(jobs)))
+    found: dict = {"new": [], "known": [], "raw": [], "torch_skipped": collections.Counter()}
+    for part in parts:
+        for key in found:
+            found[key] += part[key]
+    found["new"].sort(key=lambda row: row[0])
+    found["known"].sort(key=lambda row: row[0])
+    found["seconds"] = time.perf_counter() - began
+    found["cpu_seconds"] = _children_cpu() - cpu
+    return found
+
+
+def _children_cpu() -> float:
+    """CPU seconds (user and system) of this process's finished children: the workers' cost,
+    which unlike the wall time does not grow with the machine's other load."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def summary(found: dict) -> dict:
@@ -216,13 +264,20 @@ def main(argv=None) -> int:
     parser.add_argument("--mode", choices=FUZZ_MODES + ("all",), default="default",
                         help="default, nan (NaN/inf in every input), unknown (unknown dims), "
                              "or all three in turn")
+    parser.add_argument("--jobs", type=int, default=1,
+                        help="worker processes (the programs and findings do not depend on it)")
     args = parser.parse_args(argv)
+    if args.jobs < 1:
+        parser.error("--jobs must be at least 1")
     new = False
     for mode in FUZZ_MODES if args.mode == "all" else (args.mode,):
-        found = supervise(args.n, args.seed, args.out, args.max_lines, args.start, mode)
+        found = supervise(args.n, args.seed, args.out, args.max_lines, args.start, mode,
+                          args.jobs)
         by_mode = collections.Counter(m for _, m, _, _ in found["new"])
         known = collections.Counter(reason for *_, reason in found["known"])
-        print(f"\n[{mode}] {args.n - args.start} programs in {found['seconds']:.1f} s; new "
+        print(f"\n[{mode}] {args.n - args.start} programs in {found['seconds']:.1f} s "
+              f"({args.jobs} jobs; {found['cpu_seconds']:.1f} CPU s, "
+              f"{found['cpu_seconds'] / max(args.n - args.start, 1):.3f} per program); new "
               f"failures: {dict(by_mode)}; known: {dict(known)}; raw Python errors while "
               f"generating: {len(found['raw'])}; not compared with PyTorch: "
               f"{dict(found['torch_skipped'].most_common(8))}")

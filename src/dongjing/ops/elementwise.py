@@ -73,7 +73,8 @@ add, sub, mul, div, neg = (op.binding for op in (_add, _sub, _mul, _div, _neg))
 
 # --- powers -------------------------------------------------------------------------------
 def _pow_grad_base(g, a, b):
-    return mul(g, mul(b, pow(a, sub(b, 1.0))))
+    # PyTorch's rule: 0 where the exponent is 0 (not g * 0 * a ** -1: NaN at a = 0 or g = inf)
+    return where(eq(b, 0.0), 0.0, mul(g, mul(b, pow(a, sub(b, 1.0)))))
 
 
 def _pow_grad_exponent(g, a, b, *, out):
@@ -118,8 +119,8 @@ def _pow_scalar_out(xp, x, out, exponent):
 
 
 def _pow_scalar_grad(g, x, exponent):
-    if exponent == 0:
-        return mul(g, 0.0)
+    if exponent == 0:  # +0, as PyTorch (not g * 0: NaN where g is inf or NaN)
+        return zeros_like(g)
     if exponent == 1:
         return g
     if exponent == 2:
@@ -295,12 +296,13 @@ tanh_backward = _tanh_backward.binding
 
 # --- maximum, minimum, where, clip ---------------------------------------------------------
 def _extremum_grads(pick):
-    def weight(a, b, dtype):  # PyTorch's rule: 0 where the other input wins, 1/2 at ties, else
-        # 1 (so with a NaN on either side both inputs get the whole gradient)
-        return sub(1.0, add(cast(pick(b, a), dtype), mul(cast(eq(a, b), dtype), 0.5)))
+    # PyTorch's rule: where(a == b, g / 2, g), then +0 where the other input wins (a fill, not
+    # a product with a mask: an inf or NaN g must not leak into the input that lost); with a
+    # NaN on either side both inputs get the whole gradient
+    def grad(g, a, b):
+        return where(pick(b, a), 0.0, where(eq(a, b), mul(g, 0.5), g))
 
-    return (lambda g, a, b: mul(g, weight(a, b, g.dtype)),
-            lambda g, a, b: mul(g, weight(b, a, g.dtype)))
+    return (lambda g, a, b: grad(g, a, b), lambda g, a, b: grad(g, b, a))
 
 
 _maximum = define("maximum", ufunc="maximum", infer=inf.elementwise("maximum"), kind=E,

@@ -17,12 +17,13 @@ from ..errors import DTypeError, ShapeError
 from ..tensor import Tensor
 from ..tensor.transfer import placement_of
 from . import onnx_rules
-from .compare import eq, ne
+from .compare import eq, gt, ne
 from .convert import as_tensor
-from .elementwise import abs, cast, div, maximum, mul, sqrt, sub, where, zeros_like
-from .layout import triu
+from .elementwise import abs, cast, div, maximum, mul, ones_like, sqrt, sub, where, zeros_like
+from .index import getitem
+from .layout import flip, triu
 from .reduce import _canon_dim, _reduce_infer, _restore, _sum_dtype, amax, amin, count, mean, sum
-from .shape import transpose, unsqueeze
+from .shape import cat, reshape, reshape_like, transpose, unsqueeze
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -42,19 +43,33 @@ def _prod_forward(xp, x, dim=None, keepdim=False):
 
 
 def _prod_grad(g, x, *, out, dim=None, keepdim=False):
-    # d out / d x_i = product of the others: out / x_i where x_i != 0; where x_i is the only
-    # zero of its slice, the product of the rest; where the slice has two zeros, 0
-    reduced = tuple(x.shape) if dim is None else (x.shape[dim],)
-    if reduced == (1,) * len(reduced):  # one factor: 1, also for inf and NaN (PyTorch)
-        return _restore(g, x, dim, keepdim)
-    zero = eq(x, 0.0)
-    safe = where(zero, 1.0, x)
-    zeros = sum(cast(zero, x.dtype), dim, keepdim=True)
-    rest = prod(safe, dim, keepdim=True)
-    at_zero = where(eq(zeros, 1.0), rest, 0.0)
-    others = where(zero, _restore(at_zero, x, dim, True), div(_restore(out, x, dim, keepdim),
-                                                                safe))
-    return mul(_restore(g, x, dim, keepdim), others)
+    # PyTorch's rule: g * out / x where x holds no zero; where it holds one, the product of the
+    # other factors, exactly (running products from the left and from the right, in PyTorch's
+    # order); over all dims with two zeros or more, 0. A 0-d x passes g on.
+    if x.ndim == 0:
+        return g
+    g = _restore(g, x, dim, keepdim)
+    quotient = mul(g, div(_restore(out, x, dim, keepdim), x))
+    if x._node is None and not bool((x._data == 0).any()):
+        return quotient
+    if dim is None:
+        flat = reshape(x, (-1,))
+        exact = mul(g, reshape_like(mul(*_exclusive_products(flat, 0)), x))
+        exact = where(gt(sum(cast(eq(x, 0.0), x.dtype)), 1.0), 0.0, exact)
+    else:
+        exact = mul(g, mul(*_exclusive_products(x, dim)))
+    if x._node is None:
+        return exact
+    return where(any(eq(x, 0.0)), exact, quotient)
+
+
+def _exclusive_products(x, dim):
+    """The products of the factors before and after each one along `dim` (1 where none)."""
+    one = ones_like(sum(x, dim, keepdim=True))
+    drop_last = (slice(None),) * dim + (slice(None, -1),)
+    before = getitem(cat([one, cumprod(x, dim)], dim), drop_last)
+    after = getitem(cat([one, cumprod(flip(x, dim), dim)], dim), drop_last)
+    return before, flip(after, dim)
 
 
 _prod = define("prod", forward=_prod_forward, infer=_reduce_infer("prod", _sum_dtype),
