@@ -4,6 +4,7 @@ rearrangement of the gradient), and the compositions `repeat`, `tile`, `chunk`, 
 
 from __future__ import annotations
 
+from ..autocasting import autocast_policy
 from ..core import infer as inf
 from ..core.registry import Spec, binds, define
 from ..dispatch import apply1
@@ -183,6 +184,7 @@ def unbind(input, dim: int = 0) -> tuple:
 
 
 # --- products -----------------------------------------------------------------------------------
+@autocast_policy("bmm")
 def bmm(input, mat2):
     """Batched matrix product of two 3-d tensors (b, n, m) @ (b, m, p)."""
     a, b = as_tensor(input), as_tensor(mat2)

@@ -11,6 +11,7 @@ from .. import dtypes
 from ..backends import backend_of
 from ..devices.device import cpu, device_of_array, host_array
 from ..devices.device import device as _device
+from ..dtypes import is_floating
 from ..errors import DTypeError, GraphError
 from . import conversion as _conversion
 from .conversion import legacy_array
@@ -313,7 +314,7 @@ class Tensor:
 
     # --- autograd ---------------------------------------------------------------------------
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
-        if requires_grad and self.dtype.kind != "f":
+        if requires_grad and not is_floating(self.dtype):
             raise DTypeError(
                 f"only floating point tensors can require gradients; this tensor has dtype "
                 f"{self.dtype} (shape {self.shape})"

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from .. import dtypes, ops
 from ..core import infer
+from ..dtypes import is_floating
 from ..errors import ArgumentError
 from . import Tensor
 
@@ -42,7 +43,7 @@ def ndimension(self) -> int:
 
 def is_floating_point(self) -> bool:
     """Whether the dtype is a floating point one."""
-    return self.dtype.kind == "f"
+    return is_floating(self.dtype)
 
 
 def _check_memory_format(name: str, memory_format) -> None:
