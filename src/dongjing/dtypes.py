@@ -48,7 +48,7 @@ def short_name(dtype: np.dtype) -> str:
 
 def is_floating(dtype: np.dtype) -> bool:
     """Whether `dtype` is a floating dtype (bfloat16 included: NumPy files it under kind "V")."""
-    return dtype.kind == "f" or (dtype is bfloat16 and dtype is not None)
+    return dtype.kind == "f" or dtype is bfloat16
 
 
 def missing_attribute(name: str):
@@ -128,7 +128,7 @@ def scalar_dtype(value, like: np.dtype | None) -> np.dtype:
     if isinstance(value, int):
         return like if like is not None and like.kind != "b" else int64
     if isinstance(value, float):
-        return like if like is not None and like.kind == "f" else default_float
+        return like if like is not None and is_floating(like) else default_float
     raise TypeError(f"expected a Python number, got {type(value).__name__}")
 
 
@@ -137,7 +137,7 @@ def holds_every_value(small, big) -> bool:
     calls int64 -> float64 "safe", but 2**53 + 1 does not survive it)."""
     small, big = np.dtype(small), np.dtype(big)
     if small.kind == "b":
-        return big.kind in "biuf"
+        return big.kind in "biuf" or big is bfloat16
     if small.kind in "iu" and big.kind in "iu":
         return np.can_cast(small, big, "safe")
     if small.kind in "iu" and big.kind == "f":

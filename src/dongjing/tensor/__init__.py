@@ -303,7 +303,11 @@ class Tensor:
             if where.type != "cpu":
                 extras.append(f"device='{where}'")
             data = backend_of(data).to_numpy(data)
-        body = np.array2string(data, separator=", ", prefix="tensor(")
+        if data.dtype is dtypes.bfloat16:  # NumPy prints ml_dtypes' scalars unaligned
+            body = np.array2string(data.astype(dtypes.float32), separator=", ",
+                                   prefix="tensor(", precision=4)
+        else:
+            body = np.array2string(data, separator=", ", prefix="tensor(")
         if data.dtype not in (dtypes.float32, dtypes.int64, dtypes.bool_):
             extras.insert(0, f"dtype=dongjing.{data.dtype}")
         if self.grad_fn is not None:

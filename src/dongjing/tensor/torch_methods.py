@@ -26,6 +26,11 @@ def half(self) -> Tensor:
     return self.to(dtypes.float16)
 
 
+def bfloat16(self) -> Tensor:
+    """This tensor as bfloat16 (needs the ml_dtypes package)."""
+    return self.to(dtypes.require_bfloat16())
+
+
 def element_size(self) -> int:
     """Bytes per element."""
     return int(self.dtype.itemsize)
@@ -75,6 +80,6 @@ def attach() -> None:
     """Install the methods on Tensor."""
     for name in _COMPOSED:
         setattr(Tensor, name, getattr(ops, name))
-    for fn in (type_as, half, element_size, nelement, ndimension, is_floating_point,
+    for fn in (type_as, half, bfloat16, element_size, nelement, ndimension, is_floating_point,
                is_contiguous, stride):
         setattr(Tensor, fn.__name__, fn)
