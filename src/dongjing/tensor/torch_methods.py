@@ -26,8 +26,9 @@ def half(self) -> Tensor:
     return self.to(dtypes.float16)
 
 
-def bfloat16(self) -> Tensor:
+def bfloat16(self, memory_format=None) -> Tensor:
     """This tensor as bfloat16 (needs the ml_dtypes package)."""
+    _check_memory_format("bfloat16", memory_format)
     return self.to(dtypes.require_bfloat16())
 
 
