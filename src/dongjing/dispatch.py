@@ -181,22 +181,26 @@ def apply1(op: Op, x: Tensor, **attrs) -> Tensor:
         return _apply1_full(op, x, attrs)
     # short path: dispatch.apply1
     # The common case: an eager NumPy tensor, no graph, no profiler or anomaly.
-    # A verdict not cached yet (and never one for 16-bit floats) is learnt on the full path.
+    # Verdicts for 16-bit floats are never cached: a miss on them takes the full path.
     if attrs:
         if op.keeps_dtype:  # movement ops: one verdict per dtype, whatever the attrs
             expected = op.dtype_rules.get(data.dtype)
             if expected is None:
-                return _apply1_full(op, x, attrs)
+                expected = _learn1(op, x, attrs, data.dtype)
         else:
             try:
                 expected = op.dtype_rules[(data.dtype, *attrs.items())]
             except (KeyError, TypeError):
-                return _apply1_full(op, x, attrs)
+                if data.dtype in LOW_PRECISION:
+                    return _apply1_full(op, x, attrs)
+                expected = _learn1(op, x, attrs)
     else:
         try:
             expected = op.dtype_rules[data.dtype]
         except KeyError:
-            return _apply1_full(op, x, attrs)
+            if data.dtype in LOW_PRECISION:
+                return _apply1_full(op, x, attrs)
+            expected = _learn1(op, x, attrs)
     try:
         if data.nbytes >= _pool.min_bytes and _poolable(op, data.dtype, expected, attrs):
             out = _pooled(op, (data,), expected, attrs)
@@ -295,8 +299,10 @@ def apply2(op: Op, a: Tensor, b: Tensor, **attrs) -> Tensor:
         return _apply2_full(op, a, b, attrs)
     # short path: dispatch.apply2
     expected = _cached2(op, a, b, attrs)
-    if expected is None:  # not learnt yet, or 16-bit floats
-        return _apply2_full(op, a, b, attrs)
+    if expected is None:  # not learnt yet: learnt now, except for 16-bit floats
+        if da.dtype in LOW_PRECISION or db.dtype in LOW_PRECISION:
+            return _apply2_full(op, a, b, attrs)
+        expected = _expected2(op, a, b, attrs)
     try:
         if ((da.nbytes >= _pool.min_bytes or db.nbytes >= _pool.min_bytes)
                 and da.dtype is db.dtype and _poolable(op, da.dtype, expected, attrs)):
