@@ -27,6 +27,7 @@ from . import (
     utils,
     viz,
 )
+from .amp import autocast, get_autocast_dtype, is_autocast_enabled
 from .autograd import enable_grad, grad, is_grad_enabled, no_grad, set_grad_enabled
 from .autograd.anomaly import detect_anomaly, is_anomaly_enabled, set_detect_anomaly
 from .autograd.inference import inference_mode
@@ -35,8 +36,8 @@ from .backends.buffer_pool import empty_cache, memory_stats, set_memory_cache_li
 from .devices import cuda
 from .devices.device import device
 from .devices.random import manual_seed
+from .dtypes import bfloat16, float16, float32, float64, int16, int32, int64, uint8
 from .dtypes import bool_ as bool
-from .dtypes import float16, float32, float64, int16, int32, int64, uint8
 from .errors import (
     AnomalyError,
     AutogradError,
@@ -115,5 +116,9 @@ long = int64
 int = int32  # noqa: A001
 short = int16
 uint8 = uint8
+
+if bfloat16 is None:  # no ml_dtypes: `dj.bfloat16` raises a DTypeError saying how to get it
+    del bfloat16
+    from .dtypes import missing_attribute as __getattr__
 
 __version__ = "0.1.0"

@@ -9,6 +9,11 @@ input dtypes and attributes (which also checks the inputs before any work is don
 answer is kept in `op.dtype_rules`; a forward whose array library picks another dtype has its
 result cast, so eager and graph execution cannot disagree on dtypes.
 
+float16 and bfloat16 inputs take the full path (their dtype verdicts are never cached for the
+short paths): an op that computes runs on float32 copies and its result is rounded once
+(`core.low_precision`). Inside an autocast region (which turns plain mode off) the full paths
+first cast the inputs as autocast's op lists say (`autocasting`).
+
 Arrays are NumPy's on the hot path (`op.forward`, bound to NumPy). When an input holds another
 backend's array the op runs on that backend's namespace (`op.forward_for(backend.xp)`), with any
 NumPy inputs (constants made from Python scalars) converted to that backend first.
@@ -16,6 +21,7 @@ NumPy inputs (constants made from Python scalars) converted to that backend firs
 
 from __future__ import annotations
 
+from .autocasting import cast_op_inputs
 from .autograd import anomaly as _anomaly_mode
 from .autograd import grad_mode as _grad_mode
 from .autograd.function import record, record1, record2
@@ -24,9 +30,11 @@ from .backends.buffer_pool import pool as _pool
 from .core import eager_modes as _eager_modes
 from .core import late
 from .core import profiler_hooks as _profiler  # `_profiler.on`: a profiler is recording
+from .core.low_precision import needs_widening, widen
 from .core.registry import Kind, Op, Spec
 from .cpu_kernels import parallel as _parallel
 from .devices.device import device_of_array
+from .dtypes import LOW_PRECISION
 from .errors import DeviceError, DongjingError, ShapeError
 from .graph import builder as _builder
 from .short_paths import declare as _declare_short_path
@@ -90,14 +98,23 @@ def _rule_key(dtypes: tuple, attrs: dict):
 
 def expected_dtype(op: Op, inputs, attrs: dict):
     """The dtype `op.infer` gives for `inputs` (Tensors with data), cached per dtypes+attrs."""
-    key = _rule_key(tuple([t._data.dtype for t in inputs]), attrs)
+    in_dtypes = tuple([t._data.dtype for t in inputs])
+    key = _rule_key(in_dtypes, attrs)
     try:
         found = op.dtype_rules.get(key)
     except TypeError:  # an unhashable attribute: ask the rule every time
         return _infer_dtype(op, inputs, attrs)
     if found is None:
-        found = op.dtype_rules[key] = _infer_dtype(op, inputs, attrs)
+        found = _infer_dtype(op, inputs, attrs)
+        if _cacheable(op, in_dtypes):
+            op.dtype_rules[key] = found
     return found
+
+
+def _cacheable(op: Op, in_dtypes) -> bool:
+    """Whether a dtype verdict may be cached, where the short paths find it: not for 16-bit
+    floating inputs of an op that computes (those take the full path, which widens them)."""
+    return op.keeps_dtype or not any(d in LOW_PRECISION for d in in_dtypes)
 
 
 def _infer_dtype(op: Op, inputs, attrs: dict):
@@ -123,9 +140,11 @@ def _finish(op: Op, out, expected, inputs, attrs, requires: bool) -> Tensor:
 
 def apply(op: Op, *inputs: Tensor, **attrs) -> Tensor:
     """Run `op` on `inputs` (Tensors) eagerly or symbolically; the only entry to the op table."""
+    if not _plain.on:  # autocast regions turn plain mode off
+        inputs = cast_op_inputs(op, inputs)
     if _builder.graphs_open and _graph_state.graph is not None:
         return _builder.add(op, inputs, attrs)
-    requires = foreign = False
+    requires = foreign = low = False
     arrays = []
     for t in inputs:
         if t._node is not None:
@@ -134,9 +153,13 @@ def apply(op: Op, *inputs: Tensor, **attrs) -> Tensor:
         arrays.append(data)
         if type(data) is not ndarray:
             foreign = True
+        elif data.dtype in LOW_PRECISION:
+            low = True
         if t.requires_grad:
             requires = True
     expected = expected_dtype(op, inputs, attrs)
+    if low and needs_widening(op, [a.dtype for a in arrays]):
+        arrays = widen(arrays)
     try:
         if foreign:
             out = _run_foreign(op, arrays, attrs)
@@ -158,6 +181,7 @@ def apply1(op: Op, x: Tensor, **attrs) -> Tensor:
         return _apply1_full(op, x, attrs)
     # short path: dispatch.apply1
     # The common case: an eager NumPy tensor, no graph, no profiler or anomaly.
+    # Verdicts for 16-bit floats are never cached: a miss on them takes the full path.
     if attrs:
         if op.keeps_dtype:  # movement ops: one verdict per dtype, whatever the attrs
             expected = op.dtype_rules.get(data.dtype)
@@ -167,11 +191,15 @@ def apply1(op: Op, x: Tensor, **attrs) -> Tensor:
             try:
                 expected = op.dtype_rules[(data.dtype, *attrs.items())]
             except (KeyError, TypeError):
+                if data.dtype in LOW_PRECISION:
+                    return _apply1_full(op, x, attrs)
                 expected = _learn1(op, x, attrs)
     else:
         try:
             expected = op.dtype_rules[data.dtype]
         except KeyError:
+            if data.dtype in LOW_PRECISION:
+                return _apply1_full(op, x, attrs)
             expected = _learn1(op, x, attrs)
     try:
         if data.nbytes >= _pool.min_bytes and _poolable(op, data.dtype, expected, attrs):
@@ -195,7 +223,10 @@ def apply1(op: Op, x: Tensor, **attrs) -> Tensor:
 
 
 def _apply1_full(op: Op, x: Tensor, attrs: dict) -> Tensor:
-    """`apply1` with every check asked of its owner: graphs, grad mode, profiler, anomaly."""
+    """`apply1` with every check asked of its owner: autocast, graphs, grad mode, profiler,
+    anomaly; and 16-bit floats, widened."""
+    if not _plain.on:
+        (x,) = cast_op_inputs(op, (x,))
     if x._node is not None or (_builder.graphs_open and _graph_state.graph is not None):
         return _builder.add(op, (x,), attrs)
     data = x._data
@@ -208,6 +239,8 @@ def _apply1_full(op: Op, x: Tensor, attrs: dict) -> Tensor:
             expected = op.dtype_rules[(data.dtype, *attrs.items()) if attrs else data.dtype]
         except (KeyError, TypeError):
             expected = _learn1(op, x, attrs)
+    if type(data) is ndarray and data.dtype in LOW_PRECISION and needs_widening(op, (data.dtype,)):
+        data = widen((data,))[0]
     try:
         if type(data) is not ndarray:
             out = _run_foreign(op, (data,), attrs)
@@ -224,6 +257,8 @@ def _apply1_full(op: Op, x: Tensor, attrs: dict) -> Tensor:
 
 def _learn1(op: Op, x: Tensor, attrs: dict, key=None):
     expected = _infer_dtype(op, (x,), attrs)
+    if not _cacheable(op, (x._data.dtype,)):
+        return expected
     if key is None:
         key = (x._data.dtype, *attrs.items()) if attrs else x._data.dtype
     try:
@@ -239,9 +274,21 @@ def _expected2(op: Op, a: Tensor, b: Tensor, attrs: dict):
     if not attrs and last[0] is a._data.dtype and last[1] is b._data.dtype:
         return last[2]
     expected = expected_dtype(op, (a, b), attrs)
-    if not attrs:
+    if not attrs and _cacheable(op, (a._data.dtype, b._data.dtype)):
         op.last_rule[0] = (a._data.dtype, b._data.dtype, expected)  # one store: thread-safe
     return expected
+
+
+def _cached2(op: Op, a: Tensor, b: Tensor, attrs: dict):
+    """The cached dtype verdict for two inputs, or None (then the full path learns it)."""
+    last = op.last_rule[0]
+    if not attrs and last[0] is a._data.dtype and last[1] is b._data.dtype:
+        return last[2]
+    key = _rule_key((a._data.dtype, b._data.dtype), attrs)
+    try:
+        return op.dtype_rules.get(key)
+    except TypeError:
+        return None
 
 
 def apply2(op: Op, a: Tensor, b: Tensor, **attrs) -> Tensor:
@@ -251,7 +298,11 @@ def apply2(op: Op, a: Tensor, b: Tensor, **attrs) -> Tensor:
             and a._node is None and b._node is None):
         return _apply2_full(op, a, b, attrs)
     # short path: dispatch.apply2
-    expected = _expected2(op, a, b, attrs)
+    expected = _cached2(op, a, b, attrs)
+    if expected is None:  # not learnt yet: learnt now, except for 16-bit floats
+        if da.dtype in LOW_PRECISION or db.dtype in LOW_PRECISION:
+            return _apply2_full(op, a, b, attrs)
+        expected = _expected2(op, a, b, attrs)
     try:
         if ((da.nbytes >= _pool.min_bytes or db.nbytes >= _pool.min_bytes)
                 and da.dtype is db.dtype and _poolable(op, da.dtype, expected, attrs)):
@@ -273,12 +324,18 @@ def apply2(op: Op, a: Tensor, b: Tensor, **attrs) -> Tensor:
 
 
 def _apply2_full(op: Op, a: Tensor, b: Tensor, attrs: dict) -> Tensor:
-    """`apply2` with every check asked of its owner: graphs, grad mode, profiler, anomaly."""
+    """`apply2` with every check asked of its owner: autocast, graphs, grad mode, profiler,
+    anomaly; and 16-bit floats, widened."""
+    if not _plain.on:
+        a, b = cast_op_inputs(op, (a, b))
     if (a._node is not None or b._node is not None
             or (_builder.graphs_open and _graph_state.graph is not None)):
         return _builder.add(op, (a, b), attrs)
     da, db = a._data, b._data
     expected = _expected2(op, a, b, attrs)
+    if ((da.dtype in LOW_PRECISION or db.dtype in LOW_PRECISION)
+            and needs_widening(op, (da.dtype, db.dtype))):
+        da, db = widen((da, db))
     try:
         if type(da) is not ndarray or type(db) is not ndarray:
             out = _run_foreign(op, (da, db), attrs)
@@ -337,6 +394,8 @@ def off_tape(*tensors) -> bool:
     if not _plain.on or (not _grad_mode.disabled_threads or _recording()):
         return False
     dtype = tensors[0]._data.dtype if type(tensors[0]._data) is ndarray else None
+    if dtype in LOW_PRECISION:  # NumPy would sum and multiply them in 16 bits
+        return False
     for t in tensors:
         data = t._data
         if type(data) is not ndarray or data.dtype is not dtype:

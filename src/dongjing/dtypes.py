@@ -15,10 +15,21 @@ int16 = np.dtype("int16")
 uint8 = np.dtype("uint8")
 bool_ = np.dtype("bool")
 
+try:  # bfloat16 comes from ml_dtypes (the NumPy dtype JAX uses); optional: `pip install ml_dtypes`
+    import ml_dtypes as _ml_dtypes
+except ImportError:  # pragma: no cover - exercised only where ml_dtypes is missing
+    _ml_dtypes = None
+bfloat16 = np.dtype(_ml_dtypes.bfloat16) if _ml_dtypes is not None else None
+"""`dj.bfloat16`: None when the `ml_dtypes` package is not installed (see `require_bfloat16`)."""
+
+LOW_PRECISION = tuple(d for d in (float16, bfloat16) if d is not None)
+"""The 16-bit floating dtypes: ops compute on them in float32 and round the result once."""
+
 default_float = float32
 
 _SHORT = {
     float16: "f16",
+    **({bfloat16: "bf16"} if bfloat16 is not None else {}),
     float32: "f32",
     float64: "f64",
     int32: "i32",
@@ -36,7 +47,28 @@ def short_name(dtype: np.dtype) -> str:
 
 
 def is_floating(dtype: np.dtype) -> bool:
-    return dtype.kind == "f"
+    """Whether `dtype` is a floating dtype (bfloat16 included: NumPy files it under kind "V")."""
+    return dtype.kind == "f" or dtype is bfloat16
+
+
+def missing_attribute(name: str):
+    """A package's `__getattr__` for `bfloat16` when ml_dtypes is missing (raises its error)."""
+    if name == "bfloat16":
+        require_bfloat16()
+    raise AttributeError(f"module 'dongjing' has no attribute {name!r}")
+
+
+def is_low_precision(dtype) -> bool:
+    """Whether `dtype` is float16 or bfloat16."""
+    return dtype in LOW_PRECISION
+
+
+def require_bfloat16() -> np.dtype:
+    """`bfloat16`, or a DTypeError saying how to get it when `ml_dtypes` is missing."""
+    if bfloat16 is None:
+        raise DTypeError("bfloat16 needs the ml_dtypes package (NumPy has no bfloat16): "
+                         "pip install ml_dtypes (or dongjing[amp])")
+    return bfloat16
 
 
 def is_integer(dtype: np.dtype) -> bool:
@@ -53,11 +85,14 @@ def as_dtype(dtype) -> np.dtype:
         return int64
     if dtype is bool:
         return bool_
+    if isinstance(dtype, str) and dtype.rsplit(".", 1)[-1] == "bfloat16":
+        return require_bfloat16()
     try:
         found = np.dtype(dtype)
     except TypeError:
         raise TypeError(f"{dtype!r} is not a dtype") from None
-    if found.kind not in "biuf":  # strings, objects, dates: never a tensor of them
+    # strings, objects, dates: never a tensor of them
+    if found.kind not in "biuf" and found is not bfloat16:
         raise DTypeError(f"{dtype!r} is not a dtype of tensors (tensors hold bools, integers "
                          f"and floating point numbers; got NumPy's {found})")
     return found
@@ -66,15 +101,23 @@ def as_dtype(dtype) -> np.dtype:
 _CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2}
 
 
+def _category(dtype: np.dtype) -> int:
+    return 2 if dtype is bfloat16 else _CATEGORY.get(dtype.kind, 3)
+
+
 def promote(a: np.dtype, b: np.dtype) -> np.dtype:
-    """Result dtype of a binary op: the higher category wins whole (int64 + float32 -> float32)."""
+    """Result dtype of a binary op: the higher category wins whole (int64 + float32 -> float32);
+    bfloat16 with float16 gives float32, as in PyTorch (neither holds the other)."""
     if a is b or a == b:
         return a
-    ca, cb = _CATEGORY.get(a.kind, 3), _CATEGORY.get(b.kind, 3)
+    ca, cb = _category(a), _category(b)
     if ca > cb:
         return a
     if cb > ca:
         return b
+    if ca == 2 and (a is bfloat16 or b is bfloat16):
+        other = b if a is bfloat16 else a
+        return float32 if other.itemsize <= 2 else other
     return np.promote_types(a, b)
 
 
@@ -85,7 +128,7 @@ def scalar_dtype(value, like: np.dtype | None) -> np.dtype:
     if isinstance(value, int):
         return like if like is not None and like.kind != "b" else int64
     if isinstance(value, float):
-        return like if like is not None and like.kind == "f" else default_float
+        return like if like is not None and is_floating(like) else default_float
     raise TypeError(f"expected a Python number, got {type(value).__name__}")
 
 
@@ -94,11 +137,13 @@ def holds_every_value(small, big) -> bool:
     calls int64 -> float64 "safe", but 2**53 + 1 does not survive it)."""
     small, big = np.dtype(small), np.dtype(big)
     if small.kind == "b":
-        return big.kind in "biuf"
+        return big.kind in "biuf" or big is bfloat16
     if small.kind in "iu" and big.kind in "iu":
         return np.can_cast(small, big, "safe")
     if small.kind in "iu" and big.kind == "f":
         return small.itemsize * 8 - (small.kind == "i") <= np.finfo(big).nmant + 1
+    if small is bfloat16 or big is bfloat16:
+        return small == big or (small is bfloat16 and is_floating(big) and big.itemsize > 2)
     if small.kind == "f" and big.kind == "f":
         return big.itemsize >= small.itemsize
     return False
@@ -112,7 +157,10 @@ def can_cast(from_dtype, to_dtype, casting: str = "safe") -> bool:
 
 def finfo(dtype):
     """Limits of a floating dtype: ``.max``, ``.min`` (lowest finite), ``.eps``, ``.tiny``."""
-    return np.finfo(np.dtype(dtype))
+    dtype = np.dtype(dtype)
+    if dtype is bfloat16:
+        return _ml_dtypes.finfo(dtype)
+    return np.finfo(dtype)
 
 
 def is_dtype(value) -> bool:
@@ -148,6 +196,7 @@ ARRAY_SCALARS = np.generic
 _LEGACY_TYPES = {
     "Float": float32, "Double": float64, "Half": float16, "Long": int64, "Int": int32,
     "Short": int16, "Char": np.dtype("int8"), "Byte": uint8, "Bool": bool_,
+    **({"BFloat16": bfloat16} if bfloat16 is not None else {}),
 }
 _LEGACY_NAMES = {dtype: name for name, dtype in _LEGACY_TYPES.items()}
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .devices.random import generator as _generator
+from .dtypes import is_floating
 from .errors import ArgumentError, DTypeError, GraphError, ShapeError
 from .tensor import Tensor
 
@@ -22,7 +23,7 @@ def multinomial(input, num_samples: int, replacement: bool = False, *, generator
     if x._node is not None:
         raise GraphError("dj.multinomial: sampling from a symbolic tensor is not supported; "
                          "draw the samples eagerly and feed them")
-    if x.dtype.kind != "f":
+    if not is_floating(x.dtype):
         raise DTypeError(f"dj.multinomial: weights must be floating point, got {x.dtype}")
     if x.ndim not in (1, 2):
         raise ShapeError(f"dj.multinomial: weights must be 1-d or 2-d, got shape {x.shape}")

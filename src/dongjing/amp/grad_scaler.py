@@ -2,17 +2,26 @@
 scaling for low-precision training. The loss is multiplied by a scale before `backward()`;
 `step` divides the gradients by it, skips the update when any gradient is infinite or NaN,
 and `update` halves the scale after such a step and doubles it after `growth_interval` clean
-ones. Eager training only (the scale and the skip decision are read on the host)."""
+ones.
+
+The scale and the growth tracker are Variables, read by reference, so the same calls also work
+inside a `dj.jit` traced train step, where the gradients are symbolic: there the inf check, the
+skipped update (each parameter and optimizer-state write becomes `where(found_inf, old, new)`)
+and the scale's adaptation are graph ops (`grad_scaler_graph`). For a static graph,
+`minimize(optimizer, loss)` builds the whole scaled train op."""
 
 from __future__ import annotations
 
 import warnings
 
-from .. import ops
+from .. import dtypes, ops
 from ..autograd.grad_mode import no_grad
 from ..backends.cupy import load as load_cupy
 from ..errors import ArgumentError
+from ..graph.variable import Variable
+from ..ops.state import assign
 from ..tensor import Tensor
+from . import grad_scaler_graph as graph_mode
 
 
 class GradScaler:
@@ -41,10 +50,12 @@ class GradScaler:
                               UserWarning, stacklevel=2)
                 enabled = False
         self._enabled = bool(enabled)
-        self._scale = float(init_scale)
+        self._init_scale = float(init_scale)
         self._growth_factor, self._backoff_factor = float(growth_factor), float(backoff_factor)
         self._growth_interval = int(growth_interval)
-        self._growth_tracker = 0
+        # Variables: a traced step reads their current values and assigns the new ones
+        self._scale = Variable(self._init_scale, dtype=dtypes.float32, trainable=False)
+        self._growth_tracker = Variable(0, dtype=dtypes.int64, trainable=False)
         self._per_optimizer: dict[int, dict] = {}
 
     # --- scaling ------------------------------------------------------------------------------
@@ -53,7 +64,10 @@ class GradScaler:
         if not self._enabled:
             return outputs
         if isinstance(outputs, Tensor):
-            return ops.mul(outputs, self._scale)
+            if outputs._node is not None:  # read by reference in the graph
+                return ops.mul(outputs, self._scale)
+            return ops.mul(outputs, ops.cast(self._scale, outputs.dtype)
+                           if dtypes.is_floating(outputs.dtype) else self._scale)
         if isinstance(outputs, (list, tuple)):
             return type(outputs)(self.scale(o) for o in outputs)
         raise TypeError(f"GradScaler.scale: expects a tensor or a list/tuple of tensors, got "
@@ -68,7 +82,11 @@ class GradScaler:
         if state["unscaled"]:
             raise RuntimeError("unscale_() has already been called on this optimizer since the "
                                "last update()")
-        inverse = 1.0 / self._scale
+        if graph_mode.symbolic_grads(optimizer):
+            state["found_inf"] = graph_mode.unscale(optimizer, self._scale)
+            state["unscaled"] = True
+            return
+        inverse = 1.0 / self.get_scale()
         found_inf = False
         with no_grad():
             for group in optimizer.param_groups:
@@ -91,6 +109,8 @@ class GradScaler:
         if not state["unscaled"]:
             self.unscale_(optimizer)
         state["stepped"] = True
+        if isinstance(state["found_inf"], Tensor):  # a traced step: decided when it runs
+            return graph_mode.guarded_step(optimizer, state["found_inf"])
         if state["found_inf"]:
             return None
         return optimizer.step(*args, **kwargs)
@@ -99,19 +119,33 @@ class GradScaler:
         """Adapt the scale after the step(s): back off if any gradient was non-finite, grow
         after `growth_interval` clean updates in a row; or set it to `new_scale`."""
         if not self._enabled:
-            return
-        if new_scale is not None:
-            self._scale = float(new_scale)
-        elif self._per_optimizer:
-            if any(s["found_inf"] for s in self._per_optimizer.values()):
-                self._scale *= self._backoff_factor
-                self._growth_tracker = 0
-            else:
-                self._growth_tracker += 1
-                if self._growth_tracker == self._growth_interval:
-                    self._scale *= self._growth_factor
-                    self._growth_tracker = 0
+            return None
+        found = [s["found_inf"] for s in self._per_optimizer.values()]
         self._per_optimizer = {}
+        if new_scale is not None:
+            assign(self._scale, float(new_scale))
+            return None
+        if any(isinstance(f, Tensor) for f in found):  # a traced step: graph ops
+            return graph_mode.update(self, found)
+        if found:
+            scale, tracker = self.get_scale(), int(self._growth_tracker.item())
+            if any(found):
+                scale, tracker = scale * self._backoff_factor, 0
+            else:
+                tracker += 1
+                if tracker == self._growth_interval:
+                    scale, tracker = scale * self._growth_factor, 0
+            assign(self._scale, scale)
+            assign(self._growth_tracker, tracker)
+        return None
+
+    def minimize(self, optimizer, loss: Tensor, var_list=None):
+        """A static graph's scaled train op (PyTorch's scale/backward/step/update as one op,
+        like TensorFlow's LossScaleOptimizer): gradients of `loss * scale`, unscaled; the
+        optimizer's update where they are all finite, none otherwise; the scale adapted."""
+        if not self._enabled:
+            return optimizer.minimize(loss, var_list)
+        return graph_mode.minimize(self, optimizer, loss, var_list)
 
     def _state(self, optimizer) -> dict:
         return self._per_optimizer.setdefault(
@@ -120,7 +154,7 @@ class GradScaler:
     # --- queries and state --------------------------------------------------------------------
     def get_scale(self) -> float:
         """The current scale (1.0 when disabled)."""
-        return self._scale if self._enabled else 1.0
+        return float(self._scale.item()) if self._enabled else 1.0
 
     def is_enabled(self) -> bool:
         return self._enabled
@@ -139,9 +173,9 @@ class GradScaler:
         _growth_tracker (empty when disabled)."""
         if not self._enabled:
             return {}
-        return {"scale": self._scale, "growth_factor": self._growth_factor,
+        return {"scale": self.get_scale(), "growth_factor": self._growth_factor,
                 "backoff_factor": self._backoff_factor, "growth_interval": self._growth_interval,
-                "_growth_tracker": self._growth_tracker}
+                "_growth_tracker": int(self._growth_tracker.item())}
 
     def load_state_dict(self, state: dict) -> None:
         if not self._enabled:
@@ -149,8 +183,8 @@ class GradScaler:
         if not state:
             raise RuntimeError("GradScaler.load_state_dict: the state dict is empty (saved "
                                "from a disabled scaler)")
-        self._scale = float(state["scale"])
+        assign(self._scale, float(state["scale"]))
         self._growth_factor = float(state["growth_factor"])
         self._backoff_factor = float(state["backoff_factor"])
         self._growth_interval = int(state["growth_interval"])
-        self._growth_tracker = int(state["_growth_tracker"])
+        assign(self._growth_tracker, int(state["_growth_tracker"]))

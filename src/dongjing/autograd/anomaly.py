@@ -14,6 +14,7 @@ import threading
 
 from ..backends import backend_of, is_array, numpy_backend
 from ..core import eager_modes as _eager_modes
+from ..dtypes import is_floating
 from ..errors import AnomalyError
 from .provenance import caller, describe
 
@@ -99,7 +100,7 @@ class detect_anomaly:
 def bad_values(array) -> str | None:
     """"NaN", "inf" or "NaN and inf" if a floating/complex `array` holds such values."""
     a = _host(array)
-    if a.dtype.kind not in "fc" or a.size == 0:
+    if not (is_floating(a.dtype) or a.dtype.kind == "c") or a.size == 0:
         return None
     if xp.isfinite(a).all():
         return None
@@ -114,7 +115,7 @@ def value_range(array) -> str:
     head = f"{tuple(a.shape)} {a.dtype}"
     if a.size == 0 or a.dtype.kind not in "fciub":
         return head
-    if a.dtype.kind not in "fc":
+    if not (is_floating(a.dtype) or a.dtype.kind == "c"):
         return f"{head} in [{a.min()}, {a.max()}]"
     finite = a[xp.isfinite(a)]
     text = f"{head} in [{finite.min():.6g}, {finite.max():.6g}]" if finite.size else head

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from ..backends import backend_of, numpy_backend
 from ..backends.buffer_pool import pool as _pool
-from ..core import late
+from ..core import autocast_state, late
 from ..core import profiler_hooks as _profiler  # `_profiler.on`: a profiler is recording
 from ..core.eager_modes import plain as _plain
 from ..errors import AutogradError, DongjingError
@@ -129,6 +129,13 @@ def run_backward(
     capture: dict | None = None,
 ) -> None:
     """Propagate `grads` from `roots` through the tape (see `_run_backward`)."""
+    if not _plain.on:
+        with autocast_state.suspended():  # backward runs in the forward's dtypes, as PyTorch's
+            return _run_backward_checked(roots, grads, retain_graph, create_graph, capture)
+    return _run_backward_checked(roots, grads, retain_graph, create_graph, capture)
+
+
+def _run_backward_checked(roots, grads, retain_graph, create_graph, capture):
     if not anomaly.state.on:
         return _run_backward(roots, grads, retain_graph, create_graph, capture)
     with anomaly.in_backward():  # gradients are checked per node, named by the forward line

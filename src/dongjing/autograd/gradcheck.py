@@ -5,6 +5,7 @@ The inputs may live on any backend; the comparison itself runs on the host (NumP
 from __future__ import annotations
 
 from ..backends import backend_of, numpy_backend
+from ..dtypes import is_floating
 from ..errors import DongjingError
 from ..tensor import Tensor
 
@@ -18,7 +19,7 @@ class GradcheckError(DongjingError, AssertionError):
 def _as_float64(inputs):
     out = []
     for x in inputs:
-        if isinstance(x, Tensor) and x.dtype.kind == "f":
+        if isinstance(x, Tensor) and is_floating(x.dtype):
             out.append(Tensor._make(x._data.astype(xp.float64), x.requires_grad))
         else:
             out.append(x)

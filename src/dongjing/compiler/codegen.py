@@ -13,6 +13,7 @@ import functools
 
 import numpy as np
 
+from ..core.low_precision import needs_widening, widened
 from ..cpu_kernels import parallel
 from ..cpu_kernels.kernels import FORMULA_NAMES, compile_kernel, formula_lines
 from ..ops.index import Slot
@@ -76,8 +77,8 @@ def _literal(value):
         return repr(value)
     if kind is float:
         return repr(value) if np.isfinite(value) else None
-    if isinstance(value, np.dtype):
-        return f"_np.dtype({value.str!r})"
+    if isinstance(value, np.dtype):  # builtin dtypes only: bfloat16's `str` is "<V2"
+        return f"_np.dtype({value.str!r})" if value.kind != "V" else None
     if kind is tuple:
         parts = [_literal(v) for v in value]
         if any(p is None for p in parts):
@@ -231,6 +232,11 @@ class Generator:
                 return call
         if op.kind == "fused":
             return self.kernel_call(node, args)
+        if needs_widening(op, [i.dtype for i in node.inputs]):  # 16-bit floats: in float32
+            fn = self.ns.bind(f"_{op.name}_widened", widened(self.forward(op), node.dtype))
+            extra = self.attrs_source(node)
+            call = f"{fn}({', '.join(args + ([extra] if extra else []))})"
+            return call if out is None else f"{out}; _np.copyto({out}, {call}, casting='unsafe')"
         if kernel_output(node):
             return f"{args[0]}[{int(node.attrs['index'])}]"
         if op.name == "getitem" and out is None:

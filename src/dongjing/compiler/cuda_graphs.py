@@ -24,6 +24,7 @@ from __future__ import annotations
 import os
 
 from ..core.registry import Kind
+from ..dtypes import is_floating
 from ..graph.program import commit_assignments
 from ..ops.nn import check_classes
 
@@ -244,6 +245,6 @@ def _agree(xp, a, b) -> bool:
         return a is b
     if a.shape != b.shape or a.dtype != b.dtype:
         return False
-    if a.dtype.kind in "fc":
+    if (is_floating(a.dtype) or a.dtype.kind == "c"):
         return bool(xp.allclose(a, b, rtol=1e-5, atol=1e-6, equal_nan=True))
     return bool(xp.array_equal(a, b))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dtypes
+from ..dtypes import is_floating
 from ..errors import DTypeError, ShapeError
 from .registry import Spec
 from .validation import check_dims
@@ -89,7 +90,7 @@ def floating(op: str):
     """infer for a unary op defined on floats only."""
 
     def infer(x: Spec, **attrs):
-        if x.dtype.kind != "f":
+        if not is_floating(x.dtype):
             raise DTypeError(f"{op}: expects a floating point tensor, got {x.dtype}")
         return x.shape, x.dtype
 

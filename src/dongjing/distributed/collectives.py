@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..dtypes import is_floating
 from ..errors import DTypeError
 from ..tensor import Tensor
 from .world import DistributedError, ensure_init, wait
@@ -20,7 +21,7 @@ def mpi_op(op: str, dtype: np.dtype):
     world = ensure_init()
     if op not in REDUCE_OPS:
         raise DistributedError(f"all_reduce: op must be one of {REDUCE_OPS}, got {op!r}")
-    if op == "mean" and dtype.kind != "f":
+    if op == "mean" and not is_floating(dtype):
         raise DTypeError(f"all_reduce: op 'mean' needs a floating point tensor, got {dtype}")
     if dtype.kind not in "biuf":
         raise DTypeError(f"all_reduce: cannot reduce a tensor of dtype {dtype}")

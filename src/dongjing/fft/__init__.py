@@ -7,6 +7,7 @@ that says so instead of returning something else."""
 from __future__ import annotations
 
 from .. import ops
+from ..dtypes import is_floating
 from ..ops.convert import as_tensor
 from ..tensor import Tensor
 from ..tensor.creation import arange
@@ -22,7 +23,7 @@ def fftfreq(n: int, d: float = 1.0, *, dtype=None, device=None,
     positive = (n - 1) // 2 + 1
     k = ops.concat([arange(0, positive, dtype=dtype), arange(-(n // 2), 0, dtype=dtype)], 0) \
         if n > 1 else arange(0, 1, dtype=dtype)
-    out = k * (1.0 / (d * n)) if k.dtype.kind == "f" else ops.cast(k, "float32") * (1.0 /
+    out = k * (1.0 / (d * n)) if is_floating(k.dtype) else ops.cast(k, "float32") * (1.0 /
                                                                                   (d * n))
     return _placed(out, device, requires_grad)
 

@@ -6,9 +6,10 @@ from __future__ import annotations
 import math
 
 from ..backends import default_backend
-from ..core import late
+from ..core import autocast_state, late
 from ..core.placement_scope import on_rank
 from ..core.registry import Kind
+from ..dtypes import is_floating
 from ..errors import GraphError
 from ..tensor import Tensor
 
@@ -34,7 +35,7 @@ def _float_reachable(graph_nodes, x_nodes: set) -> set:
     for node in graph_nodes:
         if node in reach or not node.op.differentiable:
             continue
-        if node.dtype is not None and node.dtype.kind != "f":
+        if node.dtype is not None and not is_floating(node.dtype):
             continue
         if any(i in reach for i in node.inputs):
             reach.add(node)
@@ -93,7 +94,8 @@ def gradients(ys, xs, grad_ys=None) -> list:
                              "different graphs")
     x_nodes = [_node_in(graph, x, "xs") for x in xs]
     targets = {n for n in x_nodes if n is not None}
-    with graph.as_default():
+    # gradient nodes keep the forward's dtypes: no autocasting while they are built
+    with graph.as_default(), autocast_state.suspended():
         seeds = [_seed(y, g, graph) for y, g in zip(ys, grad_ys)]
         reach = _float_reachable(list(graph.nodes), targets)
         relevant = reach & _ancestors([n for n in y_nodes if n is not None])

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ..devices.device import device as as_device
 from ..devices.device import move_array
+from ..dtypes import is_floating
 from ..errors import GraphError
 from ..tensor import Tensor
 from ..tensor.conversion import to_array
@@ -34,7 +35,7 @@ class Variable(Tensor):
         super().__init__(array)
         self.var_name = name
         self.trainable = bool(trainable)
-        if self.trainable and array.dtype.kind == "f":
+        if self.trainable and is_floating(array.dtype):
             self.requires_grad = True
 
     @property

@@ -11,11 +11,15 @@ import json
 
 import numpy as np
 
+from ..dtypes import bfloat16
 from ..errors import CheckpointError
 
-_CODES = {"F64": "<f8", "F32": "<f4", "F16": "<f2", "I64": "<i8", "I32": "<i4", "I16": "<i2",
-          "I8": "i1", "U64": "<u8", "U32": "<u4", "U16": "<u2", "U8": "u1", "BOOL": "?"}
-_NAMES = {np.dtype(v): k for k, v in _CODES.items()}
+_CODES = {code: np.dtype(text) for code, text in {
+    "F64": "<f8", "F32": "<f4", "F16": "<f2", "I64": "<i8", "I32": "<i4", "I16": "<i2",
+    "I8": "i1", "U64": "<u8", "U32": "<u4", "U16": "<u2", "U8": "u1", "BOOL": "?"}.items()}
+if bfloat16 is not None:  # safetensors' BF16 (ml_dtypes' dtype is little-endian in memory)
+    _CODES["BF16"] = bfloat16
+_NAMES = {v: k for k, v in _CODES.items()}
 _MAX_NDIM = 64
 MAX_HEADER = 100_000_000  # bytes of JSON header a file may declare (safetensors' own bound)
 _MAX_ARRAY_BYTES = 2 ** 62  # a shape's nonzero dims times the itemsize: NumPy's own bound
@@ -69,7 +73,7 @@ def _entry(name: str, entry, data_len: int, where: str) -> tuple[np.dtype, tuple
         raise CheckpointError(f"{bad} has an invalid shape {shape!r}")
     if not (isinstance(offsets, list) and len(offsets) == 2 and all(map(_is_int, offsets))):
         raise CheckpointError(f"{bad} has invalid data_offsets {offsets!r}")
-    dtype, (start, stop) = np.dtype(_CODES[code]), offsets
+    dtype, (start, stop) = _CODES[code], offsets
     count, nonzero = 1, 1
     for d in shape:  # Python ints: a huge declared shape cannot overflow, only mismatch
         count *= d

@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 
 from .. import ops
+from ..dtypes import is_floating
 from ..errors import ShapeError
 from ..ops.convert import as_tensor
 from ..ops.linalg_decompositions import svdvals
@@ -24,7 +25,7 @@ def vector_norm(x, ord: float = 2, dim=None, keepdim: bool = False, *, dtype=Non
     x = as_tensor(x)
     if dtype is not None:
         x = ops.cast(x, dtype)
-    if x.dtype.kind != "f":
+    if not is_floating(x.dtype):
         raise ShapeError(f"linalg.vector_norm: expects a floating point tensor, got {x.dtype}")
     dims = _dims(x, dim)
     a = ops.abs(x)

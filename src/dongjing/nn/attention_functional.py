@@ -8,6 +8,8 @@ import math
 import numpy as np
 
 from .. import ops
+from ..autocasting import autocast_policy
+from ..dtypes import is_floating
 from ..errors import DTypeError, ShapeError
 from ..ops.convert import as_tensor
 from ..ops.nn import dropout_mask
@@ -21,11 +23,12 @@ def _masked(scores: Tensor, mask) -> Tensor:
     mask = as_tensor(mask)
     if mask.dtype.kind == "b":
         return ops.where(mask, as_tensor(-math.inf, scores), scores)
-    if mask.dtype.kind != "f":
+    if not is_floating(mask.dtype):
         raise DTypeError(f"attention: a mask must be bool or float, got {mask.dtype}")
     return scores + mask
 
 
+@autocast_policy("scaled_dot_product_attention")
 def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn_mask=None,
                                  dropout_p: float = 0.0, is_causal: bool = False,
                                  scale: float | None = None) -> Tensor:

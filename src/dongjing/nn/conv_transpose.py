@@ -12,6 +12,7 @@ import math
 import numpy as np
 
 from .. import ops
+from ..autocasting import autocast_policy
 from ..core.validation import check_int
 from ..errors import ShapeError
 from ..ops import fold2d, unfold2d
@@ -94,6 +95,7 @@ def fold(input: Tensor, output_size, kernel_size, dilation=1, padding=0, stride=
 
 
 # --- transposed convolution -------------------------------------------------------------------
+@autocast_policy("conv_transpose2d")
 def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1,
                      padding=0, output_padding=0, groups: int = 1, dilation=1) -> Tensor:
     """The gradient of conv2d with respect to its input, as a layer: (N, C_in, H, W) with a
@@ -143,6 +145,7 @@ def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, 
     return out
 
 
+@autocast_policy("conv_transpose1d")
 def conv_transpose1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1,
                      padding=0, output_padding=0, groups: int = 1, dilation=1) -> Tensor:
     """`conv_transpose2d` on (N, C, L) inputs with a (C_in, C_out / groups, k) weight."""

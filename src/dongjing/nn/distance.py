@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from .. import ops
+from ..autocasting import autocast_policy
 from ..errors import ShapeError
 from ..linalg import vector_norm
 from ..ops.convert import as_tensor
@@ -16,6 +17,7 @@ def _norm(x: Tensor, p: float, dim: int, keepdim: bool = False) -> Tensor:
     return vector_norm(x, p, dim, keepdim)
 
 
+@autocast_policy("cosine_similarity")
 def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
     """sum(x1 * x2) / (max(|x1|, eps) * max(|x2|, eps)) along `dim` (inputs broadcast)."""
     x1, x2 = as_tensor(x1), as_tensor(x2)
@@ -31,6 +33,7 @@ def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6,
     return _norm(x1 - x2 + eps, p, -1, keepdim)
 
 
+@autocast_policy("cdist")
 def cdist(x1: Tensor, x2: Tensor, p: float = 2.0,
           compute_mode: str = "use_mm_for_euclid_dist_if_necessary") -> Tensor:
     """Distances between every row of `x1` (*, P, M) and every row of `x2` (*, R, M): a tensor

@@ -12,6 +12,7 @@ import warnings
 import numpy as np
 
 from .. import ops
+from ..autocasting import autocast_policy
 from ..errors import ShapeError
 from ..ops import erf, one_hot, sigmoid, tanh, unfold2d
 from ..ops.convert import as_tensor
@@ -89,6 +90,7 @@ def _applied(x, name: str, compute, inplace: bool) -> Tensor:
     return compute(x)
 
 
+@autocast_policy("normalize")
 def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12) -> Tensor:
     """x / max(||x||_p, eps) along `dim`."""
     x = as_tensor(input)
@@ -103,17 +105,20 @@ def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12) -
     return x / norm
 
 
+@autocast_policy("softmax")
 def softmax(x: Tensor, dim: int = -1) -> Tensor:
     """exp(x) / sum(exp(x)) along `dim`."""
     return ops.softmax(x, dim)
 
 
+@autocast_policy("log_softmax")
 def log_softmax(x: Tensor, dim: int = -1) -> Tensor:
     """log(softmax(x)) along `dim`, computed stably."""
     return ops.log_softmax(x, dim)
 
 
 # --- linear, convolution, pooling ----------------------------------------------------------
+@autocast_policy("linear")
 def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """x @ weight.T + bias, with `weight` of shape (out_features, in_features)."""
     x = as_tensor(x)
@@ -131,6 +136,7 @@ def _check_4d(name: str, x: Tensor) -> None:
         raise ShapeError(f"{name}: expects an (N, C, H, W) input, got shape {x.shape}")
 
 
+@autocast_policy("conv2d")
 def conv2d(x: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Size = 1,
            padding: Size = 0) -> Tensor:
     """2-d cross-correlation of (N, C, H, W) `x` with (O, C, kh, kw) `weight` (im2col + matmul).
@@ -183,6 +189,7 @@ def max_pool2d(x: Tensor, kernel_size: Size, stride: Size | None = None,
     return ops.pooling.max_pool2d(x, kernel_size, stride, padding)
 
 
+@autocast_policy("conv1d")
 def conv1d(x: Tensor, weight: Tensor, bias: Tensor | None = None, stride: int = 1,
            padding: int | str = 0, dilation: int = 1, groups: int = 1) -> Tensor:
     """1-d cross-correlation of (N, C, L) `x` with (O, C, k) `weight` (as a conv2d of height 1)."""
@@ -277,6 +284,7 @@ def dropout2d(x: Tensor, p: float = 0.5, training: bool = True, inplace: bool = 
     return _applied(x, "dropout2d", lambda t: t * mask, inplace)
 
 
+@autocast_policy("layer_norm")
 def layer_norm(x: Tensor, normalized_shape: tuple[int, ...], weight: Tensor | None = None,
                bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
     """Normalize over the last `len(normalized_shape)` dims, then scale and shift."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import ops
+from ..autocasting import autocast_policy
 from ..core.validation import check_int
 from ..errors import ShapeError
 from ..ops.convert import as_tensor
@@ -25,6 +26,7 @@ def _affine(out: Tensor, weight, bias) -> Tensor:
     return out
 
 
+@autocast_policy("group_norm")
 def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None,
                bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
     """Normalize (N, C, *) over each group of C / num_groups channels (and the other dims)."""

@@ -4,6 +4,8 @@ symbolic tensors with an unknown batch dim too."""
 from __future__ import annotations
 
 from .. import ops
+from ..autocasting import autocast_policy
+from ..dtypes import is_floating
 from ..errors import DTypeError, ShapeError
 from ..ops import one_hot
 from ..ops.convert import as_tensor
@@ -63,6 +65,7 @@ def _check_weight(weight, num_classes, op: str) -> None:
                          f"per class ({num_classes},)")
 
 
+@autocast_policy("nll_loss")
 def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,
              ignore_index: int = -100, reduction: str = "mean") -> Tensor:
     """Mean of -input[i, target[i]] over the batch (class dim 1); targets equal to
@@ -79,6 +82,7 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,
     return _reduce_weighted(loss, total, reduction, "nll_loss")
 
 
+@autocast_policy("cross_entropy")
 def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
                   ignore_index: int = -100, reduction: str = "mean",
                   label_smoothing: float = 0.0) -> Tensor:
@@ -113,7 +117,7 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
         loss, total = _pick(log_probs, target, num_classes, weight, ignore_index,
                             label_smoothing)
         return _reduce_weighted(loss, total, reduction, "cross_entropy")
-    if target.dtype.kind != "f":
+    if not is_floating(target.dtype):
         raise DTypeError(f"cross_entropy: target must be integer classes or floats, got "
                          f"{target.dtype}")
     if weight is not None:
@@ -125,17 +129,20 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
     return _reduce(ops.neg(ops.sum(q * log_probs, -1)), reduction, "cross_entropy")
 
 
+@autocast_policy("mse_loss")
 def mse_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
     """Mean squared error."""
     diff = as_tensor(input) - target
     return _reduce(diff * diff, reduction, "mse_loss")
 
 
+@autocast_policy("l1_loss")
 def l1_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
     """Mean absolute error."""
     return _reduce(ops.abs(as_tensor(input) - target), reduction, "l1_loss")
 
 
+@autocast_policy("binary_cross_entropy_with_logits")
 def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tensor | None = None,
                                      reduction: str = "mean",
                                      pos_weight: Tensor | None = None) -> Tensor:
@@ -156,6 +163,7 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tens
     return _reduce(loss, reduction, "binary_cross_entropy_with_logits")
 
 
+@autocast_policy("binary_cross_entropy")
 def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
                          reduction: str = "mean") -> Tensor:
     """-(t log(x) + (1 - t) log(1 - x)) for probabilities `input` in [0, 1], each log clamped

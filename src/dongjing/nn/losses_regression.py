@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from .. import ops
+from ..autocasting import autocast_policy
 from ..errors import ShapeError
 from ..ops.convert import as_tensor
 from ..tensor import Tensor
@@ -11,6 +12,7 @@ from .losses import _reduce
 from .module import Module
 
 
+@autocast_policy("kl_div")
 def kl_div(input: Tensor, target: Tensor, size_average=None, reduce=None,
            reduction: str = "mean", log_target: bool = False) -> Tensor:
     """KL(target || exp(input)) pointwise: target * (log target - input), 0 where target is 0;
@@ -28,6 +30,7 @@ def kl_div(input: Tensor, target: Tensor, size_average=None, reduce=None,
     return _reduce(loss, reduction, "kl_div")
 
 
+@autocast_policy("smooth_l1_loss")
 def smooth_l1_loss(input: Tensor, target: Tensor, size_average=None, reduce=None,
                    reduction: str = "mean", beta: float = 1.0) -> Tensor:
     """0.5 d^2 / beta where |d| < beta, else |d| - 0.5 beta (d = input - target); beta 0 is L1."""
@@ -40,6 +43,7 @@ def smooth_l1_loss(input: Tensor, target: Tensor, size_average=None, reduce=None
     return _reduce(loss, reduction, "smooth_l1_loss")
 
 
+@autocast_policy("huber_loss")
 def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean",
                delta: float = 1.0) -> Tensor:
     """0.5 d^2 where |d| <= delta, else delta (|d| - 0.5 delta): smooth L1 scaled by delta."""
@@ -50,6 +54,7 @@ def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean",
     return _reduce(loss, reduction, "huber_loss")
 
 
+@autocast_policy("cosine_embedding_loss")
 def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0,
                           size_average=None, reduce=None, reduction: str = "mean") -> Tensor:
     """1 - cos(x1, x2) where target is 1, max(0, cos(x1, x2) - margin) where it is -1 (cos

@@ -10,6 +10,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ..devices.device import device as _device
+from ..dtypes import is_floating
 from ..errors import StateDictError
 from ..graph import builder as _builder
 from ..graph.variable import Variable
@@ -228,7 +229,7 @@ class Module:
         their gradients) to `device` and cast the floating-point ones to `dtype`, keeping the
         objects, as PyTorch does."""
         dev, dtype = parse_target("Module.to", args, kwargs)
-        if dtype is not None and dtype.kind != "f":
+        if dtype is not None and not is_floating(dtype):
             raise TypeError(f"Module.to only accepts floating point dtypes, got {dtype}")
         if dev is not None:
             for value in list(self.parameters()) + list(self.buffers()):
@@ -236,7 +237,7 @@ class Module:
         if dtype is None:
             return self
         for value in list(self.parameters()) + list(self.buffers()):
-            if value.dtype.kind == "f" and value.dtype != dtype:
+            if is_floating(value.dtype) and value.dtype != dtype:
                 value._data = value._data.astype(dtype)
                 value.grad = None
                 value._version[0] += 1

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from ..core import infer as inf
 from ..core.registry import Kind, Onnx, Spec, binds, define
 from ..dispatch import apply1
+from ..dtypes import is_floating
 from ..errors import DTypeError
 from .convert import as_tensor
 from .elementwise import exp, log, mul, stop_gradient, sub, where, zeros_like
@@ -44,7 +45,7 @@ def _log_softmax_forward(xp, x, dim):
 
 
 def _log_softmax_infer(x: Spec, dim):
-    if x.dtype.kind != "f":
+    if not is_floating(x.dtype):
         raise DTypeError(f"log_softmax: expects a floating point tensor, got {x.dtype}")
     return x.shape, x.dtype
 

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from .. import dtypes
 from ..core.registry import OPS, Op, bind
 from ..dispatch import apply, apply1, apply2, apply_binary
+from ..dtypes import is_floating
 from ..tensor import Tensor
 from .convert import as_tensor, pair
 
@@ -29,7 +30,7 @@ def _publish(op: Op, fn: Callable) -> Callable:
 
 def _to_float(x):
     # cast is declared by ops.elementwise, which is built on this module: read from the table
-    return x if x.dtype.kind == "f" else OPS["cast"].binding(x, dtypes.default_float)
+    return x if is_floating(x.dtype) else OPS["cast"].binding(x, dtypes.default_float)
 
 
 def unary(op: Op) -> Callable:
@@ -41,7 +42,7 @@ def float_unary(op: Op) -> Callable:
     """f(x): integer and bool inputs are promoted to the default float dtype first."""
 
     def fn(x):
-        if type(x) is not Tensor or x._data is None or x._data.dtype.kind != "f":
+        if type(x) is not Tensor or x._data is None or not is_floating(x._data.dtype):
             x = _to_float(as_tensor(x))
         return apply1(op, x)
 
@@ -62,7 +63,7 @@ def float_binary(op: Op) -> Callable:
 
     def fn(a, b):
         a, b = pair(a, b)
-        if a.dtype.kind != "f":
+        if not is_floating(a.dtype):
             a, b = _to_float(a), _to_float(b)
         return apply2(op, a, b)
 

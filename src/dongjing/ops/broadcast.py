@@ -6,6 +6,7 @@ from ..backends import numpy_backend
 from ..core.eager_modes import plain as _plain
 from ..core.registry import Kind, define
 from ..dispatch import apply1, apply2
+from ..dtypes import LOW_PRECISION
 from ..short_paths import declare as _declare_short_path
 from ..tensor import Tensor
 from . import onnx_rules
@@ -34,7 +35,8 @@ def sum_to_shape(g, shape: tuple):
     stretched = tuple(
         lead + i for i, d in enumerate(shape) if d == 1 and gshape[lead + i] != 1
     )
-    if _plain.on and not g.requires_grad and g._node is None and type(g._data) is _ndarray:
+    if (_plain.on and not g.requires_grad and g._node is None and type(g._data) is _ndarray
+            and g._data.dtype not in LOW_PRECISION):  # 16-bit floats: summed in float32
         # short path: broadcast.sum_to_shape (no profiler event or check is due)
         return _off_tape(g._data, stretched, lead)
     # the dims are canonical (sorted, non-negative), so the op is applied without the

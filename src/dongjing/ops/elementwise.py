@@ -15,6 +15,7 @@ from ..core import late
 from ..core.registry import Cost, Kernel, Kind, Onnx, Spec, binds, define
 from ..cpu_kernels import parallel
 from ..dispatch import apply, apply1, apply2
+from ..dtypes import is_floating
 from ..errors import DTypeError
 from . import onnx_rules
 from .bindings import binary, float_binary, float_unary, unary
@@ -41,7 +42,7 @@ def _arith_infer(name):
 
 def _div_infer(a: Spec, b: Spec):
     shape, dtype = inf.elementwise("div")(a, b)
-    return shape, dtype if dtype.kind == "f" else dtypes.default_float
+    return shape, dtype if is_floating(dtype) else dtypes.default_float
 
 
 _add = define("add", ufunc="add", infer=_arith_infer("add"), kind=E, cost=CHEAP,
@@ -96,9 +97,9 @@ def _pow_scalar_forward(xp, x, exponent):
         return x.copy()
     if exponent == 0.5:
         return xp.sqrt(x)
-    if exponent == -1 and x.dtype.kind == "f":
+    if exponent == -1 and is_floating(x.dtype):
         return xp.reciprocal(x)
-    return xp.power(x, x.dtype.type(exponent) if x.dtype.kind == "f" else exponent)
+    return xp.power(x, x.dtype.type(exponent) if is_floating(x.dtype) else exponent)
 
 
 def _pow_scalar_out(xp, x, out, exponent):
@@ -129,7 +130,7 @@ def _pow_scalar_grad(g, x, exponent):
 
 
 def _pow_scalar_infer(x: Spec, exponent):
-    if x.dtype.kind != "f" and (not float(exponent).is_integer() or exponent < 0):
+    if not is_floating(x.dtype) and (not float(exponent).is_integer() or exponent < 0):
         raise DTypeError(f"pow: a {x.dtype} tensor to the power {exponent} needs a float tensor")
     return x.shape, x.dtype
 
@@ -153,7 +154,7 @@ def pow(x, exponent):
     """x ** exponent; a Python-number exponent is an attribute (x**2, x**3 lower to products)."""
     if isinstance(exponent, (int, float)) and not isinstance(exponent, bool):
         x = as_tensor(x)
-        if x.dtype.kind != "f" and (exponent < 0 or not float(exponent).is_integer()):
+        if not is_floating(x.dtype) and (exponent < 0 or not float(exponent).is_integer()):
             x = cast(x, dtypes.default_float)
         return apply1(_pow_scalar, x, exponent=exponent)
     a, b = pair(x, exponent)
@@ -395,7 +396,7 @@ def cast(x, dtype):
     dtype = dtypes.as_dtype(dtype)
     if x._node is None and x._data.dtype == dtype:
         return x
-    if x.requires_grad and dtype.kind != "f":
+    if x.requires_grad and not is_floating(dtype):
         with _no_grad():
             return apply1(_cast, x, dtype=dtype)
     return apply1(_cast, x, dtype=dtype)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ..autocasting import autocast_policy
 from ..core import infer as inf
 from ..core.registry import Spec, binds, define
 from ..dispatch import apply1
@@ -191,6 +192,7 @@ def unbind(input, dim: int = 0) -> tuple:
 
 
 # --- products -----------------------------------------------------------------------------------
+@autocast_policy("bmm")
 def bmm(input, mat2):
     """Batched matrix product of two 3-d tensors (b, n, m) @ (b, m, p)."""
     a, b = as_tensor(input), as_tensor(mat2)

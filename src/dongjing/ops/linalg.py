@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from .. import dtypes
+from ..autocasting import autocast_policy
 from ..core import infer as inf
 from ..core.registry import Onnx, Spec, binds, define
 from ..dispatch import apply1, apply2, apply_binary, off_tape
@@ -105,6 +106,7 @@ def matmul(a, b):
     return apply_binary(_matmul, a, b, pair)
 
 
+@autocast_policy("mm")
 def mm(a, b):
     """2-d matrix product."""
     a, b = pair(a, b)
@@ -113,6 +115,7 @@ def mm(a, b):
     return apply2(_matmul, a, b)
 
 
+@autocast_policy("dot")
 def dot(a, b):
     """Inner product of two 1-d tensors."""
     a, b = pair(a, b)

@@ -13,6 +13,7 @@ from .. import dtypes
 from ..core import infer as inf
 from ..core.registry import Onnx, Spec, define
 from ..dispatch import apply
+from ..dtypes import is_floating
 from ..errors import DTypeError, ShapeError
 from .compare import eq, logical_not
 from .convert import as_tensor
@@ -30,7 +31,7 @@ def _mT(x):  # noqa: N802 (PyTorch's name: the transpose of the last two dims)
 
 
 def _float(name: str, x: Spec) -> None:
-    if x.dtype.kind != "f":
+    if not is_floating(x.dtype):
         raise DTypeError(f"linalg.{name}: expects a floating point tensor, got {x.dtype}")
 
 

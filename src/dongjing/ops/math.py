@@ -13,6 +13,7 @@ from .. import dtypes
 from ..core import infer as inf
 from ..core.registry import Cost, Kind, Spec, binds, define
 from ..dispatch import apply1
+from ..dtypes import is_floating
 from ..errors import DTypeError
 from ..tensor import Tensor
 from . import onnx_rules
@@ -70,7 +71,7 @@ def _zero_grad(g, *inputs, **attrs):
 def _rounding(name, ufunc, onnx, doc):
     # an integer tensor is already rounded: the forward keeps it (and its dtype) as it is
     def forward(xp, x, decimals=0):
-        if x.dtype.kind != "f":
+        if not is_floating(x.dtype):
             return x.copy()
         return getattr(xp, ufunc)(x) if not decimals else xp.round(x, decimals)
 
@@ -94,7 +95,7 @@ def round(input, *, decimals: int = 0):
     """Nearest integer, halves to even (zero gradient); `decimals` rounds to that many decimal
     places (negative: to tens, hundreds...), as PyTorch's."""
     x = as_tensor(input)
-    if decimals and x.dtype.kind != "f":
+    if decimals and not is_floating(x.dtype):
         raise DTypeError(f"round: decimals= needs a floating point tensor, got {x.dtype}")
     return apply1(_round, x, decimals=int(decimals)) if decimals else apply1(_round, x)
 
@@ -162,7 +163,7 @@ def _predicate(name, ufunc, onnx, doc):
         return x.shape, dtypes.bool_
 
     def forward(xp, x):
-        if x.dtype.kind != "f":  # integers are always finite
+        if not is_floating(x.dtype):  # integers are always finite
             return xp.full(x.shape, name == "isfinite", dtype=bool)
         return getattr(xp, ufunc)(x)
 

@@ -13,6 +13,7 @@ from ..core.validation import check_int
 from ..cpu_kernels import parallel
 from ..devices.random import generator
 from ..dispatch import apply1
+from ..dtypes import is_floating
 from ..errors import DTypeError, ShapeError
 from . import onnx_graph_rules
 from .convert import as_tensor
@@ -41,7 +42,7 @@ def _unfold_infer(x: Spec, kernel, stride, padding, pad_value=0.0):
         raise ShapeError(f"unfold2d: the spatial dims of {inf.fmt(x.shape)} must be known")
     oh = out_size(h, kernel[0], stride[0], padding[0])
     ow = out_size(w, kernel[1], stride[1], padding[1])
-    if any(padding) and x.dtype.kind != "f" and not math.isfinite(pad_value):
+    if any(padding) and not is_floating(x.dtype) and not math.isfinite(pad_value):
         raise DTypeError(f"unfold2d: padding a {x.dtype} tensor with {pad_value} "
                          "(max-pooling with padding needs a floating tensor)")
     return (n, c, kernel[0], kernel[1], oh, ow), x.dtype
@@ -224,7 +225,7 @@ def one_hot(y, num_classes: int, dtype=None, ignore_index: int | None = None):
 
 # --- dropout mask (random: graphs must not fold or merge it) ---------------------------------
 def _dropout_mask_infer(x: Spec, p):
-    if x.dtype.kind != "f":
+    if not is_floating(x.dtype):
         raise DTypeError(f"dropout_mask: expects a floating point tensor, got {x.dtype}")
     return x.shape, x.dtype
 

@@ -14,6 +14,7 @@ from ..core import infer as inf
 from ..core.registry import Spec, binds, define
 from ..cpu_kernels import parallel
 from ..dispatch import apply, apply1
+from ..dtypes import is_floating
 from ..errors import DTypeError, ShapeError
 from . import onnx_graph_rules
 from .convert import as_tensor
@@ -29,7 +30,7 @@ def _pool_infer(x: Spec, kernel, stride, padding, op: str = "max_pool2d"):
         raise ShapeError(f"{op}: the spatial dims of {inf.fmt(x.shape)} must be known")
     if any(2 * p > k for p, k in zip(padding, kernel)):
         raise ShapeError(f"{op}: padding {padding} must be at most half the kernel {kernel}")
-    if any(padding) and x.dtype.kind != "f":
+    if any(padding) and not is_floating(x.dtype):
         raise DTypeError(f"{op}: padding a {x.dtype} tensor (it pads with -inf, which needs a "
                          "floating tensor)")
     oh = out_size(h, kernel[0], stride[0], padding[0], op)

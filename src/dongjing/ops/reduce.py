@@ -8,6 +8,7 @@ from .. import dtypes
 from ..core import infer as inf
 from ..core.registry import Kind, Spec, binds, define
 from ..dispatch import apply1
+from ..dtypes import is_floating
 from ..errors import DTypeError, ShapeError
 from ..tensor import Tensor
 from . import onnx_rules
@@ -46,7 +47,7 @@ def check_reducible(name, shape, axes) -> None:
 
 
 def _sum_dtype(dtype):
-    return dtype if dtype.kind == "f" else dtypes.int64
+    return dtype if is_floating(dtype) else dtypes.int64
 
 
 def _sum_forward(xp, x, dim=None, keepdim=False):
@@ -230,7 +231,7 @@ def count(x, dim=None, dtype=dtypes.float32):
 def mean(x, dim=None, keepdim: bool = False):
     """Arithmetic mean over all elements or over `dim` (composed: sum / count)."""
     x = as_tensor(x)
-    if x.dtype.kind != "f":
+    if not is_floating(x.dtype):
         raise DTypeError(f"mean: expects a floating point tensor, got {x.dtype}")
     return div(sum(x, dim, keepdim), count(x, dim, x.dtype))
 

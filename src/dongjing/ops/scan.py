@@ -9,10 +9,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .. import dtypes
+from ..autocasting import autocast_policy
 from ..backends import backend_of
 from ..core import infer as inf
 from ..core.registry import Kind, Spec, binds, define
 from ..dispatch import apply1
+from ..dtypes import is_floating
 from ..errors import DTypeError, ShapeError
 from ..tensor import Tensor
 from ..tensor.transfer import placement_of
@@ -78,6 +80,7 @@ _prod = define("prod", forward=_prod_forward, infer=_reduce_infer("prod", _sum_d
 
 
 @binds(_prod)
+@autocast_policy("prod")
 def prod(x, dim: int | None = None, keepdim: bool = False, *, dtype=None):
     """Product of all elements, or over one dim (integers and bools give int64)."""
     x = as_tensor(x)
@@ -112,6 +115,7 @@ _cumsum = define(
 
 
 @binds(_cumsum)
+@autocast_policy("cumsum")
 def cumsum(x, dim: int, *, dtype=None, reverse: bool = False):
     """Running sums along `dim`; integers and bools give int64 (as PyTorch)."""
     x = as_tensor(x)
@@ -170,6 +174,7 @@ _cumprod = define("cumprod", forward=lambda xp, x, dim: _flipped(xp, xp.cumprod,
 
 
 @binds(_cumprod)
+@autocast_policy("cumprod")
 def cumprod(x, dim: int, *, dtype=None):
     """Running products along `dim`; integers and bools give int64 (as PyTorch)."""
     x = as_tensor(x)
@@ -220,7 +225,7 @@ def var(x, dim=None, unbiased: bool | None = None, keepdim: bool = False, *,
         dim, unbiased = None, dim
     c = _correction("var", unbiased, correction)
     x = as_tensor(x)
-    if x.dtype.kind != "f":
+    if not is_floating(x.dtype):
         raise DTypeError(f"var: expects a floating point tensor, got {x.dtype}")
     centered = sub(x, mean(x, dim, keepdim=True))
     total = sum(mul(centered, centered), dim, keepdim)
@@ -247,7 +252,7 @@ def _norm2_grad(g, x, *, out, dim=None, keepdim=False):
 
 
 def _norm2_infer(x: Spec, dim=None, keepdim=False):
-    if x.dtype.kind != "f":
+    if not is_floating(x.dtype):
         raise DTypeError(f"norm: expects a floating point tensor, got {x.dtype}")
     return _reduce_infer("norm")(x, dim, keepdim)
 
@@ -258,13 +263,14 @@ _norm2 = define("norm2", forward=_norm2_forward, infer=_norm2_infer, grads=(_nor
                 doc="The Euclidean (2-) norm over all elements or `dim`.")
 
 
+@autocast_policy("norm")
 def norm(x, p="fro", dim=None, keepdim: bool = False, dtype=None):
     """Vector norm over all elements or `dim`: p = 2 / "fro" (default), 1, inf, -inf, 0 or any
     positive number. Matrix norms other than Frobenius ("nuc", 2 over two dims) are refused."""
     x = as_tensor(x)
     if dtype is not None:
         x = cast(x, dtype)
-    if x.dtype.kind != "f":
+    if not is_floating(x.dtype):
         raise DTypeError(f"norm: expects a floating point tensor, got {x.dtype}")
     dim = _canon_dim(x, dim)
     if p == "fro" or p == 2 or p is None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from .. import dtypes
+from ..autocasting import autocast_policy
 from ..core import infer as inf
 from ..core.registry import OPS, Kind, Onnx, Spec, binds, define
 from ..dispatch import apply, apply1, apply2
@@ -395,6 +396,7 @@ _concat = define("concat", forward=_concat_forward,
 
 
 @binds(_concat)
+@autocast_policy("cat")
 def concat(tensors, dim: int = 0):
     """Join tensors along an existing dim."""
     tensors = [as_tensor(t) for t in tensors]
@@ -407,6 +409,7 @@ def concat(tensors, dim: int = 0):
 cat = concat
 
 
+@autocast_policy("stack")
 def stack(tensors, dim: int = 0):
     """Join tensors along a new dim (composed: unsqueeze + concat)."""
     tensors = [as_tensor(t) for t in tensors]

@@ -6,6 +6,7 @@ from ..backends import backend_of
 from ..core import infer as inf
 from ..core.registry import Spec, define, register
 from ..dispatch import apply
+from ..dtypes import is_floating
 from ..errors import DTypeError, GraphError, ShapeError
 from ..graph import builder
 from ..graph.program import commit_assignments
@@ -20,7 +21,7 @@ def _assign_forward(xp, old, value, ref):
 
 def _assign_infer(var: Spec, value: Spec, ref):
     name = getattr(ref, "var_name", None) or "variable"
-    if value.dtype.kind == "f" and var.dtype.kind != "f":
+    if is_floating(value.dtype) and not is_floating(var.dtype):
         raise DTypeError(f"assign: cannot store a {value.dtype} value into the {var.dtype} "
                          f"Variable {name!r}")
     if value.dtype.kind not in "biuf":

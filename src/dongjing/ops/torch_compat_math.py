@@ -11,9 +11,11 @@ as PyTorch's do, so they need values (eager tensors).
 from __future__ import annotations
 
 from .. import dtypes
+from ..autocasting import autocast_policy
 from ..backends import backend_of, numpy_backend
 from ..core import infer as inf
 from ..core.registry import Cost, Kind, Spec, define
+from ..dtypes import is_floating
 from ..errors import DeviceError, DTypeError, ShapeError
 from ..tensor import Tensor
 from .bindings import binary, float_binary
@@ -35,7 +37,7 @@ _NO_ONNX = "ONNX has no such operator; its expansion is not written yet"
 
 def _floating(x):
     """`x` itself when floating point, else `x` cast to the default float dtype."""
-    return x if x.dtype.kind == "f" else cast(x, dtypes.default_float)
+    return x if is_floating(x.dtype) else cast(x, dtypes.default_float)
 
 
 def _float_binary_infer(name):
@@ -102,12 +104,14 @@ def square(input):
     return mul(x, x)
 
 
+@autocast_policy("reciprocal")
 def reciprocal(input):
     """`1 / input`; integer inputs give the default float dtype."""
     x = _floating(as_tensor(input))
     return div(as_tensor(1.0, x), x)
 
 
+@autocast_policy("rsqrt")
 def rsqrt(input):
     """`1 / sqrt(input)`; integer inputs give the default float dtype."""
     return reciprocal(sqrt(_floating(as_tensor(input))))
@@ -116,7 +120,7 @@ def rsqrt(input):
 def frac(input):
     """The fractional part `input - trunc(input)` (sign of the input); floating point only."""
     x = as_tensor(input)
-    if x.dtype.kind != "f":
+    if not is_floating(x.dtype):
         raise DTypeError(f"frac: expects a floating point tensor, got {x.dtype}")
     return sub(x, trunc(x))
 
@@ -127,7 +131,7 @@ def nan_to_num(input, nan: float = 0.0, posinf: float | None = None,
     and the largest / lowest finite value of the dtype). Integer tensors are copied as they are.
     The gradient is zero at the replaced elements."""
     x = as_tensor(input)
-    if x.dtype.kind != "f":
+    if not is_floating(x.dtype):
         return clone(x)
     info = dtypes.finfo(x.dtype)
     posinf = float(info.max) if posinf is None else posinf
@@ -170,7 +174,7 @@ def lerp(input, end, weight):
     (from `end` when |weight| >= 0.5), so ``lerp(a, b, 1)`` is exactly `b`; PyTorch's fused
     multiply-add may differ in the last bit."""
     x = as_tensor(input)
-    if x.dtype.kind != "f":
+    if not is_floating(x.dtype):
         raise DTypeError(f"lerp: expects floating point tensors, got input of {x.dtype}")
     end = as_tensor(end, x)
     if end.dtype != x.dtype:
@@ -195,6 +199,7 @@ def lerp(input, end, weight):
 
 
 # --- products ---------------------------------------------------------------------------------
+@autocast_policy("addmm")
 def addmm(input, mat1, mat2, *, beta=1, alpha=1):
     """`beta * input + alpha * (mat1 @ mat2)`: `mat1` (n, m) and `mat2` (m, p) matrices, `input`
     broadcastable to (n, p). With ``beta=0`` the input is not read (its NaNs do not spread)."""
@@ -208,7 +213,7 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1):
     for name, value in (("beta", beta), ("alpha", alpha)):
         if not dtypes.is_scalar_number(value):
             raise DTypeError(f"addmm: {name} must be a number, got {type(value).__name__}")
-        if x.dtype.kind != "f" and isinstance(value, float):
+        if not is_floating(x.dtype) and isinstance(value, float):
             raise DTypeError(f"addmm: {name} must be an int for integer tensors, got {value}")
     product = mm(a, b)
     shape = tuple(product.shape)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 
 from .. import dtypes
+from ..autocasting import autocast_policy
 from ..backends import backend_of
 from ..core import infer as inf
 from ..devices.device import Placement
@@ -69,6 +70,7 @@ def diag(input, diagonal: int = 0):
     raise ShapeError(f"diag: expects a 1-d or 2-d tensor, got shape {inf.fmt(x.shape)}")
 
 
+@autocast_policy("trace")
 def trace(input):
     """The sum of the main diagonal of a 2-d tensor (integers sum to int64)."""
     x = as_tensor(input)
@@ -181,6 +183,7 @@ def unflatten(input, dim: int, sizes):
 
 
 # --- cross, diff ------------------------------------------------------------------------------
+@autocast_policy("cross")
 def cross(input, other, dim: int | None = None):
     """The cross product of 3-vectors along `dim` (broadcast); without `dim`, the first dim of
     size 3, as `torch.cross` (`torch.linalg.cross` defaults to the last)."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 from ..backends import backend_of, default_backend
 from ..core import late
 from ..dispatch import apply
+from ..dtypes import is_floating
 from ..errors import GraphError
 from ..graph import builder
 from ..graph.gradients import gradients
@@ -126,9 +127,9 @@ def while_vjp(g, inputs, out, needs, attrs) -> tuple:
     cond_graph, body_graph = attrs["cond_graph"], attrs["body_graph"]
     n_cond = len(cond_graph.captures)
     init, body_caps = inputs[:n], inputs[n + n_cond:]
-    diff = [j for j in range(n) if init[j].dtype.kind == "f"]
+    diff = [j for j in range(n) if is_floating(init[j].dtype)]
     caps_diff = [j for j, c in enumerate(body_caps)
-                 if c.dtype.kind == "f" and needs[n + n_cond + j]]
+                 if is_floating(c.dtype) and needs[n + n_cond + j]]
     if not diff or (not caps_diff and not any(needs[j] for j in diff)):
         return (None,) * len(inputs)
     parent = builder.state.graph

@@ -17,7 +17,7 @@ import threading
 import numpy as np
 
 from ..cpu_kernels import kernels
-from ..dtypes import scalar_dtype
+from ..dtypes import is_floating, scalar_dtype
 from ..tensor import Tensor
 
 _ndarray = np.ndarray
@@ -50,7 +50,7 @@ def _arrays(p: Tensor, g: Tensor):
     if (type(pd) is not _ndarray or type(gd) is not _ndarray or g._node is not None
             or p._node is not None):
         return None
-    if pd.dtype != gd.dtype or pd.dtype.kind != "f" or pd.shape != gd.shape:
+    if pd.dtype != gd.dtype or not is_floating(pd.dtype) or pd.shape != gd.shape:
         return None
     if not pd.flags.writeable or np.may_share_memory(pd, gd):
         return None

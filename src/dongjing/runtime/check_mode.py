@@ -17,6 +17,7 @@ import warnings
 from ..autograd.api import grad as autograd_grad
 from ..backends import backend_of, default_backend, numpy_backend
 from ..devices.random import default as _rng
+from ..dtypes import is_floating
 from ..errors import CheckError
 from ..ops import sum as dj_sum
 from ..tensor import Tensor
@@ -34,7 +35,8 @@ _TOLERANCE = {2: 1e-2, 4: 1e-4, 8: 1e-9}  # relative tolerance by float itemsize
 def tolerance(dtype) -> float:
     """The relative (and, scaled by the values' size, absolute) tolerance for a dtype."""
     dtype = xp.dtype(dtype)
-    return _TOLERANCE.get(dtype.itemsize, 1e-4) if dtype.kind in "fc" else 0.0
+    floating = is_floating(dtype) or dtype.kind == "c"
+    return _TOLERANCE.get(dtype.itemsize, 1e-4) if floating else 0.0
 
 
 def errors(got, want) -> tuple[float, float] | None:
@@ -43,7 +45,7 @@ def errors(got, want) -> tuple[float, float] | None:
     got, want = _host(got), _host(want)
     if got.shape != want.shape:
         return float("inf"), float("inf")
-    if want.dtype.kind not in "fc":
+    if not (is_floating(want.dtype) or want.dtype.kind == "c"):
         bad = got != want
         return (float(xp.max(xp.abs(got.astype(float) - want.astype(float)))), 1.0) \
             if xp.any(bad) else None
@@ -137,7 +139,7 @@ def _weighted_sum(outs: list, weights: list):
     total = None
     k = 0
     for o in outs:
-        if not (isinstance(o, Tensor) and o.requires_grad and o._data.dtype.kind == "f"):
+        if not (isinstance(o, Tensor) and o.requires_grad and is_floating(o._data.dtype)):
             continue
         if k == len(weights):
             rng = backend_of(o._data).generator(len(weights))

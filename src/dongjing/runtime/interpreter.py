@@ -10,6 +10,7 @@ from ..backends import backend_of, default_backend, is_array, numpy_backend
 from ..compiler.pipeline import build_program as compile_program
 from ..core import late
 from ..core import profiler_hooks as _profiler  # `_profiler.on`: a profiler is recording
+from ..core.low_precision import needs_widening, widened
 from ..errors import GraphError
 from ..graph.program import Program, commit_assignments, storage
 
@@ -67,6 +68,8 @@ class Interpreter(Program):
                 inputs = tuple(slot[i] for i in node.inputs)
                 kind = "assign" if op.kind == "effect" and "ref" in node.attrs else "call"
                 forward = op.forward if self.backend is None else op.forward_for(self.backend.xp)
+                if needs_widening(op, [i.dtype for i in node.inputs]):  # 16-bit floats
+                    forward = widened(forward, node.dtype)
                 self.steps.append((slot[node], kind, forward, inputs, node.attrs))
         self.variables = [s[2] for s in self.steps if s[1] == "var"]
         self.source_ids = {id(storage(a)) for a in self.sources}

@@ -13,6 +13,7 @@ from typing import Any, overload
 
 from ..autograd.anomaly import state as anomaly_state
 from ..autograd.grad_mode import state as grad_state
+from ..core import autocast_state
 from ..core.validation import check_choice
 from ..errors import DongjingError, IndexOutOfRangeError, JitError
 from ..graph import builder
@@ -120,7 +121,7 @@ class JitFunction:
         """For a jitted module called on eager NumPy tensors only: its training flags and the
         arguments' shapes and dtypes, which fix the full `signature` of such a call (so a call
         with the key of the last one may run the last trace). None for other calls."""
-        key = [training_flags(self.module)]
+        key = [training_flags(self.module), autocast_state.key()]
         for a in args:
             if type(a) is not Tensor or a._node is not None or type(a._data) is not _HOST:
                 return None
@@ -161,6 +162,9 @@ class JitFunction:
     def _trace_for(self, args: tuple, kwargs: dict, arrays: list) -> Trace:
         watched = (self.module,) if self.module is not None else watched_objects(self.fn)
         sig = signature(args, kwargs, watched, arrays)
+        casting = autocast_state.key()
+        if casting:  # a trace made in an autocast region holds its casts
+            sig = (*sig, ("autocast", "value", ("autocast", casting)))
         with self._cache_lock:
             traces = self._cache.get(sig)
             if traces:

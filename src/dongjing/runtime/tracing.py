@@ -8,7 +8,7 @@ import re
 import time
 import warnings
 
-from ..dtypes import ARRAY_SCALARS, is_dtype
+from ..dtypes import ARRAY_SCALARS, is_dtype, is_floating
 from ..errors import DeviceError, DongjingError, GraphError, JitError, SideEffectError
 from ..graph.builder import placeholder, to_node
 from ..graph.graph import Graph
@@ -105,9 +105,9 @@ class Trace:
         """What a gradient may flow to: ("arg", placeholder, index of the tensor argument) for
         floating tensor arguments, ("captured", node, tensor) for captured tensors that require
         grad (Parameters, trainable Variables, leaves)."""
-        found = [("arg", n, i) for i, n in enumerate(self.placeholders) if n.dtype.kind == "f"]
+        found = [("arg", n, i) for i, n in enumerate(self.placeholders) if is_floating(n.dtype)]
         for t, node in self.graph._captured.values():
-            if node.dtype is not None and node.dtype.kind == "f" and _trainable(t):
+            if node.dtype is not None and is_floating(node.dtype) and _trainable(t):
                 found.append(("captured", node, t))
         return found
 

@@ -12,6 +12,7 @@ from .. import dtypes
 from ..backends import backend_of
 from ..devices.device import cpu, device_of_array, host_array
 from ..devices.device import device as _device
+from ..dtypes import is_floating
 from ..errors import DTypeError, GraphError
 from . import conversion as _conversion
 from .conversion import legacy_array
@@ -311,7 +312,11 @@ class Tensor(_AttachedMethods):
             if where.type != "cpu":
                 extras.append(f"device='{where}'")
             data = backend_of(data).to_numpy(data)
-        body = np.array2string(data, separator=", ", prefix="tensor(")
+        if data.dtype is dtypes.bfloat16:  # NumPy prints ml_dtypes' scalars unaligned
+            body = np.array2string(data.astype(dtypes.float32), separator=", ",
+                                   prefix="tensor(", precision=4)
+        else:
+            body = np.array2string(data, separator=", ", prefix="tensor(")
         if data.dtype not in (dtypes.float32, dtypes.int64, dtypes.bool_):
             extras.insert(0, f"dtype=dongjing.{data.dtype}")
         if self.grad_fn is not None:
@@ -322,7 +327,7 @@ class Tensor(_AttachedMethods):
 
     # --- autograd ---------------------------------------------------------------------------
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
-        if requires_grad and self.dtype.kind != "f":
+        if requires_grad and not is_floating(self.dtype):
             raise DTypeError(
                 f"only floating point tensors can require gradients; this tensor has dtype "
                 f"{self.dtype} (shape {self.shape})"

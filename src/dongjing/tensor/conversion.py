@@ -8,6 +8,7 @@ import numpy as np
 from .. import dtypes
 from ..core.validation import allocation_failed
 from ..devices.device import foreign_array
+from ..dtypes import is_floating
 from ..errors import ArgumentError, DTypeError
 
 
@@ -85,9 +86,9 @@ def _check_fits(array: np.ndarray, want: np.dtype) -> None:
     (never a silent wrap-around); floats that do fit are truncated toward zero, as PyTorch's."""
     info = np.iinfo(want)
     low, high = array.min(), array.max()
-    if array.dtype.kind == "f" and not (np.isfinite(low) and np.isfinite(high)):
+    if is_floating(array.dtype) and not (np.isfinite(low) and np.isfinite(high)):
         raise ArgumentError(f"cannot convert NaN or an infinity to dtype {want}")
-    if array.dtype.kind == "f":  # Python's float against a Python int compares exactly
+    if is_floating(array.dtype):  # Python's float against a Python int compares exactly
         low, high = float(low), float(high)
     else:
         low, high = int(low), int(high)

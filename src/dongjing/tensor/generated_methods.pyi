@@ -129,6 +129,7 @@ from .methods import _where_method as _dongjing_tensor_methods__where_method
 from .methods import clone as _dongjing_tensor_methods_clone
 from .methods import detach as _dongjing_tensor_methods_detach
 from .methods import to as _dongjing_tensor_methods_to
+from .torch_methods import bfloat16 as _dongjing_tensor_torch_methods_bfloat16
 from .torch_methods import element_size as _dongjing_tensor_torch_methods_element_size
 from .torch_methods import half as _dongjing_tensor_torch_methods_half
 from .torch_methods import is_contiguous as _dongjing_tensor_torch_methods_is_contiguous
@@ -203,6 +204,7 @@ class GeneratedMethods:
     def atan2(self, b: TensorLike) -> Tensor: ...
     def backward(self, gradient: TensorLike | None = ..., retain_graph: bool | None = ..., create_graph: bool = ...) -> None: ...
     bernoulli_ = _dongjing_tensor_inplace_methods_bernoulli_
+    bfloat16 = _dongjing_tensor_torch_methods_bfloat16
     bmm = _dongjing_ops_layout_bmm
     def ceil(self) -> Tensor: ...
     chunk = _dongjing_ops_layout_chunk

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import ops
+from ..dtypes import is_floating
 from ..errors import DTypeError, ShapeError
 from . import Tensor
 from .inplace import _constant, _generator, _tensors, _unary_inplace, run_inplace
@@ -89,7 +90,7 @@ def bernoulli_(self, p=0.5, *, generator=None):
 def exponential_(self, lambd: float = 1.0, *, generator=None):
     """Fill with draws of the exponential distribution of rate `lambd` (> 0)."""
     rng = _generator(generator, "exponential_")
-    if self.dtype.kind != "f":
+    if not is_floating(self.dtype):
         raise DTypeError(f"exponential_: expects a floating point tensor, got {self.dtype}")
     if isinstance(lambd, bool) or not isinstance(lambd, (int, float, np.number)) or lambd <= 0:
         raise ShapeError(f"exponential_: lambd must be a number > 0, got {lambd!r}")

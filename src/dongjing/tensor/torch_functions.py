@@ -10,6 +10,7 @@ from ..autograd.grad_mode import state
 from ..core.validation import check_size
 from ..devices.device import check_device, placement
 from ..devices.random import generator
+from ..dtypes import is_floating
 from ..errors import ArgumentError, DTypeError, GraphError, ShapeError
 from . import Tensor
 from .creation import from_numpy, tensor
@@ -46,7 +47,7 @@ def is_floating_point(input) -> bool:
     if not isinstance(input, Tensor):
         raise ArgumentError(f"dj.is_floating_point: expects a Tensor, got "
                             f"{type(input).__name__}")
-    return input.dtype.kind == "f"
+    return is_floating(input.dtype)
 
 
 def empty_like(input, *, dtype=None, device=None, requires_grad: bool = False,
@@ -114,7 +115,7 @@ def normal(mean, std=1.0, size=None, *, generator=None, dtype=None, device=None,
                                 "number mean and std (with tensors the result takes their "
                                 "shape and dtype)")
         for t in tensors:
-            if t.dtype.kind != "f":
+            if not is_floating(t.dtype):
                 raise DTypeError(f"dj.normal: mean and std must be floating point, got {t.dtype}")
         want = np.result_type(*(t.dtype for t in tensors))
         shape = np.broadcast_shapes(*(np.shape(_array(v)) for v in (mean, std)))
@@ -135,7 +136,7 @@ def bernoulli(input, p=None, *, generator=None) -> Tensor:
     _check_generator("dj.bernoulli", generator)
     _eager("dj.bernoulli", input)
     x = input if isinstance(input, Tensor) else tensor(input)
-    if x.dtype.kind != "f":
+    if not is_floating(x.dtype):
         raise DTypeError(f"dj.bernoulli: expects a floating point tensor, got {x.dtype}")
     probs = x._data if p is None else p
     if isinstance(probs, bool) or not isinstance(probs, (int, float, np.number, np.ndarray)):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from .. import dtypes, ops
 from ..core import infer
+from ..dtypes import is_floating
 from ..errors import ArgumentError
 from . import Tensor
 
@@ -25,6 +26,12 @@ def half(self) -> Tensor:
     return self.to(dtypes.float16)
 
 
+def bfloat16(self, memory_format=None) -> Tensor:
+    """This tensor as bfloat16 (needs the ml_dtypes package)."""
+    _check_memory_format("bfloat16", memory_format)
+    return self.to(dtypes.require_bfloat16())
+
+
 def element_size(self) -> int:
     """Bytes per element."""
     return int(self.dtype.itemsize)
@@ -42,7 +49,7 @@ def ndimension(self) -> int:
 
 def is_floating_point(self) -> bool:
     """Whether the dtype is a floating point one."""
-    return self.dtype.kind == "f"
+    return is_floating(self.dtype)
 
 
 def _check_memory_format(name: str, memory_format) -> None:
@@ -74,6 +81,6 @@ def attach() -> None:
     """Install the methods on Tensor."""
     for name in _COMPOSED:
         setattr(Tensor, name, getattr(ops, name))
-    for fn in (type_as, half, element_size, nelement, ndimension, is_floating_point,
+    for fn in (type_as, half, bfloat16, element_size, nelement, ndimension, is_floating_point,
                is_contiguous, stride):
         setattr(Tensor, fn.__name__, fn)

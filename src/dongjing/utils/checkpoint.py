@@ -17,6 +17,7 @@ from ..autograd.custom_function import Function
 from ..autograd.grad_mode import enable_grad, no_grad
 from ..autograd.grad_mode import state as grad_state
 from ..devices.random import generator
+from ..dtypes import is_floating
 from ..tensor import Tensor
 
 
@@ -31,7 +32,7 @@ class _Recompute(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        inputs = [t.detach().requires_grad_(t.requires_grad) if t.dtype.kind == "f"
+        inputs = [t.detach().requires_grad_(t.requires_grad) if is_floating(t.dtype)
                   else t.detach() for t in ctx.saved_tensors]
         with enable_grad(), _ReplayedRandomness(ctx.piece.rng_state):
             out = ctx.piece.rerun(inputs)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ...backends import default_backend
+from ...core.low_precision import needs_widening, widened
 from ..ir import PassResult, Rebuilder, is_constant, is_pure, numel
 
 MAX_FOLD_ELEMENTS = 1 << 20  # a folded result bigger than this stays a computation
@@ -37,7 +38,10 @@ def fold_constants(graph, fetches: list) -> PassResult:
             size = numel(node.shape) or 1
             if size <= MAX_FOLD_ELEMENTS:
                 arrays = [i.attrs["value"] for i in inputs]
-                value = node.op.forward(*arrays, **node.attrs)  # f(constants) -> constant
+                forward = node.op.forward
+                if needs_widening(node.op, [a.dtype for a in arrays]):  # 16-bit floats
+                    forward = widened(forward, node.dtype)
+                value = forward(*arrays, **node.attrs)  # f(constants) -> constant
         if value is None:
             rb.map[node] = rb.copy(node, inputs)
             continue

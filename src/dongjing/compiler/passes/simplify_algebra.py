@@ -17,6 +17,7 @@ import math
 from ... import dtypes
 from ...backends import default_backend
 from ...core.registry import OPS
+from ...dtypes import is_floating
 from ...errors import ShapeError
 from ...ops.infer import broadcast
 from ..ir import PassResult, Rebuilder, numel
@@ -40,7 +41,7 @@ def _unit(op, dtype) -> tuple:
     for floats a zero's sign counts (x + (-0.0) and x - (+0.0) are exact for every float x,
     x + 0.0 is not, for x = -0.0); an integer zero has none."""
     unit = op.identity
-    if unit == 0 and dtype.kind == "f":
+    if unit == 0 and is_floating(dtype):
         negative = math.copysign(1.0, unit) < 0
         return unit, negative, "-0.0" if negative else "+0.0"
     return unit, None, str(int(unit)) if float(unit).is_integer() else str(unit)
@@ -105,7 +106,7 @@ def _arithmetic(rb, node, inputs):
             if _scalar_constant(c, facts.absorbing) and _passes_through(node, x, c):
                 return (_absorbed(rb, node, x, facts.absorbing),
                         f"{name}(x, {facts.absorbing}) -> {facts.absorbing} (integers)")
-    if facts.mask_operand and node.dtype.kind == "f":
+    if facts.mask_operand and is_floating(node.dtype):
         for i, c in enumerate(inputs):
             other = inputs[1 - i]
             if (c.op.name == "cast" and c.inputs[0].dtype.kind == "b" and c.shape == node.shape
