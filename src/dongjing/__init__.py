@@ -58,12 +58,12 @@ from .nn.distance import cdist
 from .ops import *  # noqa: F403  (every published op name, and the compositions)  # noqa: F403  (every published op name, and the compositions)  # noqa: F403  (every published op name, and the compositions)
 from .ops import Cost, Kind, Op, Spec, bind, binds, define
 from .ops.control import cond, while_loop
+from .ops.sampling import multinomial
 from .ops.state import assign, group
 from .runtime.check_mode import check
 from .runtime.compile import compile
 from .runtime.jit import jit
 from .runtime.session import Session
-from .sampling import multinomial
 from .tensor import Tensor
 from .tensor import methods as _tensor_methods  # noqa: F401  (attaches the Tensor methods)
 from .tensor.creation import (

@@ -10,7 +10,7 @@ from .. import ops
 from ..devices.random import generator
 from ..errors import ArgumentError
 from ..ops.convert import as_tensor
-from ..sampling import multinomial
+from ..ops.sampling import multinomial
 from ..tensor import Tensor
 from .distribution import LOG_2PI, Distribution, _shape, broadcast_all
 

@@ -120,6 +120,7 @@ from .shape import reshape_like as reshape_like
 from .layout import roll as roll
 from .math import round as round
 from .torch_compat_math import rsqrt as rsqrt
+from . import sampling as sampling
 from . import scan as scan
 from .scatter import scatter as scatter
 from .scatter import scatter_add as scatter_add

@@ -42,6 +42,7 @@ from ..ops.reduce import max as _dongjing_ops_reduce_max
 from ..ops.reduce import mean as _dongjing_ops_reduce_mean
 from ..ops.reduce import min as _dongjing_ops_reduce_min
 from ..ops.reduce import sum as _dongjing_ops_reduce_sum
+from ..ops.sampling import multinomial as _dongjing_ops_sampling_multinomial
 from ..ops.scan import all as _dongjing_ops_scan_all
 from ..ops.scan import any as _dongjing_ops_scan_any
 from ..ops.scan import cumprod as _dongjing_ops_scan_cumprod
@@ -88,7 +89,6 @@ from ..ops.torch_compat_shape import swapdims as _dongjing_ops_torch_compat_shap
 from ..ops.torch_compat_shape import trace as _dongjing_ops_torch_compat_shape_trace
 from ..ops.torch_compat_shape import unflatten as _dongjing_ops_torch_compat_shape_unflatten
 from ..ops.torch_compat_shape import unique as _dongjing_ops_torch_compat_shape_unique
-from ..sampling import multinomial as _dongjing_sampling_multinomial
 from .factories import new_empty as _dongjing_tensor_factories_new_empty
 from .factories import new_full as _dongjing_tensor_factories_new_full
 from .factories import new_ones as _dongjing_tensor_factories_new_ones
@@ -289,7 +289,7 @@ class GeneratedMethods:
     movedim = _dongjing_ops_torch_compat_shape_movedim
     def mul(self, b: TensorLike) -> Tensor: ...
     def mul_(self, b: TensorLike) -> Tensor: ...
-    multinomial = _dongjing_sampling_multinomial
+    multinomial = _dongjing_ops_sampling_multinomial
     nan_to_num = _dongjing_ops_torch_compat_math_nan_to_num
     narrow = _dongjing_ops_layout_narrow
     ndimension = _dongjing_tensor_torch_methods_ndimension

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from .devices.random import generator as _generator
-from .dtypes import is_floating
-from .errors import ArgumentError, DTypeError, GraphError, ShapeError
-from .tensor import Tensor
+from ..devices.random import generator as _generator
+from ..dtypes import is_floating
+from ..errors import ArgumentError, DTypeError, GraphError, ShapeError
+from ..tensor import Tensor
 
 
 def multinomial(input, num_samples: int, replacement: bool = False, *, generator=None,
