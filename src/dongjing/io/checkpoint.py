@@ -155,14 +155,27 @@ def save(obj: object, path: str | os.PathLike[str] | BinaryIO) -> None:
 
 
 def load(path: str | os.PathLike[str] | BinaryIO, map_location: str | device | None = None, *,
-         weights_only: bool | None = None) -> Any:
+         weights_only: bool | None = None, mmap: bool | None = None) -> Any:
     """Read a checkpoint written by `dj.save` (tensors come back as dj.Tensors). A plain
     safetensors file loads as a dict of tensors. Never executes code from the file; a truncated,
     corrupted or tampered file (header or data) raises CheckpointError.
 
     Checkpoints hold host data: tensors load on the CPU, or on `map_location` ("cpu", "cuda",
-    "cuda:1", a dj.device) when given.
+    "cuda:1", a dj.device) when given. `mmap=True` maps the file instead of reading it (CPU
+    tensors only; a path, not a file object): tensor data is read as it is used, and writing to
+    a loaded tensor never changes the file. A dongjing checkpoint's checksum is still verified
+    first, which reads the file once without keeping it in memory.
     """
+    if mmap:
+        if hasattr(path, "read"):
+            raise ArgumentError("dj.load: mmap=True needs a file path, not a file object")
+        if map_location not in (None, "cpu") and not (
+                isinstance(map_location, device) and map_location.type == "cpu"):
+            raise ArgumentError(f"dj.load: mmap=True maps the file into host memory; it cannot "
+                                f"place tensors on {map_location!r} (load, then .to(device))")
+        f, size = _open_regular(os.fspath(path))
+        with f:
+            return _load_open(f, size, os.fspath(path), mapped=True)
     where = _where(map_location)
     if hasattr(path, "read"):  # a file object: read from its position
         data = path.read()
@@ -272,7 +285,15 @@ def _load(path: str) -> object:
         return _load_open(f, size, path)
 
 
-def _load_open(f, size: int, path: str) -> object:
+def _tensors(f, layout: fmt.Layout, path: str, mapped: bool) -> dict[str, np.ndarray]:
+    """The checkpoint's arrays: memory-mapped from `path`, or read (within the memory budget)."""
+    if mapped:
+        return fmt.map_tensors(path, layout, path)
+    _check_budget(layout, path)
+    return fmt.read_tensors(f, layout, path)
+
+
+def _load_open(f, size: int, path: str, mapped: bool = False) -> object:
     _refuse_pytorch(f, path)
     layout = fmt.read_layout(f, size, path)
     metadata = layout.metadata
@@ -282,8 +303,7 @@ def _load_open(f, size: int, path: str) -> object:
                 or str(version).startswith("dongj")):
             raise CheckpointError(f"{path}: corrupted header or unknown checkpoint format "
                                   f"{version!r}")
-        _check_budget(layout, path)
-        tensors = fmt.read_tensors(f, layout, path)
+        tensors = _tensors(f, layout, path, mapped)
         return {name: Tensor._make(array) for name, array in sorted(tensors.items())}
     text = metadata.get("structure")
     if not isinstance(text, str):
@@ -293,8 +313,7 @@ def _load_open(f, size: int, path: str) -> object:
     if _digest(*covered, fmt.stream_data(f, layout, path)) != metadata.get("sha256"):
         raise CheckpointError(f"{path}: checksum mismatch: the header or the tensor data "
                               "is corrupted")
-    _check_budget(layout, path)
-    tensors = fmt.read_tensors(f, layout, path)
+    tensors = _tensors(f, layout, path, mapped)
     try:
         return _unflatten(json.loads(text), tensors, path)
     except (ValueError, RecursionError):

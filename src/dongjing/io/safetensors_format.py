@@ -20,6 +20,10 @@ _CODES = {code: np.dtype(text) for code, text in {
 if bfloat16 is not None:  # safetensors' BF16 (ml_dtypes' dtype is little-endian in memory)
     _CODES["BF16"] = bfloat16
 _NAMES = {v: k for k, v in _CODES.items()}
+# dtypes the safetensors format defines that dongjing has no tensor dtype for (8-bit floats,
+# complex, bfloat16 without ml_dtypes): named as such, never called corruption
+_FORMAT_CODES = {"F8_E4M3", "F8_E5M2", "F8_E8M0", "F6_E2M3", "F6_E3M2", "F4", "C64", "I4", "U4",
+                 "BF16"}
 _MAX_NDIM = 64
 MAX_HEADER = 100_000_000  # bytes of JSON header a file may declare (safetensors' own bound)
 _MAX_ARRAY_BYTES = 2 ** 62  # a shape's nonzero dims times the itemsize: NumPy's own bound
@@ -66,6 +70,11 @@ def _entry(name: str, entry, data_len: int, where: str) -> tuple[np.dtype, tuple
     if not isinstance(entry, dict) or set(entry) != {"dtype", "shape", "data_offsets"}:
         raise CheckpointError(f"{bad} needs exactly dtype, shape and data_offsets")
     code, shape, offsets = entry["dtype"], entry["shape"], entry["data_offsets"]
+    if isinstance(code, str) and code in _FORMAT_CODES and code not in _CODES:
+        hint = " (pip install ml_dtypes)" if code == "BF16" else ""
+        raise CheckpointError(
+            f"{where}: tensor {name!r} is stored as {code}, a safetensors dtype dongjing cannot "
+            f"hold{hint}; it reads {', '.join(sorted(_CODES))}")
     if not isinstance(code, str) or code not in _CODES:
         raise CheckpointError(f"{bad} has an unknown dtype {code!r}")
     if (not isinstance(shape, list) or len(shape) > _MAX_NDIM
@@ -155,6 +164,24 @@ def stream_data(f, layout: Layout, where: str, chunk: int = 1 << 20):
             raise CheckpointError(f"{where}: the file changed while it was read (truncated?)")
         left -= len(piece)
         yield piece
+
+
+def map_tensors(path: str, layout: Layout, where: str) -> dict[str, np.ndarray]:
+    """Each tensor of `layout` as a copy-on-write memory map of the file at `path`: nothing is
+    read until used, and writing to a tensor never changes the file (PyTorch's `mmap=True`)."""
+    out = {}
+    for name, (dtype, shape, start, stop) in layout.tensors.items():
+        if stop == start:  # an empty tensor: nothing to map
+            out[name] = np.empty(shape, dtype if dtype.isnative else dtype.newbyteorder("="))
+            continue
+        array = np.memmap(path, dtype=dtype, mode="c", offset=layout.data_start + start,
+                          shape=shape)
+        if dtype == np.bool_ and array.view(np.uint8).max() > 1:
+            raise CheckpointError(f"{where}: tensor {name!r} holds bytes that are not booleans")
+        # a plain ndarray over the map (it keeps the map open): tensors hold exact ndarrays
+        out[name] = (array.view(np.ndarray) if dtype.isnative
+                     else np.asarray(array).astype(dtype.newbyteorder("=")))
+    return out
 
 
 def read_tensors(f, layout: Layout, where: str) -> dict[str, np.ndarray]:
