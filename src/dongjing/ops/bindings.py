@@ -13,6 +13,7 @@ from .. import dtypes
 from ..core.registry import OPS, Op, bind
 from ..dispatch import apply, apply1, apply2, apply_binary
 from ..tensor import Tensor
+from ..tensor.out_argument import write_out
 from .convert import as_tensor, pair
 
 
@@ -29,38 +30,52 @@ def _to_float(x):
 
 
 def unary(op: Op) -> Callable:
-    """f(x): any dtype the op's rule accepts."""
-    return _publish(op, lambda x: apply1(op, as_tensor(x)))
+    """f(input, *, out=None): any dtype the op's rule accepts."""
+    name = op.public[0] if op.public else op.name
+
+    def fn(input: Tensor, *, out: Tensor | None = None) -> Tensor:
+        result = apply1(op, as_tensor(input))
+        return result if out is None else write_out(name, result, out)
+
+    return _publish(op, fn)
 
 
 def float_unary(op: Op) -> Callable:
-    """f(x): integer and bool inputs are promoted to the default float dtype first."""
+    """f(input, *, out=None): integer and bool inputs are promoted to the default float dtype
+    first."""
+    name = op.public[0] if op.public else op.name
 
-    def fn(x):
-        if type(x) is not Tensor or x._data is None or x._data.dtype.kind != "f":
-            x = _to_float(as_tensor(x))
-        return apply1(op, x)
+    def fn(input: Tensor, *, out: Tensor | None = None) -> Tensor:
+        if type(input) is not Tensor or input._data is None or input._data.dtype.kind != "f":
+            input = _to_float(as_tensor(input))
+        result = apply1(op, input)
+        return result if out is None else write_out(name, result, out)
 
     return _publish(op, fn)
 
 
 def binary(op: Op) -> Callable:
-    """f(a, b): broadcast, both operands promoted to one dtype."""
+    """f(input, other, *, out=None): broadcast, both operands promoted to one dtype."""
+    name = op.public[0] if op.public else op.name
 
-    def fn(a, b):
-        return apply_binary(op, a, b, pair)
+    def fn(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:
+        result = apply_binary(op, input, other, pair)
+        return result if out is None else write_out(name, result, out)
 
     return _publish(op, fn)
 
 
 def float_binary(op: Op) -> Callable:
-    """f(a, b): as `binary`, then integer operands promoted to the default float dtype."""
+    """f(input, other, *, out=None): as `binary`, then integer operands promoted to the default
+    float dtype."""
+    name = op.public[0] if op.public else op.name
 
-    def fn(a, b):
-        a, b = pair(a, b)
+    def fn(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:
+        a, b = pair(input, other)
         if a.dtype.kind != "f":
             a, b = _to_float(a), _to_float(b)
-        return apply2(op, a, b)
+        result = apply2(op, a, b)
+        return result if out is None else write_out(name, result, out)
 
     return _publish(op, fn)
 

@@ -2,14 +2,38 @@
 
 from __future__ import annotations
 
+import inspect
+
 from .. import ops
 from ..core.registry import OPS, is_inplace_name, on_bind
+from ..core.torch_args import method_form
 from . import Tensor
 from . import factories as _new_methods
 from . import inplace as _inplace_methods
 from . import inplace_methods as _inplace_extras
 from . import torch_methods as _compat_methods
 from .transfer import parse_target, to_device
+
+# method name -> {the function's parameter name: the name PyTorch's method documents}
+METHOD_PARAMETERS = {
+    "mul": {"other": "value"}, "div": {"other": "value"}, "floor_divide": {"other": "value"},
+    "fmod": {"other": "divisor"}, "remainder": {"other": "divisor"},
+    "matmul": {"other": "tensor2"}, "bmm": {"mat2": "batch2"}, "narrow": {"dim": "dimension"},
+    "type_as": {"other": "tensor"}, "split": {"split_size_or_sections": "split_size"},
+}
+
+
+def as_method(name: str, fn):
+    """The function `fn` as the Tensor method `name`: without `out=`, PyTorch's method names."""
+    return method_form(fn, METHOD_PARAMETERS.get(name))
+
+
+def _method_forms() -> None:
+    """Every function attached as a method, in its method form (see `as_method`)."""
+    for name, value in list(vars(Tensor).items()):
+        if not name.startswith("__") and inspect.isfunction(value):
+            setattr(Tensor, name, as_method(name, value))
+
 
 _REFLECTED = {"__radd__", "__rsub__", "__rmul__", "__rtruediv__", "__rpow__", "__rmatmul__"}
 
@@ -31,7 +55,8 @@ def _attach_op_methods(op) -> None:
         if is_inplace_name(name):
             setattr(Tensor, name, _inplace_methods.inplace_method(op, name))
         else:
-            setattr(Tensor, name, _reflected(op.binding) if name in _REFLECTED else op.binding)
+            setattr(Tensor, name, _reflected(op.binding) if name in _REFLECTED
+                    else op.binding if name.startswith("__") else as_method(name, op.binding))
 
 
 for _op in OPS.values():
@@ -113,3 +138,4 @@ _new_methods.attach()
 # --- more PyTorch names (torch_methods.py, inplace_methods.py) --------------------------
 _compat_methods.attach()
 _inplace_extras.attach()
+_method_forms()

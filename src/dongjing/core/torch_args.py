@@ -1,0 +1,100 @@
+"""PyTorch's argument conventions, in one place for every PyTorch-facing function.
+
+- `dim_aliases`: the NumPy-style keyword names PyTorch accepts besides its own (`axis` for
+  `dim`, `keepdims` for `keepdim`: `torch.sum(x, axis=0, keepdims=True)` works in PyTorch).
+  The function's signature stays PyTorch's (the aliases are accepted, not listed, as PyTorch
+  lists them nowhere either).
+- `method_form`: a function `f(input, ..., out=None)` as the Tensor method PyTorch documents
+  (`Tensor.abs()`, no `out`; `Tensor.mul(value)` where the function says `other`).
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import types
+from collections.abc import Callable
+from typing import Any
+
+from ..errors import ArgumentError
+
+ALIASES = {"axis": "dim", "keepdims": "keepdim"}
+"""NumPy's keyword name -> PyTorch's, as PyTorch's argument parser accepts them."""
+
+
+def rename_aliases(name: str, kwargs: dict[str, Any], table: dict[str, str]) -> dict[str, Any]:
+    """`kwargs` with each alias in `table` replaced by its PyTorch name (both given: an error)."""
+    for alias in [k for k in kwargs if k in table]:
+        target = table[alias]
+        if target in kwargs:
+            raise ArgumentError(f"{name}(): got both {target!r} and its alias {alias!r}")
+        kwargs[target] = kwargs.pop(alias)
+    return kwargs
+
+
+def dim_aliases(fn: Callable) -> Callable:
+    """`fn` also accepting `axis=` for its `dim` and `keepdims=` for its `keepdim`."""
+    params = inspect.signature(fn).parameters
+    table = {alias: name for alias, name in ALIASES.items() if name in params}
+    if not table:
+        raise TypeError(f"dim_aliases: {fn.__qualname__} has no dim or keepdim parameter")
+    name = fn.__name__
+
+    @functools.wraps(fn)  # __wrapped__: inspect.signature reports fn's own parameters
+    def accepting_aliases(*args, **kwargs):
+        if kwargs:
+            kwargs = rename_aliases(name, kwargs, table)
+        return fn(*args, **kwargs)
+
+    return accepting_aliases
+
+
+def hide_variadic_keywords(fn: Callable) -> Callable:
+    """Report `fn`'s signature without its `**kwargs` (keywords PyTorch accepts for an older
+    form, such as `unbiased=`, that its documented signature does not list)."""
+    sig = inspect.signature(fn)
+    fn.__signature__ = sig.replace(parameters=[
+        p for p in sig.parameters.values() if p.kind is not p.VAR_KEYWORD])
+    return fn
+
+
+def _copy(fn: Callable) -> Callable:
+    """A new function object with `fn`'s code, closure, defaults and attributes (a wrapper's copy
+    still calls what it wraps): a second signature for one function, at no cost per call."""
+    if not isinstance(fn, types.FunctionType):
+        raise TypeError(f"method_form: {fn!r} is not a Python function")
+    copy = types.FunctionType(fn.__code__, fn.__globals__, fn.__name__, fn.__defaults__,
+                              fn.__closure__)
+    copy.__kwdefaults__ = fn.__kwdefaults__
+    copy.__dict__.update(fn.__dict__)
+    copy.__dict__.pop("__wrapped__", None)
+    copy.__doc__, copy.__qualname__, copy.__module__ = fn.__doc__, fn.__qualname__, fn.__module__
+    return copy
+
+
+def method_form(fn: Callable, rename: dict[str, str] | None = None,
+                drop: tuple[str, ...] = ("out",)) -> Callable:
+    """`fn` as a Tensor method: its documented signature without `drop` (the function's `out=`,
+    which PyTorch's methods do not take), and with the parameters in `rename` (function's name ->
+    method's) under the method's names, the function's names still accepted."""
+    sig = inspect.signature(fn)
+    rename = {k: v for k, v in (rename or {}).items() if k in sig.parameters}
+    if not rename and not any(d in sig.parameters for d in drop):
+        return fn
+    params = [p.replace(name=rename.get(p.name, p.name)) for p in sig.parameters.values()
+              if p.name not in drop]
+    if rename:
+        back = {v: k for k, v in rename.items()}
+        name = fn.__name__
+
+        @functools.wraps(fn)
+        def method(*args, **kwargs):
+            if kwargs:
+                kwargs = rename_aliases(name, kwargs, back)
+            return fn(*args, **kwargs)
+
+        del method.__wrapped__
+    else:
+        method = _copy(fn)
+    method.__signature__ = sig.replace(parameters=params)
+    return method
