@@ -32,7 +32,7 @@ LAYERS: list[tuple[str, list[str]]] = [
                   "dongjing.accelerator"]),
     ("tensor", ["dongjing.tensor", "dongjing.tensor.conversion", "dongjing.tensor.dlpack"]),
     ("autograd | graph", ["dongjing.autograd", "dongjing.graph"]),
-    ("dispatch", ["dongjing.dispatch", "dongjing.tensor.transfer"]),
+    ("dispatch", ["dongjing.dispatch", "dongjing.tensor.transfer", "dongjing.tensor.out_argument"]),
     ("ops", ["dongjing.ops"]),
     ("tensor api", ["dongjing.tensor.methods", "dongjing.tensor.creation",
                     "dongjing.tensor.factories", "dongjing.tensor.inplace",

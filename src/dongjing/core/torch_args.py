@@ -98,3 +98,27 @@ def method_form(fn: Callable, rename: dict[str, str] | None = None,
         method = _copy(fn)
     method.__signature__ = sig.replace(parameters=params)
     return method
+
+
+# method name -> {the function's parameter name: the name PyTorch's method documents}
+METHOD_PARAMETERS = {
+    "mul": {"other": "value"}, "div": {"other": "value"}, "floor_divide": {"other": "value"},
+    "fmod": {"other": "divisor"}, "remainder": {"other": "divisor"},
+    "matmul": {"other": "tensor2"}, "bmm": {"mat2": "batch2"}, "narrow": {"dim": "dimension"},
+    "type_as": {"other": "tensor"}, "split": {"split_size_or_sections": "split_size"},
+    "dot": {"tensor": "other"}, "where": {"other": "y"},
+}
+# method name -> the function's keywords its method does not document (still accepted)
+METHOD_UNLISTED = {
+    "mm": ("out", "out_dtype"), "bmm": ("out", "out_dtype"), "addmm": ("out", "out_dtype"),
+    "sort": ("out", "stable"), "argsort": ("stable",), "gather": ("out", "sparse_grad"),
+    "softmax": ("dtype",), "log_softmax": ("dtype",), "nonzero": ("out", "as_tuple"),
+    "clamp_min": (), "clamp_max": (),  # PyTorch documents these methods with `out`
+}
+
+
+def as_method(name: str, fn: Callable) -> Callable:
+    """The function `fn` as the Tensor method `name` (an in-place `mul_` as `mul`): PyTorch's
+    method parameters (without `out=`, under the method's names, see the tables above)."""
+    base = name[:-1] if name.endswith("_") and not name.startswith("__") else name
+    return method_form(fn, METHOD_PARAMETERS.get(base), METHOD_UNLISTED.get(base, ("out",)))

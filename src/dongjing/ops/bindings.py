@@ -12,6 +12,7 @@ from collections.abc import Callable
 from .. import dtypes
 from ..core.registry import OPS, Op, bind
 from ..dispatch import apply, apply1, apply2, apply_binary
+from ..errors import ArgumentError
 from ..tensor import Tensor
 from ..tensor.out_argument import write_out
 from .convert import as_tensor, pair
@@ -36,6 +37,15 @@ def unary(op: Op) -> Callable:
     def fn(input: Tensor, *, out: Tensor | None = None) -> Tensor:
         result = apply1(op, as_tensor(input))
         return result if out is None else write_out(name, result, out)
+
+    return _publish(op, fn)
+
+
+def predicate(op: Op) -> Callable:
+    """f(input): a test of each element (PyTorch's `isnan` & co. take no `out=`)."""
+
+    def fn(input: Tensor) -> Tensor:
+        return apply1(op, as_tensor(input))
 
     return _publish(op, fn)
 
@@ -78,6 +88,65 @@ def float_binary(op: Op) -> Callable:
         return result if out is None else write_out(name, result, out)
 
     return _publish(op, fn)
+
+
+def _check_number(name: str, what: str, value) -> None:
+    if isinstance(value, (bool, Tensor)) or not dtypes.is_scalar_number(value):
+        raise ArgumentError(f"{name}(): {what} must be a Python number, got "
+                            f"{type(value).__name__}")
+
+
+def alpha_binary(op: Op) -> Callable:
+    """f(input, other, *, alpha=1, out=None): `input <op> alpha * other`, as `binary`."""
+    name = op.public[0] if op.public else op.name
+
+    def fn(input: Tensor, other: Tensor, *, alpha: float = 1,
+           out: Tensor | None = None) -> Tensor:
+        if alpha != 1 or type(alpha) is not int:
+            _check_number(name, "alpha", alpha)
+            if alpha != 1:
+                other = OPS["mul"].binding(other, alpha)
+        result = apply_binary(op, input, other, pair)
+        return result if out is None else write_out(name, result, out)
+
+    return _publish(op, fn)
+
+
+def division(op: Op) -> Callable:
+    """f(input, other, *, rounding_mode=None, out=None): true division (integers give the
+    default float dtype), or the quotient rounded `"trunc"` toward zero or to the `"floor"`
+    (in the operands' dtype), as PyTorch's `div`."""
+    name = op.public[0] if op.public else op.name
+
+    def fn(input: Tensor, other: Tensor, *, rounding_mode: str | None = None,
+           out: Tensor | None = None) -> Tensor:
+        a, b = pair(input, other)
+        if rounding_mode is None:
+            if a.dtype.kind != "f":
+                a, b = _to_float(a), _to_float(b)
+            result = apply2(op, a, b)
+        elif rounding_mode == "floor":
+            result = OPS["floor_divide"].binding(a, b)
+        elif rounding_mode == "trunc":
+            result = _trunc_divide(op, a, b)
+        else:
+            raise ArgumentError(f"{name}(): rounding_mode must be None, 'trunc' or 'floor', got "
+                                f"{rounding_mode!r}")
+        return result if out is None else write_out(name, result, out)
+
+    return _publish(op, fn)
+
+
+def _trunc_divide(op: Op, a: Tensor, b: Tensor) -> Tensor:
+    """The quotient rounded toward zero, in the operands' dtype (integers: exactly, from the
+    floor quotient corrected where the signs differ and a remainder is left)."""
+    if a.dtype.kind == "f":
+        return OPS["trunc"].binding(apply2(op, a, b))
+    floor = OPS["floor_divide"].binding(a, b)
+    rest = OPS["ne"].binding(OPS["sub"].binding(a, OPS["mul"].binding(floor, b)), 0)
+    negative = OPS["ne"].binding(OPS["lt"].binding(a, 0), OPS["lt"].binding(b, 0))
+    bump = OPS["cast"].binding(OPS["logical_and"].binding(rest, negative), floor.dtype)
+    return OPS["add"].binding(floor, bump)
 
 
 def nary(op: Op) -> Callable:

@@ -15,7 +15,7 @@ from ..tensor.out_argument import write_out
 from . import onnx_rules
 from . import shape as _shape
 from .convert import as_tensor
-from .elementwise import cast, div, eq, maximum, minimum, mul, sub
+from .elementwise import cast, div, eq, maximum, minimum, mul
 
 R = Kind.REDUCE
 

@@ -28,7 +28,8 @@ from .math import _checked, _integer_division_infer, isnan, trunc
 from .reduce import mean
 from .scan import std, var, variance_arguments
 
-__all__ = ["square", "rsqrt", "reciprocal", "clamp_min", "clamp_max", "lerp", "frac", "addmm",
+__all__ = ["true_divide", "square", "rsqrt", "reciprocal", "clamp_min", "clamp_max", "lerp",
+           "frac", "addmm",
            "nan_to_num", "allclose", "equal", "var_mean", "std_mean", "hypot", "logaddexp",
            "fmod"]
 
@@ -93,6 +94,11 @@ _fmod = define(
     doc="The C remainder of a / b: the sign of the dividend a (unlike `remainder`); an integer "
         "division by zero raises.")
 hypot, logaddexp, fmod = _hypot.binding, _logaddexp.binding, _fmod.binding
+
+
+def true_divide(dividend: Tensor, divisor: Tensor, *, out: Tensor | None = None) -> Tensor:
+    """`dividend / divisor` (true division: `div` without a rounding mode)."""
+    return div(dividend, divisor, out=out)
 
 
 # --- unary compositions -----------------------------------------------------------------------

@@ -6,7 +6,7 @@ import inspect
 
 from .. import ops
 from ..core.registry import OPS, is_inplace_name, on_bind
-from ..core.torch_args import method_form
+from ..core.torch_args import as_method
 from . import Tensor
 from . import factories as _new_methods
 from . import inplace as _inplace_methods
@@ -14,18 +14,36 @@ from . import inplace_methods as _inplace_extras
 from . import torch_methods as _compat_methods
 from .transfer import parse_target, to_device
 
-# method name -> {the function's parameter name: the name PyTorch's method documents}
-METHOD_PARAMETERS = {
-    "mul": {"other": "value"}, "div": {"other": "value"}, "floor_divide": {"other": "value"},
-    "fmod": {"other": "divisor"}, "remainder": {"other": "divisor"},
-    "matmul": {"other": "tensor2"}, "bmm": {"mat2": "batch2"}, "narrow": {"dim": "dimension"},
-    "type_as": {"other": "tensor"}, "split": {"split_size_or_sections": "split_size"},
-}
+
+def _sizes_method(name: str, fn, param: str, listed_variadic: bool = True):
+    """`t.view(2, 3)` or `t.view((2, 3))`: the method calling `fn(t, sizes)`. Its signature
+    lists `*param` (PyTorch's `Tensor.view(*shape)`), or `param` where PyTorch documents one
+    argument (`Tensor.flip(dims)`, which also takes them one by one)."""
+
+    def method(self, *sizes):
+        return fn(self, ops.shape.sizes_argument(sizes))
+
+    kind = inspect.Parameter.VAR_POSITIONAL if listed_variadic else \
+        inspect.Parameter.POSITIONAL_OR_KEYWORD
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = fn.__doc__
+    method.__signature__ = inspect.Signature([
+        inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD),
+        inspect.Parameter(param, kind)])
+    return method
 
 
-def as_method(name: str, fn):
-    """The function `fn` as the Tensor method `name`: without `out=`, PyTorch's method names."""
-    return method_form(fn, METHOD_PARAMETERS.get(name))
+def _attach_sizes_methods() -> None:
+    for name, fn, param, variadic in (
+            ("reshape", ops.reshape, "shape", True), ("view", ops.reshape, "shape", True),
+            ("permute", ops.permute, "dims", True), ("flip", ops.flip, "dims", False),
+            ("tile", ops.tile, "dims", False)):
+        setattr(Tensor, name, _sizes_method(name, fn, param, variadic))
+
+
+def relu(self, inplace: bool = False) -> Tensor:
+    """max(x, 0); `inplace=True` writes it into this tensor (as `relu_`)."""
+    return self.relu_() if inplace else ops.relu(self)
 
 
 def _method_forms() -> None:
@@ -139,3 +157,5 @@ _new_methods.attach()
 _compat_methods.attach()
 _inplace_extras.attach()
 _method_forms()
+_attach_sizes_methods()
+Tensor.relu = relu

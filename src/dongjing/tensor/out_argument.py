@@ -6,10 +6,31 @@ import functools
 import inspect
 from collections.abc import Callable
 
+import numpy as np
+
 from ..autograd.grad_mode import is_grad_enabled
-from ..errors import ArgumentError, AutogradError
+from ..autograd.provenance import note_modified
+from ..backends import is_array, write_into
+from ..errors import ArgumentError, AutogradError, DTypeError, ShapeError
 from . import Tensor
-from .inplace import write_array
+
+
+def write_array(t: Tensor, name: str, value) -> None:
+    """Copy `value` into `t`'s memory (same shape, same-kind cast) and bump its version."""
+    if not is_array(value):  # device arrays stay where they are
+        value = np.asarray(value)
+    if value.shape != t.shape:
+        raise ShapeError(
+            f"{name}: result of shape {value.shape} does not fit in place into a tensor of "
+            f"shape {t.shape}"
+        )
+    if not np.can_cast(value.dtype, t.dtype, "same_kind"):
+        raise DTypeError(
+            f"{name}: result type {value.dtype} can't be cast to the tensor's dtype {t.dtype}"
+        )
+    write_into(t._data, value, casting="same_kind")
+    t._version[0] += 1
+    note_modified(t, name)
 
 
 def write_out(name: str, result, out):
