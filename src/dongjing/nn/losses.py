@@ -3,6 +3,8 @@ symbolic tensors with an unknown batch dim too."""
 
 from __future__ import annotations
 
+import warnings
+
 from .. import ops
 from ..errors import DTypeError, ShapeError
 from ..ops import one_hot
@@ -19,6 +21,24 @@ def _reduce(loss: Tensor, reduction: str, op: str) -> Tensor:
     if reduction == "none":
         return loss
     raise ValueError(f"{op}: reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
+
+
+def legacy_reduction(size_average: bool | None, reduce: bool | None, reduction: str) -> str:
+    """`reduction` from PyTorch's deprecated `size_average=` and `reduce=` where either is given
+    (both default to True: `reduce=False` is 'none', `size_average=False` 'sum'), as PyTorch."""
+    if size_average is None and reduce is None:
+        return reduction
+    warnings.warn("size_average and reduce args will be deprecated, please use "
+                  "reduction='...' instead", UserWarning, stacklevel=3)
+    size_average = True if size_average is None else size_average
+    reduce = True if reduce is None else reduce
+    if not reduce:
+        return "none"
+    return "mean" if size_average else "sum"
+
+
+def _weighted(loss: Tensor, weight: Tensor | None) -> Tensor:
+    return loss if weight is None else loss * weight
 
 
 def _class_last(x: Tensor) -> Tensor:
@@ -64,9 +84,11 @@ def _check_weight(weight, num_classes, op: str) -> None:
 
 
 def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,
-             ignore_index: int = -100, reduction: str = "mean") -> Tensor:
+             size_average: bool | None = None, ignore_index: int = -100,
+             reduce: bool | None = None, reduction: str = "mean") -> Tensor:
     """Mean of -input[i, target[i]] over the batch (class dim 1); targets equal to
     `ignore_index` count for nothing; `weight` scales each class (the mean is weighted)."""
+    reduction = legacy_reduction(size_average, reduce, reduction)
     log_probs, target = as_tensor(input), as_tensor(target)
     if isinstance(weight, str):
         raise TypeError(f"nll_loss: weight must be a tensor, got {weight!r} (pass reduction= by "
@@ -80,11 +102,13 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,
 
 
 def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
-                  ignore_index: int = -100, reduction: str = "mean",
+                  size_average: bool | None = None, ignore_index: int = -100,
+                  reduce: bool | None = None, reduction: str = "mean",
                   label_smoothing: float = 0.0) -> Tensor:
     """Softmax cross-entropy of logits `input` (N, C, ...) against integer classes (N, ...) or
     probabilities (N, C, ...); `label_smoothing` mixes the target with the uniform distribution;
     integer targets equal to `ignore_index` count for nothing; `weight` scales each class."""
+    reduction = legacy_reduction(size_average, reduce, reduction)
     logits, target = as_tensor(input), as_tensor(target)
     if isinstance(weight, str):
         raise TypeError(f"cross_entropy: weight must be a tensor, got {weight!r} (pass "
@@ -125,22 +149,30 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
     return _reduce(ops.neg(ops.sum(q * log_probs, -1)), reduction, "cross_entropy")
 
 
-def mse_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
-    """Mean squared error."""
+def mse_loss(input: Tensor, target: Tensor, size_average: bool | None = None,
+             reduce: bool | None = None, reduction: str = "mean",
+             weight: Tensor | None = None) -> Tensor:
+    """Mean squared error (`weight` scales each element's term before the reduction)."""
     diff = as_tensor(input) - target
-    return _reduce(diff * diff, reduction, "mse_loss")
+    return _reduce(_weighted(diff * diff, weight),
+                   legacy_reduction(size_average, reduce, reduction), "mse_loss")
 
 
-def l1_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
-    """Mean absolute error."""
-    return _reduce(ops.abs(as_tensor(input) - target), reduction, "l1_loss")
+def l1_loss(input: Tensor, target: Tensor, size_average: bool | None = None,
+            reduce: bool | None = None, reduction: str = "mean",
+            weight: Tensor | None = None) -> Tensor:
+    """Mean absolute error (`weight` scales each element's term before the reduction)."""
+    return _reduce(_weighted(ops.abs(as_tensor(input) - target), weight),
+                   legacy_reduction(size_average, reduce, reduction), "l1_loss")
 
 
 def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tensor | None = None,
-                                     reduction: str = "mean",
+                                     size_average: bool | None = None,
+                                     reduce: bool | None = None, reduction: str = "mean",
                                      pos_weight: Tensor | None = None) -> Tensor:
     """Sigmoid + binary cross-entropy in one stable expression; `weight` scales each element,
     `pos_weight` the positive term."""
+    reduction = legacy_reduction(size_average, reduce, reduction)
     if isinstance(weight, str):
         raise TypeError(f"binary_cross_entropy_with_logits: weight must be a tensor, got "
                         f"{weight!r} (pass reduction= by keyword)")
@@ -157,9 +189,11 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tens
 
 
 def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
+                         size_average: bool | None = None, reduce: bool | None = None,
                          reduction: str = "mean") -> Tensor:
     """-(t log(x) + (1 - t) log(1 - x)) for probabilities `input` in [0, 1], each log clamped
     at -100 as PyTorch does."""
+    reduction = legacy_reduction(size_average, reduce, reduction)
     x, target = as_tensor(input), as_tensor(target)
     if x._node is None and x._data.size and (x._data.min() < 0 or x._data.max() > 1):
         raise ValueError("binary_cross_entropy: all elements of input should be between 0 and 1")

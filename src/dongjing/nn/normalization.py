@@ -67,8 +67,11 @@ class _BatchNorm(Module):
         use_batch = self.training or not self.track_running_stats
         if use_batch and self.track_running_stats:
             self._update_running(x)
+        if use_batch:  # the running statistics are updated above (momentum None: averaged)
+            return F.batch_norm(x, None, None, self.weight, self.bias, training=True,
+                                eps=self.eps)
         return F.batch_norm(x, self.running_mean, self.running_var, self.weight, self.bias,
-                            training=use_batch, eps=self.eps)
+                            training=False, eps=self.eps)
 
     def _update_running(self, x: Tensor) -> None:
         """running <- (1 - momentum) * running + momentum * batch (unbiased variance)."""
