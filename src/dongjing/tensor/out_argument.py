@@ -40,7 +40,8 @@ def write_out(name: str, result, out):
         if not isinstance(out, (tuple, list)) or len(out) != len(result):
             raise ArgumentError(f"{name}(): out= must be a tuple of {len(result)} tensors, "
                                 f"got {type(out).__name__}")
-        return type(result)(write_out(name, r, o) for r, o in zip(result, out))
+        written = [write_out(name, r, o) for r, o in zip(result, out)]
+        return type(result)(*written) if hasattr(result, "_fields") else tuple(written)
     if not isinstance(out, Tensor):
         raise ArgumentError(f"{name}(): out= must be a Tensor, got {type(out).__name__}")
     if out._node is not None or result._node is not None:
