@@ -50,11 +50,11 @@ class _BatchNorm(Module):
 
     def __init__(self, num_features: int, eps: float = 1e-5, momentum: float = 0.1,
                  affine: bool = True, track_running_stats: bool = True, device=None,
-                 dtype=None):
+                 dtype=None, bias: bool = True):
         super().__init__()
         self.num_features = check_int(type(self).__name__, "num_features", num_features, 0)
         init_channel_norm(self, num_features, eps, momentum, affine, track_running_stats,
-                          device, dtype)
+                          device, dtype, bias)
 
     def forward(self, x: Tensor) -> Tensor:
         if x.ndim not in self._ndims or (x.shape[1] is not None
