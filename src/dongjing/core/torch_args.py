@@ -58,6 +58,17 @@ def hide_variadic_keywords(fn: Callable) -> Callable:
     return fn
 
 
+def unlisted_keywords(fn: Callable, *names: str) -> Callable:
+    """Report `fn`'s signature without the keyword-only parameters `names`: keywords PyTorch
+    accepts but leaves out of its documented signature (`sum(..., out=)`,
+    `uniform_(..., generator=)`), which the comparison with PyTorch's table follows."""
+    sig = inspect.signature(fn)
+    fn.__signature__ = sig.replace(parameters=[
+        p for p in sig.parameters.values()
+        if not (p.kind is p.KEYWORD_ONLY and p.name in names)])
+    return fn
+
+
 def _copy(fn: Callable) -> Callable:
     """A new function object with `fn`'s code, closure, defaults and attributes (a wrapper's copy
     still calls what it wraps): a second signature for one function, at no cost per call."""

@@ -7,7 +7,7 @@ from collections import namedtuple
 from .. import dtypes
 from ..core import infer as inf
 from ..core.registry import Kind, Spec, binds, define
-from ..core.torch_args import dim_aliases
+from ..core.torch_args import dim_aliases, unlisted_keywords
 from ..dispatch import apply1
 from ..errors import DTypeError, ShapeError
 from ..tensor import Tensor
@@ -99,6 +99,9 @@ def sum(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None,
     if dtype is not None:
         x = cast(x, dtype)
     return finish("sum", apply1(_sum, x, dim=_canon_dim(x, dim), keepdim=keepdim), out)
+
+
+unlisted_keywords(sum, "out")  # accepted, as PyTorch's sum accepts it without documenting it
 
 
 def _extreme_grad(g, x, *, out, dim=None, keepdim=False):

@@ -14,6 +14,7 @@ from ..core.torch_args import dim_aliases, hide_variadic_keywords
 from ..dispatch import apply1
 from ..errors import ArgumentError, DTypeError, ShapeError
 from ..tensor import Tensor
+from ..tensor.out_argument import accepts_out
 from ..tensor.transfer import placement_of
 from . import onnx_rules
 from .compare import eq, ne
@@ -279,10 +280,12 @@ _norm2 = define("norm2", forward=_norm2_forward, infer=_norm2_infer, grads=(_nor
                 doc="The Euclidean (2-) norm over all elements or `dim`.")
 
 
-def norm(x, p="fro", dim=None, keepdim: bool = False, dtype=None):
+@accepts_out(after="keepdim")
+@dim_aliases
+def norm(input: Tensor, p="fro", dim=None, keepdim: bool = False, dtype=None) -> Tensor:
     """Vector norm over all elements or `dim`: p = 2 / "fro" (default), 1, inf, -inf, 0 or any
     positive number. Matrix norms other than Frobenius ("nuc", 2 over two dims) are refused."""
-    x = as_tensor(x)
+    x = as_tensor(input)
     if dtype is not None:
         x = cast(x, dtype)
     if x.dtype.kind != "f":

@@ -20,7 +20,7 @@ from ..autograd.grad_mode import no_grad
 from ..autograd.grad_mode import state as _grad_state
 from ..autograd.provenance import note_modified
 from ..backends import is_array
-from ..core.torch_args import as_method
+from ..core.torch_args import as_method, unlisted_keywords
 from ..devices.random import generator as _global
 from ..errors import DTypeError, ShapeError
 from ..ops.index import build_key, parse_key
@@ -248,11 +248,14 @@ def copy_(self, src, non_blocking: bool = False):
     return run_inplace(self, "copy_", compute, (src,), symbolic=False)
 
 
-def uniform_(self, a: float = 0.0, b: float = 1.0, *, generator=None):
-    """Fill with samples of U(a, b) from dongjing's seeded generator."""
+def uniform_(self, from_: float = 0, to: float = 1, *, generator=None):
+    """Fill with samples of U(from_, to) from dongjing's seeded generator."""
     rng = _generator(generator, "uniform_")
-    return run_inplace(self, "uniform_", lambda s: _constant(s, rng.uniform(a, b, s.shape)),
-                       symbolic=False)
+    return run_inplace(self, "uniform_",
+                       lambda s: _constant(s, rng.uniform(from_, to, s.shape)), symbolic=False)
+
+
+unlisted_keywords(uniform_, "generator")
 
 
 def normal_(self, mean: float = 0.0, std: float = 1.0, *, generator=None):
