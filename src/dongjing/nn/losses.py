@@ -37,8 +37,21 @@ def legacy_reduction(size_average: bool | None, reduce: bool | None, reduction: 
     return "mean" if size_average else "sum"
 
 
-def _weighted(loss: Tensor, weight: Tensor | None) -> Tensor:
-    return loss if weight is None else loss * weight
+def check_loss_weight(name: str, input: Tensor, weight: Tensor | None) -> None:
+    if weight is not None and tuple(as_tensor(weight).shape) != tuple(as_tensor(input).shape):
+        raise ValueError(f"{name}: weight of shape {tuple(as_tensor(weight).shape)} must have "
+                         f"the input's shape {tuple(as_tensor(input).shape)}")
+
+
+def _weighted_reduce(name: str, loss: Tensor, weight: Tensor | None, reduction: str) -> Tensor:
+    """PyTorch's elementwise `weight=` of mse_loss and l1_loss: the weighted terms, summed, or
+    their weighted mean (divided by the sum of the weights)."""
+    if weight is None:
+        return _reduce(loss, reduction, name)
+    weighted = loss * weight
+    if reduction == "mean":
+        return ops.sum(weighted) / ops.sum(as_tensor(weight))
+    return _reduce(weighted, reduction, name)
 
 
 def _class_last(x: Tensor) -> Tensor:
@@ -152,18 +165,21 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
 def mse_loss(input: Tensor, target: Tensor, size_average: bool | None = None,
              reduce: bool | None = None, reduction: str = "mean",
              weight: Tensor | None = None) -> Tensor:
-    """Mean squared error (`weight` scales each element's term before the reduction)."""
+    """Mean squared error; `weight` (the input's shape) weighs each term (the mean is then the
+    weighted mean), as PyTorch's."""
+    check_loss_weight("mse_loss", input, weight)
     diff = as_tensor(input) - target
-    return _reduce(_weighted(diff * diff, weight),
-                   legacy_reduction(size_average, reduce, reduction), "mse_loss")
+    return _weighted_reduce("mse_loss", diff * diff, weight,
+                            legacy_reduction(size_average, reduce, reduction))
 
 
 def l1_loss(input: Tensor, target: Tensor, size_average: bool | None = None,
             reduce: bool | None = None, reduction: str = "mean",
             weight: Tensor | None = None) -> Tensor:
-    """Mean absolute error (`weight` scales each element's term before the reduction)."""
-    return _reduce(_weighted(ops.abs(as_tensor(input) - target), weight),
-                   legacy_reduction(size_average, reduce, reduction), "l1_loss")
+    """Mean absolute error; `weight` as `mse_loss`'s."""
+    check_loss_weight("l1_loss", input, weight)
+    return _weighted_reduce("l1_loss", ops.abs(as_tensor(input) - target), weight,
+                            legacy_reduction(size_average, reduce, reduction))
 
 
 def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tensor | None = None,

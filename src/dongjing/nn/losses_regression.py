@@ -7,7 +7,7 @@ from .. import ops
 from ..errors import ShapeError
 from ..ops.convert import as_tensor
 from ..tensor import Tensor
-from .losses import _reduce, legacy_reduction
+from .losses import _reduce, check_loss_weight, legacy_reduction
 from .module import Module
 
 
@@ -48,6 +48,7 @@ def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean",
     (`weight` scales each element's term before the reduction)."""
     if delta <= 0:
         raise ValueError(f"huber_loss: delta must be positive, got {delta}")
+    check_loss_weight("huber_loss", input, weight)
     d = ops.abs(as_tensor(input) - as_tensor(target))
     loss = ops.where(ops.le(d, delta), d * d * 0.5, (d - 0.5 * delta) * delta)
     return _reduce(loss if weight is None else loss * weight, reduction, "huber_loss")

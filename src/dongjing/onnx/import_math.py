@@ -133,7 +133,7 @@ def _tile(ctx, ins, attrs):
     reps = _static_ints(ctx, ins[1], "repeats")
     if len(reps) != x.ndim:
         raise OnnxImportError(f"repeats {reps} must have one entry per dim of {x.shape}")
-    return ops.tile(x, *reps)
+    return ops.tile(x, tuple(reps))
 
 
 def _split(ctx, ins, attrs):
