@@ -343,3 +343,15 @@ def test_module_and_optimizer_arguments_agree_with_pytorch():
         results.append([_array(t) for t in (pool(x), pad(x[0]), loss, p, looked, emb.weight)])
     for got, want in zip(results[1], results[0]):
         np.testing.assert_allclose(got, want, rtol=1e-6)
+
+
+def test_backward_accumulates_into_the_given_inputs_only():
+    a = dj.tensor([1.0, 2.0], requires_grad=True)
+    b = dj.tensor([3.0, 4.0], requires_grad=True)
+    (a * b * b).sum().backward(inputs=[a])
+    np.testing.assert_allclose(a.grad.numpy(), [9.0, 16.0])
+    assert b.grad is None
+    (a * b).sum().backward(inputs=a)
+    np.testing.assert_allclose(a.grad.numpy(), [12.0, 20.0])
+    with pytest.raises(RuntimeError, match="cannot be empty"):
+        (a * b).sum().backward(inputs=[])
