@@ -273,14 +273,15 @@ def avg_pool2d(input: Tensor, kernel_size: Size, stride: Size | None = None,
     x = as_tensor(input)
     _check_4d("avg_pool2d", x)
     kernel, stride, padding = window_arguments("avg_pool2d", kernel_size, stride, padding)
-    sums = ops.sum(unfold2d(x, kernel, stride, padding), dim=(2, 3))
+    windows = unfold2d(x, kernel, stride, padding)
+    if divisor_override is None and (count_include_pad or padding == (0, 0)):
+        return ops.mean(windows, dim=(2, 3))  # (the form ONNX export knows as AveragePool)
+    sums = ops.sum(windows, dim=(2, 3))
     if divisor_override is not None:
         if int(divisor_override) <= 0:
             raise ValueError(f"avg_pool2d: divisor_override must be positive, got "
                              f"{divisor_override}")
         return sums / float(divisor_override)
-    if count_include_pad or padding == (0, 0):
-        return sums / float(kernel[0] * kernel[1])
     ones = ops.ones_like(x[:1, :1])
     covered = ops.sum(unfold2d(ones, kernel, stride, padding), dim=(2, 3))
     return sums / covered
