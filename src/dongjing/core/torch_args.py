@@ -83,11 +83,22 @@ def _copy(fn: Callable) -> Callable:
     return copy
 
 
+def _parameter_names(fn: Callable) -> tuple | None:
+    """The parameter names of a plain function (no wrapper, no declared signature), else None."""
+    code = getattr(fn, "__code__", None)
+    if code is None or "__wrapped__" in fn.__dict__ or "__signature__" in fn.__dict__:
+        return None
+    return code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
+
+
 def method_form(fn: Callable, rename: dict[str, str] | None = None,
                 drop: tuple[str, ...] = ("out",)) -> Callable:
     """`fn` as a Tensor method: its documented signature without `drop` (the function's `out=`,
     which PyTorch's methods do not take), and with the parameters in `rename` (function's name ->
     method's) under the method's names, the function's names still accepted."""
+    names = _parameter_names(fn)
+    if names is not None and not any(n in names for n in (*(rename or ()), *drop)):
+        return fn  # (read from the code object: most methods need no second signature)
     sig = inspect.signature(fn)
     rename = {k: v for k, v in (rename or {}).items() if k in sig.parameters}
     if not rename and not any(d in sig.parameters for d in drop):
