@@ -34,7 +34,9 @@ def rename_aliases(name: str, kwargs: dict[str, Any], table: dict[str, str]) -> 
 
 def dim_aliases(fn: Callable) -> Callable:
     """`fn` also accepting `axis=` for its `dim` and `keepdims=` for its `keepdim`."""
-    params = inspect.signature(fn).parameters
+    params = _parameter_names(fn)
+    if params is None:
+        params = inspect.signature(fn).parameters
     table = {alias: name for alias, name in ALIASES.items() if name in params}
     if not table:
         raise TypeError(f"dim_aliases: {fn.__qualname__} has no dim or keepdim parameter")
