@@ -40,11 +40,11 @@ def dim_aliases(fn: Callable) -> Callable:
     table = {alias: name for alias, name in ALIASES.items() if name in params}
     if not table:
         raise TypeError(f"dim_aliases: {fn.__qualname__} has no dim or keepdim parameter")
-    name = fn.__name__
+    name, aliases = fn.__name__, table.keys()
 
     @functools.wraps(fn)  # __wrapped__: inspect.signature reports fn's own parameters
     def accepting_aliases(*args, **kwargs):
-        if kwargs:
+        if kwargs and not aliases.isdisjoint(kwargs):
             kwargs = rename_aliases(name, kwargs, table)
         return fn(*args, **kwargs)
 

@@ -96,13 +96,16 @@ def _check_number(name: str, what: str, value) -> None:
                             f"{type(value).__name__}")
 
 
+_ONE = 1
+
+
 def alpha_binary(op: Op) -> Callable:
     """f(input, other, *, alpha=1, out=None): `input <op> alpha * other`, as `binary`."""
     name = op.public[0] if op.public else op.name
 
     def fn(input: Tensor, other: Tensor, *, alpha: float = 1,
            out: Tensor | None = None) -> Tensor:
-        if alpha != 1 or type(alpha) is not int:
+        if alpha is not _ONE:  # (identity: the default costs one comparison)
             _check_number(name, "alpha", alpha)
             if alpha != 1:
                 other = OPS["mul"].binding(other, alpha)
