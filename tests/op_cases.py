@@ -307,7 +307,7 @@ CASES.update({
                      (_r(3, 4), np.array([[2, 0, 1, 2]])), "value")],
     "roll": [Case(lambda x: dj.roll(x, (1, -2), (0, 1)), (_r(3, 4),)),
              Case(lambda x: x.roll(3), (_r(3, 4),), "flat")],
-    "flip": [Case(lambda x: dj.flip(x, 0, -1), (_r(3, 4),))],
+    "flip": [Case(lambda x: dj.flip(x, (0, -1)), (_r(3, 4),))],
     "tril": [Case(lambda x: dj.tril(x, -1), (_r(2, 3, 3),))],
     "triu": [Case(lambda x: x.triu(1), (_r(3, 4),))],
     "einsum": [Case(lambda a, b: dj.einsum("bij,bjk->bik", a, b),

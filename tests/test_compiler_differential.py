@@ -34,7 +34,7 @@ def _unary(name, a):
     if name == "double_neg":
         return dj.neg(dj.neg(a))
     if name == "double_t":
-        return dj.transpose(dj.transpose(a)) if a.ndim >= 2 else a
+        return dj.transpose(dj.transpose(a, -2, -1), -2, -1) if a.ndim >= 2 else a
     if name == "reshape_back":
         return dj.reshape(dj.reshape(a, (-1,)), a.shape) if a.ndim else a
     if name == "cast_back":
@@ -92,7 +92,7 @@ def build(program, inputs, with_cond):
         elif kind == "index":
             out = _index(name, a, k)
         elif kind == "matmul" and a.ndim == 2 and b.ndim == 2 and a.shape[1] == b.shape[1]:
-            out = dj.matmul(a, dj.transpose(b))
+            out = dj.matmul(a, dj.transpose(b, -2, -1))
         else:
             out = _unary("tanh", a)
         values.append(out)

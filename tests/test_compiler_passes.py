@@ -113,7 +113,7 @@ def test_simplify_identities():
         ones = x * 1.0
         zero_added = -0.0 + x  # exact; 0.0 + x is not (for x = -0.0)
         nn = dj.neg(dj.neg(x))
-        tt = dj.transpose(dj.transpose(x))
+        tt = dj.transpose(dj.transpose(x, -2, -1), -2, -1)
         rr = dj.reshape(dj.reshape(x, (3, 2)), (6,))
         same = dj.ops.cast(x * 3.0, dj.float32)
         sg = dj.stop_gradient(x)

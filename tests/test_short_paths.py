@@ -83,7 +83,7 @@ def _apply1():
 
 def _apply2():
     a, b = _leaf([[1.0, np.nan], [np.inf, -0.0]], np.float64), _leaf([[2.0, 3.0]], np.float32)
-    return [dj.maximum(a, b), dj.matmul(a, dj.transpose(a)), dj.pow(dj.abs(a) + 0.5, b),
+    return [dj.maximum(a, b), dj.matmul(a, dj.transpose(a, -2, -1)), dj.pow(dj.abs(a) + 0.5, b),
             dj.hypot(a, b)] + _grads(dj.sum(dj.maximum(a, b) * b), [a, b])
 
 

@@ -24,8 +24,10 @@ def test_unknown_keywords_are_refused():
         p.add_(p, beta=2)
     with pytest.raises(TypeError, match="alpha must be a Python number"):
         p.add_(p, alpha=dj.tensor(2.0))
-    with pytest.raises(NotImplementedError, match="rounding_mode"):
-        p.div_(2.0, rounding_mode="floor")
+    with pytest.raises(TypeError, match="rounding_mode must be"):
+        p.div_(2.0, rounding_mode="up")
+    q = dj.tensor([7.0, -7.0])
+    np.testing.assert_array_equal(q.div_(2.0, rounding_mode="floor").numpy(), [3.0, -4.0])
     with pytest.raises(NotImplementedError, match="generator"):
         p.uniform_(0, 1, generator=object())
     with pytest.raises(dj.DTypeError, match="can't be cast"):

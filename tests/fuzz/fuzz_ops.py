@@ -91,7 +91,7 @@ def _pow(p):
 def _matmul(p):
     a = p.float(min_ndim=1)
     if p.rng.random() < 0.5 and p.ndim(a) >= 2:
-        return f"dj.matmul({a}, dj.transpose({a}))"
+        return f"dj.matmul({a}, dj.transpose({a}, -2, -1))"
     return f"dj.matmul({a}, {p.float(min_ndim=1)})"
 
 
@@ -118,7 +118,7 @@ def _permute(p):
 
 def _transpose(p):
     a = p.float(min_ndim=2)
-    return f"{a}.T" if p.ndim(a) == 2 else f"dj.transpose({a})"
+    return f"{a}.T" if p.ndim(a) == 2 else f"dj.transpose({a}, -2, -1)"
 
 
 def _expand(p):

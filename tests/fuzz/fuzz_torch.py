@@ -133,10 +133,6 @@ class TorchDJ:
         return torch.argsort(x, dim=dim, descending=descending, stable=True)
 
     @staticmethod
-    def transpose(x):
-        return x.transpose(-1, -2)
-
-    @staticmethod
     def expand(x, shape):
         return x.expand(tuple(shape))
 
@@ -197,7 +193,7 @@ _SAME = {  # dj.NAME is torch.NAME with the same arguments
     "sqrt", "tanh", "sigmoid", "relu", "add", "sub", "mul", "div", "maximum", "minimum", "pow",
     "eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_not", "where",
     "log_softmax", "softmax", "logsumexp", "matmul", "reshape", "permute", "unsqueeze", "cat",
-    "stack", "fmod", "hypot", "logaddexp",
+    "stack", "fmod", "hypot", "logaddexp", "transpose",
 }
 
 

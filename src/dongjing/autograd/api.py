@@ -97,8 +97,12 @@ def _run_callbacks(failed: bool) -> None:
             fn()
 
 
-def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False) -> None:
-    """Accumulate the gradients of `tensors` into the `.grad` of the leaves they depend on."""
+def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
+             inputs=None) -> None:
+    """Accumulate the gradients of `tensors` into the `.grad` of the leaves they depend on (of
+    `inputs` only, when given: leaves or not, as PyTorch's)."""
+    if inputs is not None:
+        return _backward_into(tensors, grad_tensors, retain_graph, create_graph, inputs)
     try:
         _backward(tensors, grad_tensors, retain_graph, create_graph)
     except BaseException:
@@ -190,6 +194,17 @@ def grad(
     return tuple(result)
 
 
+def _backward_into(tensors, grad_tensors, retain_graph, create_graph, inputs) -> None:
+    """backward(..., inputs=): the gradients with respect to `inputs`, added to their .grad."""
+    inputs = [inputs] if isinstance(inputs, Tensor) else list(inputs)
+    if not inputs:
+        raise RuntimeError("backward: the 'inputs' argument cannot be empty")
+    found = grad(tensors, inputs, grad_tensors, retain_graph, create_graph, allow_unused=True)
+    for x, g in zip(inputs, found):
+        if g is not None:
+            x.grad = g if x.grad is None else x.grad + g
+
+
 def _symbolic_grad(outputs, inputs, grad_outputs, allow_unused: bool) -> tuple:
     """dj.grad of symbolic outputs (in a graph, e.g. inside dj.jit): `dj.gradients` nodes."""
     grad_ys = None if all(g is None for g in grad_outputs) else list(grad_outputs)
@@ -210,10 +225,12 @@ def _as_list(value) -> Sequence:
     return value if isinstance(value, (list, tuple)) else [value]
 
 
-def _tensor_backward(self, gradient: TensorLike | None = None, retain_graph: bool | None = None,
-                     create_graph: bool = False) -> None:
-    """Accumulate d(self)/d(leaf) into every leaf's `.grad` (see `dj.autograd.backward`)."""
-    backward(self, gradient, retain_graph, create_graph)
+def _tensor_backward(self: Tensor, gradient: TensorLike | None = None,
+                     retain_graph: bool | None = None, create_graph: bool = False,
+                     inputs: Sequence[Tensor] | Tensor | None = None) -> None:
+    """Accumulate d(self)/d(leaf) into every leaf's `.grad`, or into the `.grad` of `inputs`
+    only (see `dj.autograd.backward`)."""
+    backward(self, gradient, retain_graph, create_graph, inputs)
 
 
 _tensor_backward.__name__ = _tensor_backward.__qualname__ = "backward"

@@ -65,11 +65,27 @@ def ifftshift(input, dim=None) -> Tensor:
     return ops.roll(x, tuple(-(x.shape[d] // 2) for d in dims), dims)
 
 
-def _no_complex(name: str):
-    def transform(*args, **kwargs):
-        raise NotImplementedError(
-            f"dj.fft.{name}: dongjing tensors have no complex dtype, so the Fourier transform "
-            "itself is not provided (fftfreq, rfftfreq, fftshift and ifftshift are)")
+def _refuse(name: str):
+    raise NotImplementedError(
+        f"dj.fft.{name}: dongjing tensors have no complex dtype, so the Fourier transform "
+        "itself is not provided (fftfreq, rfftfreq, fftshift and ifftshift are)")
+
+
+def _no_complex(name: str, rank: str):
+    """A transform with PyTorch's parameters (`rank`: "1" for fft, "2" for fft2, "n" for fftn)
+    that raises, saying why."""
+    if rank == "1":
+        def transform(input: Tensor, n: int | None = None, dim: int = -1,
+                      norm: str | None = None, *, out: Tensor | None = None) -> Tensor:
+            _refuse(name)
+    elif rank == "2":
+        def transform(input: Tensor, s=None, dim=(-2, -1), norm: str | None = None, *,
+                      out: Tensor | None = None) -> Tensor:
+            _refuse(name)
+    else:
+        def transform(input: Tensor, s=None, dim=None, norm: str | None = None, *,
+                      out: Tensor | None = None) -> Tensor:
+            _refuse(name)
 
     transform.__name__ = transform.__qualname__ = name
     transform.__doc__ = f"Not provided: `{name}` returns complex tensors, which dongjing lacks."
@@ -78,7 +94,8 @@ def _no_complex(name: str):
 
 for _name in ("fft", "ifft", "rfft", "irfft", "fft2", "ifft2", "rfft2", "irfft2", "fftn", "ifftn",
               "rfftn", "irfftn", "hfft", "ihfft"):
-    globals()[_name] = _no_complex(_name)
+    globals()[_name] = _no_complex(_name, "2" if _name.endswith("2") else
+                                   "n" if _name.endswith("n") else "1")
 
 __all__ = ["fftfreq", "rfftfreq", "fftshift", "ifftshift", "fft", "ifft", "rfft", "irfft",
            "fft2", "ifft2", "rfft2", "irfft2", "fftn", "ifftn", "rfftn", "irfftn", "hfft",

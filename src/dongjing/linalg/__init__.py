@@ -1,19 +1,36 @@
 """`dj.linalg` (PyTorch's `torch.linalg`): norms, inverses, solvers and decompositions, each
-with gradients, over the last two dims with any batch dims."""
+with gradients, over the last two dims with any batch dims. Each takes PyTorch's `out=`."""
 
-from ..ops.linalg_decompositions import (
-    cholesky,
-    det,
-    eigh,
-    eigvalsh,
-    inv,
-    qr,
-    slogdet,
-    svd,
-    svdvals,
-)
+from ..ops import linalg_decompositions as _decompositions
+from ..tensor import Tensor
+from ..tensor.out_argument import accepts_out
 from .norms import matrix_norm, norm, vector_norm
 from .solvers import LstsqResult, lstsq, pinv, solve
+
+
+def _check_driver(name: str, driver) -> None:
+    if driver is not None:  # PyTorch's CPU rule: drivers are cuSOLVER's
+        raise ValueError(f"linalg.{name}: keyword argument `driver=` is only supported on CUDA "
+                         "inputs with cuSOLVER backend (dongjing has no cuSOLVER drivers)")
+
+
+@accepts_out
+def svd(A: Tensor, full_matrices: bool = True, *, driver: str | None = None):
+    """(U, S, Vh) with A = U diag(S) Vh (only the thin form, ``full_matrices=False``)."""
+    _check_driver("svd", driver)
+    return _decompositions.svd(A, full_matrices)
+
+
+@accepts_out
+def svdvals(A: Tensor, *, driver: str | None = None) -> Tensor:
+    """The singular values of each matrix, in decreasing order."""
+    _check_driver("svdvals", driver)
+    return _decompositions.svdvals(A)
+
+
+cholesky, det, eigh, eigvalsh, inv, qr, slogdet = (
+    accepts_out(getattr(_decompositions, name))
+    for name in ("cholesky", "det", "eigh", "eigvalsh", "inv", "qr", "slogdet"))
 
 __all__ = ["cholesky", "det", "eigh", "eigvalsh", "inv", "qr", "slogdet", "svd", "svdvals",
            "matrix_norm", "norm", "vector_norm", "LstsqResult", "lstsq", "pinv", "solve"]

@@ -6,11 +6,13 @@ from __future__ import annotations
 import math
 
 from .. import ops
+from ..core.torch_args import dim_aliases
 from ..dtypes import is_floating
 from ..errors import ShapeError
 from ..ops.convert import as_tensor
 from ..ops.linalg_decompositions import svdvals
 from ..tensor import Tensor
+from ..tensor.out_argument import accepts_out
 
 
 def _dims(x: Tensor, dim) -> tuple:
@@ -19,6 +21,8 @@ def _dims(x: Tensor, dim) -> tuple:
     return tuple(dim) if isinstance(dim, (tuple, list)) else (dim,)
 
 
+@accepts_out
+@dim_aliases
 def vector_norm(x, ord: float = 2, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     """(sum |x|^ord)^(1/ord) over `dim` (all elements when None); ord inf / -inf: the largest /
     smallest |x|; ord 0: the count of nonzero elements."""
@@ -44,6 +48,8 @@ def vector_norm(x, ord: float = 2, dim=None, keepdim: bool = False, *, dtype=Non
     return ops.where(positive, root, ops.zeros_like(total))
 
 
+@accepts_out
+@dim_aliases
 def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim: bool = False, *, dtype=None) -> Tensor:
     """Norms of the matrices in dims `dim`: "fro", "nuc" (sum of singular values), 2 / -2
     (largest / smallest singular value), 1 / -1 (max / min column sum of |A|), inf / -inf (max
@@ -74,10 +80,12 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim: bool = False, *, dtype=None
     return out
 
 
-def norm(A, ord=None, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
+@accepts_out(after="keepdim")
+@dim_aliases
+def norm(input, ord=None, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     """A vector norm (1-d input or an int `dim`) or a matrix norm (2-d input or a pair of
     dims); with neither `ord` nor `dim`, the 2-norm of all elements."""
-    A = as_tensor(A)
+    A = as_tensor(input)
     if ord is None:
         if dim is None or isinstance(dim, int) or len(dim) == 1:
             return vector_norm(A, 2, dim, keepdim, dtype=dtype)

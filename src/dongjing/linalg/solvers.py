@@ -11,6 +11,7 @@ from ..errors import ShapeError
 from ..ops.convert import as_tensor
 from ..ops.linalg_decompositions import solve_matrix, svd
 from ..tensor import Tensor
+from ..tensor.out_argument import accepts_out
 
 
 def _vector_rhs(A: Tensor, B: Tensor) -> bool:
@@ -18,6 +19,7 @@ def _vector_rhs(A: Tensor, B: Tensor) -> bool:
     return B.ndim == 1 or (B.ndim == A.ndim - 1 and tuple(B.shape) == tuple(A.shape[:-1]))
 
 
+@accepts_out
 def solve(A, B, *, left: bool = True) -> Tensor:
     """X with A X = B (X A = B with `left=False`) for square invertible A; B (*, n, k) or a
     batch of vectors (*, n)."""
@@ -29,6 +31,7 @@ def solve(A, B, *, left: bool = True) -> Tensor:
     return solve_matrix(A, B)
 
 
+@accepts_out
 def pinv(A, *, atol=None, rtol=None, hermitian: bool = False) -> Tensor:
     """The Moore-Penrose pseudo-inverse, from the thin SVD; singular values at or below
     max(atol, rtol * largest) count as zero (rtol defaults to eps * max(m, n) when neither is

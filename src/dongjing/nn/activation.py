@@ -46,7 +46,7 @@ class GELU(Module):
 
 
 class Softmax(Module):
-    def __init__(self, dim: int = -1):
+    def __init__(self, dim: int | None = None):
         super().__init__()
         self.dim = dim
 

@@ -15,8 +15,9 @@ class Sequential(Module):
     >>> model = dj.nn.Sequential(dj.nn.Linear(64, 10), dj.nn.ReLU())
     """
 
-    def __init__(self, *modules: Module):
+    def __init__(self, *args: Module):
         super().__init__()
+        modules = args
         if len(modules) == 1 and isinstance(modules[0], OrderedDict):
             for name, m in modules[0].items():
                 self.add_module(name, m)

@@ -29,8 +29,12 @@ class Conv2d(Module):
     """2-d convolution: weight (out_channels, in_channels, kh, kw), bias (out_channels,)."""
 
     def __init__(self, in_channels: int, out_channels: int, kernel_size: Size, stride: Size = 1,
-                 padding: Size = 0, bias: bool = True, device=None, dtype=None):
+                 padding: Size = 0, dilation: Size = 1, groups: int = 1, bias: bool = True,
+                 padding_mode: str = "zeros", device=None, dtype=None):
         super().__init__()
+        if _pair(dilation, "dilation", 1) != (1, 1) or groups != 1 or padding_mode != "zeros":
+            raise NotImplementedError("nn.Conv2d: dilation, groups and padding_mode other than "
+                                      "the defaults are not supported")
         self.in_channels = check_int("nn.Conv2d", "in_channels", in_channels, minimum=1)
         self.out_channels = check_int("nn.Conv2d", "out_channels", out_channels, minimum=1)
         self.kernel_size = _pair(kernel_size, "kernel_size", 1)
@@ -60,6 +64,9 @@ class Conv2d(Module):
 class _Pool2d(Module):
     def __init__(self, kernel_size: Size, stride: Size | None = None, padding: Size = 0):
         super().__init__()
+        self._window(kernel_size, stride, padding)
+
+    def _window(self, kernel_size: Size, stride: Size | None, padding: Size) -> None:
         func = f"nn.{type(self).__name__}"  # checked now, as Conv2d's: not at the first call
         _pair(kernel_size, "kernel_size", 1, func)
         if stride is not None:
@@ -74,17 +81,37 @@ class _Pool2d(Module):
 
 
 class MaxPool2d(_Pool2d):
-    """Largest value of each window (stride defaults to the kernel size)."""
+    """Largest value of each window (stride defaults to the kernel size); dilation,
+    return_indices and ceil_mode other than the defaults are refused."""
+
+    def __init__(self, kernel_size: Size, stride: Size | None = None, padding: Size = 0,
+                 dilation: Size = 1, return_indices: bool = False, ceil_mode: bool = False):
+        Module.__init__(self)
+        if _pair(dilation, "dilation", 1) != (1, 1) or return_indices or ceil_mode:
+            raise NotImplementedError("nn.MaxPool2d: dilation, return_indices and ceil_mode "
+                                      "other than the defaults are not supported")
+        self._window(kernel_size, stride, padding)
 
     def forward(self, x: Tensor) -> Tensor:
         return F.max_pool2d(x, self.kernel_size, self.stride, self.padding)
 
 
 class AvgPool2d(_Pool2d):
-    """Mean of each window (stride defaults to the kernel size)."""
+    """Mean of each window (stride defaults to the kernel size; the divisor as `F.avg_pool2d`)."""
+
+    def __init__(self, kernel_size: Size, stride: Size | None = None, padding: Size = 0,
+                 ceil_mode: bool = False, count_include_pad: bool = True,
+                 divisor_override: int | None = None):
+        Module.__init__(self)
+        if ceil_mode:
+            raise NotImplementedError("nn.AvgPool2d: ceil_mode=True is not supported")
+        self._window(kernel_size, stride, padding)
+        self.ceil_mode, self.count_include_pad = ceil_mode, count_include_pad
+        self.divisor_override = divisor_override
 
     def forward(self, x: Tensor) -> Tensor:
-        return F.avg_pool2d(x, self.kernel_size, self.stride, self.padding)
+        return F.avg_pool2d(x, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+                            self.count_include_pad, self.divisor_override)
 
 
 class Conv1d(Module):
@@ -141,10 +168,13 @@ class Upsample(Module):
     """`F.interpolate` as a module."""
 
     def __init__(self, size=None, scale_factor=None, mode: str = "nearest",
-                 align_corners: bool | None = None):
+                 align_corners: bool | None = None,
+                 recompute_scale_factor: bool | None = None):
         super().__init__()
         self.size, self.scale_factor = size, scale_factor
         self.mode, self.align_corners = mode, align_corners
+        self.recompute_scale_factor = recompute_scale_factor
 
     def forward(self, x: Tensor) -> Tensor:
-        return F.interpolate(x, self.size, self.scale_factor, self.mode, self.align_corners)
+        return F.interpolate(x, self.size, self.scale_factor, self.mode, self.align_corners,
+                             self.recompute_scale_factor)

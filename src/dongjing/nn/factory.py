@@ -21,19 +21,27 @@ def place_new(module: Module, device=None, dtype=None) -> Module:
     return module
 
 
-def init_channel_norm(module: Module, num_features: int, eps: float, momentum: float,
-                      affine: bool, track_running_stats: bool, device=None,
-                      dtype=None) -> None:
-    """The state batch and instance norms share: a per-channel weight and bias (or None) and,
-    when tracked, running mean, variance and batch count, made on `device` in `dtype`."""
-    module.eps, module.momentum = eps, momentum
-    module.affine, module.track_running_stats = affine, track_running_stats
+def affine_parameters(module: Module, channels: int, affine: bool, bias: bool) -> None:
+    """A norm's learnable per-channel weight (1s) and bias (0s), each None when not learned."""
     if affine:
-        module.weight = Parameter(np.ones(num_features, np.float32))
-        module.bias = Parameter(np.zeros(num_features, np.float32))
+        module.weight = Parameter(np.ones(channels, np.float32))
     else:
         module.register_parameter("weight", None)
+    if affine and bias:
+        module.bias = Parameter(np.zeros(channels, np.float32))
+    else:
         module.register_parameter("bias", None)
+
+
+def init_channel_norm(module: Module, num_features: int, eps: float, momentum: float,
+                      affine: bool, track_running_stats: bool, device=None,
+                      dtype=None, bias: bool = True) -> None:
+    """The state batch and instance norms share: a per-channel weight and bias (or None; no
+    bias with `bias=False`) and, when tracked, running mean, variance and batch count, made on
+    `device` in `dtype`."""
+    module.eps, module.momentum = eps, momentum
+    module.affine, module.track_running_stats = affine, track_running_stats
+    affine_parameters(module, num_features, affine, bias)
     if track_running_stats:
         module.register_buffer("running_mean", np.zeros(num_features, np.float32))
         module.register_buffer("running_var", np.ones(num_features, np.float32))

@@ -11,15 +11,16 @@ import warnings
 
 import numpy as np
 
-from .. import ops
+from .. import dtypes, ops
 from ..autocasting import autocast_policy
-from ..errors import ShapeError
-from ..ops import erf, one_hot, sigmoid, tanh, unfold2d
+from ..errors import DTypeError, ShapeError
+from ..ops import erf, sigmoid, tanh, unfold2d
 from ..ops.convert import as_tensor
 from ..ops.nn import dropout_mask, window_arguments
 from ..ops.scatter import index_in_range
 from ..tensor import Tensor
 from ..tensor.inplace import run_inplace
+from ..tensor.out_argument import accepts_out
 from ..tensor.transfer import constant_like
 from .losses import (
     binary_cross_entropy,
@@ -30,6 +31,7 @@ from .losses import (
     nll_loss,
 )
 from .resample import interpolate, pad
+from .updates import update_buffer
 
 Size = int | tuple[int, int]  # a kernel size, stride or padding: one int, or (height, width)
 
@@ -44,8 +46,9 @@ __all__ = [
 
 
 # --- activations ---------------------------------------------------------------------------
-def gelu(x: Tensor, approximate: str = "none") -> Tensor:
+def gelu(input: Tensor, approximate: str = "none") -> Tensor:
     """x * Phi(x), exact (erf) or with PyTorch's tanh approximation (`approximate="tanh"`)."""
+    x = input
     if approximate == "tanh":
         inner = (x + x * x * x * 0.044715) * math.sqrt(2.0 / math.pi)
         return x * (tanh(inner) + 1.0) * 0.5
@@ -59,26 +62,26 @@ def relu(input: Tensor, inplace: bool = False) -> Tensor:
     return _applied(input, "relu", ops.relu, inplace)
 
 
-def leaky_relu(x: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
+def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
     """x where x > 0, else negative_slope * x."""
     def compute(t):
         return ops.where(ops.gt(t, 0.0), t, t * negative_slope)
 
-    return _applied(x, "leaky_relu", compute, inplace)
+    return _applied(input, "leaky_relu", compute, inplace)
 
 
-def silu(x: Tensor, inplace: bool = False) -> Tensor:
+def silu(input: Tensor, inplace: bool = False) -> Tensor:
     """x * sigmoid(x) (also called swish)."""
-    return _applied(x, "silu", lambda t: t * sigmoid(t), inplace)
+    return _applied(input, "silu", lambda t: t * sigmoid(t), inplace)
 
 
-def elu(x: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """x where x > 0, else alpha * (exp(x) - 1)."""
     def compute(t):
         negative = (ops.exp(ops.minimum(t, 0.0)) - 1.0) * alpha  # exp never sees a large x
         return ops.where(ops.gt(t, 0.0), t, negative)
 
-    return _applied(x, "elu", compute, inplace)
+    return _applied(input, "elu", compute, inplace)
 
 
 def _applied(x, name: str, compute, inplace: bool) -> Tensor:
@@ -91,6 +94,7 @@ def _applied(x, name: str, compute, inplace: bool) -> Tensor:
 
 
 @autocast_policy("normalize")
+@accepts_out
 def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12) -> Tensor:
     """x / max(||x||_p, eps) along `dim`."""
     x = as_tensor(input)
@@ -105,23 +109,40 @@ def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12) -
     return x / norm
 
 
+def implicit_dim(name: str, ndim: int, stacklevel: int) -> int:
+    """PyTorch's dim for a softmax called without one (0 for 0-, 1- and 3-d inputs, else 1),
+    with its deprecation warning."""
+    warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the call "
+                  "to include dim=X as an argument.", UserWarning, stacklevel=stacklevel)
+    return 0 if ndim in (0, 1, 3) else 1
+
+
 @autocast_policy("softmax")
-def softmax(x: Tensor, dim: int = -1) -> Tensor:
-    """exp(x) / sum(exp(x)) along `dim`."""
-    return ops.softmax(x, dim)
+def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
+            dtype=None) -> Tensor:
+    """exp(x) / sum(exp(x)) along `dim` (`dtype`: the input cast first; without `dim`,
+    PyTorch's implicit choice, with its warning at `_stacklevel`)."""
+    x = as_tensor(input)
+    if dim is None:
+        dim = implicit_dim("softmax", x.ndim, _stacklevel)
+    return ops.softmax(x, dim, dtype)
 
 
 @autocast_policy("log_softmax")
-def log_softmax(x: Tensor, dim: int = -1) -> Tensor:
-    """log(softmax(x)) along `dim`, computed stably."""
-    return ops.log_softmax(x, dim)
+def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
+                dtype=None) -> Tensor:
+    """log(softmax(x)) along `dim`, computed stably (arguments as `softmax`)."""
+    x = as_tensor(input)
+    if dim is None:
+        dim = implicit_dim("log_softmax", x.ndim, _stacklevel)
+    return ops.log_softmax(x, dim, dtype)
 
 
 # --- linear, convolution, pooling ----------------------------------------------------------
 @autocast_policy("linear")
-def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """x @ weight.T + bias, with `weight` of shape (out_features, in_features)."""
-    x = as_tensor(x)
+    x = as_tensor(input)
     if weight.ndim != 2 or (x.shape[-1] is not None and x.shape[-1] != weight.shape[1]):
         raise ShapeError(
             f"linear: input of shape {x.shape} does not fit a weight of shape {weight.shape} "
@@ -136,14 +157,23 @@ def _check_4d(name: str, x: Tensor) -> None:
         raise ShapeError(f"{name}: expects an (N, C, H, W) input, got shape {x.shape}")
 
 
+def _unsupported_window(name: str, dilation, groups: int = 1) -> None:
+    dilation = tuple(dilation) if isinstance(dilation, (tuple, list)) else (dilation,)
+    if any(d != 1 for d in dilation) or groups != 1:
+        raise NotImplementedError(f"{name}: dilation and groups other than 1 are not supported "
+                                  f"(got dilation={dilation}, groups={groups})")
+
+
 @autocast_policy("conv2d")
-def conv2d(x: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Size = 1,
-           padding: Size = 0) -> Tensor:
-    """2-d cross-correlation of (N, C, H, W) `x` with (O, C, kh, kw) `weight` (im2col + matmul).
+def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Size = 1,
+           padding: Size = 0, dilation: Size = 1, groups: int = 1) -> Tensor:
+    """2-d cross-correlation of (N, C, H, W) `input` with (O, C, kh, kw) `weight` (im2col +
+    matmul); dilation and groups other than 1 are refused.
 
     Its gradients (input, weight, bias) come from unfold2d's, matmul's and reshape's rules.
     """
-    x = as_tensor(x)
+    _unsupported_window("conv2d", dilation, groups)
+    x = as_tensor(input)
     _check_4d("conv2d", x)
     if weight.ndim != 4 or None not in (x.shape[1], weight.shape[1]) and \
             x.shape[1] != weight.shape[1]:
@@ -181,19 +211,20 @@ def _split_spatial(out: Tensor, x: Tensor, weight: Tensor, oh, ow) -> Tensor:
     return ops.reshape_like(out, like)
 
 
-def max_pool2d(x: Tensor, kernel_size: Size, stride: Size | None = None,
+def max_pool2d(input: Tensor, kernel_size: Size, stride: Size | None = None,
                padding: Size = 0) -> Tensor:
     """Largest value of each window (stride defaults to the kernel size)."""
-    x = as_tensor(x)
+    x = as_tensor(input)
     _check_4d("max_pool2d", x)
     return ops.pooling.max_pool2d(x, kernel_size, stride, padding)
 
 
 @autocast_policy("conv1d")
-def conv1d(x: Tensor, weight: Tensor, bias: Tensor | None = None, stride: int = 1,
+def conv1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: int = 1,
            padding: int | str = 0, dilation: int = 1, groups: int = 1) -> Tensor:
-    """1-d cross-correlation of (N, C, L) `x` with (O, C, k) `weight` (as a conv2d of height 1)."""
-    x = as_tensor(x)
+    """1-d cross-correlation of (N, C, L) `input` with (O, C, k) `weight` (as a conv2d of height
+    1)."""
+    x = as_tensor(input)
     _single = lambda v: v[0] if isinstance(v, (tuple, list)) else v  # noqa: E731
     if _single(dilation) != 1 or groups != 1:
         raise NotImplementedError("conv1d: dilation and groups other than 1 are not supported")
@@ -220,9 +251,9 @@ def _adaptive_matrix(n_in: int, n_out: int) -> np.ndarray:
     return m
 
 
-def adaptive_avg_pool2d(x: Tensor, output_size) -> Tensor:
+def adaptive_avg_pool2d(input: Tensor, output_size) -> Tensor:
     """Average pooling to a fixed (OH, OW) output (None keeps that dim), with PyTorch's windows."""
-    x = as_tensor(x)
+    x = as_tensor(input)
     if x.ndim not in (3, 4):
         raise ShapeError(f"adaptive_avg_pool2d: expects a 3-d or 4-d input, got {x.shape}")
     sizes = tuple(output_size) if isinstance(output_size, (tuple, list)) else \
@@ -238,21 +269,38 @@ def adaptive_avg_pool2d(x: Tensor, output_size) -> Tensor:
     return ops.matmul(ops.matmul(rows, x), cols)
 
 
-def avg_pool2d(x: Tensor, kernel_size: Size, stride: Size | None = None,
-               padding: Size = 0) -> Tensor:
-    """Mean of each window, zero padding included (stride defaults to the kernel size)."""
-    x = as_tensor(x)
+def avg_pool2d(input: Tensor, kernel_size: Size, stride: Size | None = None,
+               padding: Size = 0, ceil_mode: bool = False, count_include_pad: bool = True,
+               divisor_override: int | None = None) -> Tensor:
+    """Mean of each window (stride defaults to the kernel size): the window's sum divided by its
+    area with the zero padding (`count_include_pad`), by the input elements it covers
+    (otherwise), or by `divisor_override`. `ceil_mode=True` is refused."""
+    if ceil_mode:
+        raise NotImplementedError("avg_pool2d: ceil_mode=True is not supported")
+    x = as_tensor(input)
     _check_4d("avg_pool2d", x)
     kernel, stride, padding = window_arguments("avg_pool2d", kernel_size, stride, padding)
-    return ops.mean(unfold2d(x, kernel, stride, padding), dim=(2, 3))
+    windows = unfold2d(x, kernel, stride, padding)
+    if divisor_override is None and (count_include_pad or padding == (0, 0)):
+        return ops.mean(windows, dim=(2, 3))  # (the form ONNX export knows as AveragePool)
+    sums = ops.sum(windows, dim=(2, 3))
+    if divisor_override is not None:
+        if int(divisor_override) <= 0:
+            raise ValueError(f"avg_pool2d: divisor_override must be positive, got "
+                             f"{divisor_override}")
+        return sums / float(divisor_override)
+    ones = ops.ones_like(x[:1, :1])
+    covered = ops.sum(unfold2d(ones, kernel, stride, padding), dim=(2, 3))
+    return sums / covered
 
 
 # --- dropout, normalization, embedding -----------------------------------------------------
-def dropout(x: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
+def dropout(input: Tensor, p: float = 0.5, training: bool = True,
+            inplace: bool = False) -> Tensor:
     """Zero each element with probability `p` and scale the rest by 1/(1-p) (training only)."""
     if not 0.0 <= p <= 1.0:
         raise ValueError(f"dropout: p must be in [0, 1], got {p}")
-    x = as_tensor(x)
+    x = as_tensor(input)
     if not training or p == 0.0:
         return x
     if p == 1.0:
@@ -260,13 +308,14 @@ def dropout(x: Tensor, p: float = 0.5, training: bool = True, inplace: bool = Fa
     return _applied(x, "dropout", lambda t: t * dropout_mask(t, p), inplace)
 
 
-def dropout2d(x: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
+def dropout2d(input: Tensor, p: float = 0.5, training: bool = True,
+              inplace: bool = False) -> Tensor:
     """Zero whole channels of an (N, C, H, W) input with probability `p`, scaling the rest by
     1/(1-p) (training only). As PyTorch 2.x, with a warning: a 3-d input is read as (N, C, L)
     and a 2-d one is dropped element by element."""
     if not 0.0 <= p <= 1.0:
         raise ValueError(f"dropout2d: p must be in [0, 1], got {p}")
-    x = as_tensor(x)
+    x = as_tensor(input)
     if x.ndim not in (2, 3, 4):
         raise ShapeError(f"dropout2d: expects a 2-d to 4-d input, got shape {x.shape}")
     if x.ndim < 4:
@@ -285,9 +334,10 @@ def dropout2d(x: Tensor, p: float = 0.5, training: bool = True, inplace: bool = 
 
 
 @autocast_policy("layer_norm")
-def layer_norm(x: Tensor, normalized_shape: tuple[int, ...], weight: Tensor | None = None,
+def layer_norm(input: Tensor, normalized_shape: tuple[int, ...], weight: Tensor | None = None,
                bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
     """Normalize over the last `len(normalized_shape)` dims, then scale and shift."""
+    x = as_tensor(input)
     normalized_shape = tuple(normalized_shape)
     k = len(normalized_shape)
     if tuple(x.shape[x.ndim - k:]) != normalized_shape:
@@ -315,17 +365,20 @@ def batch_stats(x: Tensor) -> tuple[Tensor, Tensor, tuple]:
     return mean, ops.mean(centered * centered, dims, keepdim=True), dims
 
 
-def batch_norm(x: Tensor, running_mean: Tensor | None, running_var: Tensor | None,
+def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor | None,
                weight: Tensor | None = None, bias: Tensor | None = None,
-               training: bool = False, eps: float = 1e-5) -> Tensor:
+               training: bool = False, momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
     """Normalize each channel (dim 1) by batch statistics (training) or the running ones.
 
-    This function does not update the running statistics; `nn.BatchNorm*d` does.
+    In training, given running statistics are updated in place as PyTorch does:
+    ``running = (1 - momentum) * running + momentum * batch`` (the variance unbiased).
     """
-    x = as_tensor(x)
+    x = as_tensor(input)
     shape = (1, -1) + (1,) * (x.ndim - 2)
     if training or running_mean is None:
-        mean, var, _ = batch_stats(x)
+        mean, var, dims = batch_stats(x)
+        if training and running_mean is not None:
+            update_running_stats(x, mean, var, dims, running_mean, running_var, momentum)
     else:
         mean, var = ops.reshape(running_mean, shape), ops.reshape(running_var, shape)
     out = (x - mean) / ops.sqrt(var + eps)
@@ -336,13 +389,77 @@ def batch_norm(x: Tensor, running_mean: Tensor | None, running_var: Tensor | Non
     return out
 
 
-def embedding(indices: Tensor, weight: Tensor) -> Tensor:
-    """Rows of `weight` picked by integer `indices` (a gather; its gradient scatter-adds)."""
+def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
+    """int64 rows of the identity picked by integer labels: shape `tensor.shape + (C,)`, C
+    `num_classes`, or with -1 the largest label + 1 (read from an eager tensor), as PyTorch."""
+    labels = as_tensor(tensor)
+    if labels.dtype.kind not in "iu":
+        raise DTypeError(f"one_hot: expects an integer tensor of class labels, got "
+                         f"{labels.dtype}")
+    if num_classes == -1:
+        if labels._node is not None:
+            raise ShapeError("one_hot: num_classes=-1 needs an eager tensor (give num_classes "
+                             "in a graph)")
+        if labels._data.size == 0:
+            raise ShapeError("one_hot: can not infer the number of classes from an empty tensor")
+        num_classes = int(labels._data.max()) + 1
+    return ops.one_hot(labels, num_classes, dtypes.int64)
+
+
+def update_running_stats(x: Tensor, mean: Tensor, var: Tensor, dims: tuple,
+                         running_mean: Tensor, running_var: Tensor, momentum: float) -> None:
+    """running <- (1 - momentum) * running + momentum * batch, the variance unbiased."""
+    mean, var = mean.detach(), var.detach()
+    n = ops.count(x, dims, x.dtype)
+    var = var * n / ops.maximum(n - 1.0, 1.0)
+    channels = (running_mean.shape[0],)
+    update_buffer(running_mean,
+                  running_mean * (1.0 - momentum) + ops.reshape(mean, channels) * momentum)
+    if running_var is not None:
+        update_buffer(running_var,
+                      running_var * (1.0 - momentum) + ops.reshape(var, channels) * momentum)
+
+
+def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
+              max_norm: float | None = None, norm_type: float = 2.0,
+              scale_grad_by_freq: bool = False, sparse: bool = False) -> Tensor:
+    """Rows of `weight` picked by integer `input` (a gather; its gradient scatter-adds). The row
+    `padding_idx` gets no gradient; with `max_norm`, the rows looked up whose `norm_type`-norm
+    exceeds it are rescaled to that norm in `weight` itself first (as PyTorch).
+    `scale_grad_by_freq` and `sparse` are refused."""
+    if scale_grad_by_freq or sparse:
+        raise NotImplementedError("embedding: scale_grad_by_freq=True and sparse=True are not "
+                                  "supported")
     weight = as_tensor(weight)
     if weight.ndim != 2:
         raise ShapeError(f"embedding: weight must be 2-d (num_embeddings, embedding_dim), got "
                          f"shape {weight.shape}")
-    return weight[index_in_range(as_tensor(indices), weight, 0, "embedding")]
+    indices = index_in_range(as_tensor(input), weight, 0, "embedding")
+    if max_norm is not None:
+        _renormalize_rows(weight, indices, float(max_norm), float(norm_type))
+    if padding_idx is not None:
+        rows = weight.shape[0]
+        if not -rows <= padding_idx < rows:
+            raise ShapeError(f"embedding: padding_idx {padding_idx} is out of range for "
+                             f"{rows} rows")
+        keep = np.ones((rows, 1), bool)
+        keep[padding_idx] = False
+        weight = ops.where(constant_like(keep, weight), weight, ops.stop_gradient(weight))
+    return weight[indices]
+
+
+def _renormalize_rows(weight: Tensor, indices: Tensor, max_norm: float, norm_type: float):
+    """The rows of `weight` at `indices` scaled in place to a `norm_type`-norm of at most
+    `max_norm` (PyTorch's embedding_renorm_: scale max_norm / (norm + 1e-7))."""
+    if weight._node is not None or indices._node is not None:
+        raise NotImplementedError("embedding: max_norm needs eager tensors (it writes weight)")
+    rows = np.unique(np.asarray(indices._data).reshape(-1))
+    data = weight._data
+    norms = np.linalg.norm(data[rows].reshape(len(rows), -1), ord=norm_type, axis=1)
+    over = norms > max_norm
+    scale = (max_norm / (norms[over] + 1e-7)).astype(data.dtype)
+    data[rows[over]] *= scale[:, None]
+    weight._version[0] += 1
 
 
 from .attention_functional import (  # noqa: E402

@@ -11,9 +11,8 @@ from ..core.validation import check_int
 from ..errors import ShapeError
 from ..ops.convert import as_tensor
 from ..tensor import Tensor
-from .factory import init_channel_norm, place_new
+from .factory import affine_parameters, init_channel_norm, place_new
 from .module import Module
-from .parameter import Parameter
 from .updates import update_buffer
 
 
@@ -87,7 +86,7 @@ class GroupNorm(Module):
     """`group_norm` with a learnable per-channel weight (1s) and bias (0s)."""
 
     def __init__(self, num_groups: int, num_channels: int, eps: float = 1e-5,
-                 affine: bool = True, device=None, dtype=None):
+                 affine: bool = True, device=None, dtype=None, bias: bool = True):
         super().__init__()
         self.num_groups = check_int("nn.GroupNorm", "num_groups", num_groups, 1)
         self.num_channels = check_int("nn.GroupNorm", "num_channels", num_channels, 1)
@@ -95,12 +94,7 @@ class GroupNorm(Module):
             raise ValueError(f"nn.GroupNorm: num_channels {num_channels} must be divisible by "
                              f"num_groups {num_groups}")
         self.eps, self.affine = eps, affine
-        if affine:
-            self.weight = Parameter(np.ones(num_channels, np.float32))
-            self.bias = Parameter(np.zeros(num_channels, np.float32))
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        affine_parameters(self, num_channels, affine, bias)
         place_new(self, device, dtype)
 
     def forward(self, x: Tensor) -> Tensor:
@@ -115,11 +109,11 @@ class _InstanceNorm(Module):
 
     def __init__(self, num_features: int, eps: float = 1e-5, momentum: float = 0.1,
                  affine: bool = False, track_running_stats: bool = False, device=None,
-                 dtype=None):
+                 dtype=None, bias: bool = True):
         super().__init__()
         self.num_features = check_int(type(self).__name__, "num_features", num_features, 1)
         init_channel_norm(self, num_features, eps, momentum, affine, track_running_stats,
-                          device, dtype)
+                          device, dtype, bias)
 
     def forward(self, x: Tensor) -> Tensor:
         x = as_tensor(x)

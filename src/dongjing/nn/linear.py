@@ -17,7 +17,10 @@ from .parameter import Parameter
 
 
 class Identity(Module):
-    """Returns its input."""
+    """Returns its input (any constructor arguments are ignored, as PyTorch's are)."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__()
 
     def forward(self, x: Tensor) -> Tensor:
         return x
@@ -70,7 +73,12 @@ class Embedding(Module):
     """A lookup table: row `i` of `weight` (num_embeddings, embedding_dim) for index `i`."""
 
     def __init__(self, num_embeddings: int, embedding_dim: int, padding_idx: int | None = None,
-                 device=None, dtype=None):
+                 max_norm: float | None = None, norm_type: float = 2.0,
+                 scale_grad_by_freq: bool = False, sparse: bool = False, _weight=None,
+                 _freeze: bool = False, device=None, dtype=None):
+        if scale_grad_by_freq or sparse:
+            raise NotImplementedError("nn.Embedding: scale_grad_by_freq=True and sparse=True "
+                                      "are not supported")
         super().__init__()
         self.num_embeddings = check_int("nn.Embedding", "num_embeddings", num_embeddings, 0)
         self.embedding_dim = check_int("nn.Embedding", "embedding_dim", embedding_dim, 0)
@@ -80,10 +88,19 @@ class Embedding(Module):
                 raise ArgumentError(f"nn.Embedding: argument 'padding_idx' ({padding_idx}) is "
                                     f"out of range for {num_embeddings} embeddings")
         self.padding_idx = padding_idx
-        self.weight = Parameter(np.empty((num_embeddings, embedding_dim), np.float32))
-        init.normal_(self.weight)
-        if padding_idx is not None:
-            self.weight._data[padding_idx] = 0.0
+        self.max_norm, self.norm_type = max_norm, norm_type
+        self.scale_grad_by_freq, self.sparse = scale_grad_by_freq, sparse
+        if _weight is None:
+            self.weight = Parameter(np.empty((num_embeddings, embedding_dim), np.float32),
+                                    requires_grad=not _freeze)
+            init.normal_(self.weight)
+            if padding_idx is not None:
+                self.weight._data[padding_idx] = 0.0
+        else:  # PyTorch's way in for a given table (Embedding.from_pretrained)
+            if tuple(_weight.shape) != (num_embeddings, embedding_dim):
+                raise ShapeError(f"nn.Embedding: _weight of shape {tuple(_weight.shape)} must "
+                                 f"have shape {(num_embeddings, embedding_dim)}")
+            self.weight = Parameter(_weight, requires_grad=not _freeze)
         place_new(self, device, dtype)
 
     def forward(self, indices: Tensor) -> Tensor:
@@ -92,6 +109,8 @@ class Embedding(Module):
             keep = np.ones((self.num_embeddings, 1), bool)
             keep[self.padding_idx] = False
             weight = ops.where(constant_like(keep, weight), weight, ops.stop_gradient(weight))
+        if self.max_norm is not None:  # renormalizes the rows in self.weight, as PyTorch
+            F.embedding(indices, self.weight, max_norm=self.max_norm, norm_type=self.norm_type)
         return F.embedding(indices, weight)
 
     def extra_repr(self) -> str:

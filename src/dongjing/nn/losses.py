@@ -3,6 +3,8 @@ symbolic tensors with an unknown batch dim too."""
 
 from __future__ import annotations
 
+import warnings
+
 from .. import ops
 from ..autocasting import autocast_policy
 from ..dtypes import is_floating
@@ -21,6 +23,37 @@ def _reduce(loss: Tensor, reduction: str, op: str) -> Tensor:
     if reduction == "none":
         return loss
     raise ValueError(f"{op}: reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
+
+
+def legacy_reduction(size_average: bool | None, reduce: bool | None, reduction: str) -> str:
+    """`reduction` from PyTorch's deprecated `size_average=` and `reduce=` where either is given
+    (both default to True: `reduce=False` is 'none', `size_average=False` 'sum'), as PyTorch."""
+    if size_average is None and reduce is None:
+        return reduction
+    warnings.warn("size_average and reduce args will be deprecated, please use "
+                  "reduction='...' instead", UserWarning, stacklevel=3)
+    size_average = True if size_average is None else size_average
+    reduce = True if reduce is None else reduce
+    if not reduce:
+        return "none"
+    return "mean" if size_average else "sum"
+
+
+def check_loss_weight(name: str, input: Tensor, weight: Tensor | None) -> None:
+    if weight is not None and tuple(as_tensor(weight).shape) != tuple(as_tensor(input).shape):
+        raise ValueError(f"{name}: weight of shape {tuple(as_tensor(weight).shape)} must have "
+                         f"the input's shape {tuple(as_tensor(input).shape)}")
+
+
+def _weighted_reduce(name: str, loss: Tensor, weight: Tensor | None, reduction: str) -> Tensor:
+    """PyTorch's elementwise `weight=` of mse_loss and l1_loss: the weighted terms, summed, or
+    their weighted mean (divided by the sum of the weights)."""
+    if weight is None:
+        return _reduce(loss, reduction, name)
+    weighted = loss * weight
+    if reduction == "mean":
+        return ops.sum(weighted) / ops.sum(as_tensor(weight))
+    return _reduce(weighted, reduction, name)
 
 
 def _class_last(x: Tensor) -> Tensor:
@@ -67,9 +100,11 @@ def _check_weight(weight, num_classes, op: str) -> None:
 
 @autocast_policy("nll_loss")
 def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,
-             ignore_index: int = -100, reduction: str = "mean") -> Tensor:
+             size_average: bool | None = None, ignore_index: int = -100,
+             reduce: bool | None = None, reduction: str = "mean") -> Tensor:
     """Mean of -input[i, target[i]] over the batch (class dim 1); targets equal to
     `ignore_index` count for nothing; `weight` scales each class (the mean is weighted)."""
+    reduction = legacy_reduction(size_average, reduce, reduction)
     log_probs, target = as_tensor(input), as_tensor(target)
     if isinstance(weight, str):
         raise TypeError(f"nll_loss: weight must be a tensor, got {weight!r} (pass reduction= by "
@@ -84,11 +119,13 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,
 
 @autocast_policy("cross_entropy")
 def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
-                  ignore_index: int = -100, reduction: str = "mean",
+                  size_average: bool | None = None, ignore_index: int = -100,
+                  reduce: bool | None = None, reduction: str = "mean",
                   label_smoothing: float = 0.0) -> Tensor:
     """Softmax cross-entropy of logits `input` (N, C, ...) against integer classes (N, ...) or
     probabilities (N, C, ...); `label_smoothing` mixes the target with the uniform distribution;
     integer targets equal to `ignore_index` count for nothing; `weight` scales each class."""
+    reduction = legacy_reduction(size_average, reduce, reduction)
     logits, target = as_tensor(input), as_tensor(target)
     if isinstance(weight, str):
         raise TypeError(f"cross_entropy: weight must be a tensor, got {weight!r} (pass "
@@ -130,24 +167,35 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
 
 
 @autocast_policy("mse_loss")
-def mse_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
-    """Mean squared error."""
+def mse_loss(input: Tensor, target: Tensor, size_average: bool | None = None,
+             reduce: bool | None = None, reduction: str = "mean",
+             weight: Tensor | None = None) -> Tensor:
+    """Mean squared error; `weight` (the input's shape) weighs each term (the mean is then the
+    weighted mean), as PyTorch's."""
+    check_loss_weight("mse_loss", input, weight)
     diff = as_tensor(input) - target
-    return _reduce(diff * diff, reduction, "mse_loss")
+    return _weighted_reduce("mse_loss", diff * diff, weight,
+                            legacy_reduction(size_average, reduce, reduction))
 
 
 @autocast_policy("l1_loss")
-def l1_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
-    """Mean absolute error."""
-    return _reduce(ops.abs(as_tensor(input) - target), reduction, "l1_loss")
+def l1_loss(input: Tensor, target: Tensor, size_average: bool | None = None,
+            reduce: bool | None = None, reduction: str = "mean",
+            weight: Tensor | None = None) -> Tensor:
+    """Mean absolute error; `weight` as `mse_loss`'s."""
+    check_loss_weight("l1_loss", input, weight)
+    return _weighted_reduce("l1_loss", ops.abs(as_tensor(input) - target), weight,
+                            legacy_reduction(size_average, reduce, reduction))
 
 
 @autocast_policy("binary_cross_entropy_with_logits")
 def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tensor | None = None,
-                                     reduction: str = "mean",
+                                     size_average: bool | None = None,
+                                     reduce: bool | None = None, reduction: str = "mean",
                                      pos_weight: Tensor | None = None) -> Tensor:
     """Sigmoid + binary cross-entropy in one stable expression; `weight` scales each element,
     `pos_weight` the positive term."""
+    reduction = legacy_reduction(size_average, reduce, reduction)
     if isinstance(weight, str):
         raise TypeError(f"binary_cross_entropy_with_logits: weight must be a tensor, got "
                         f"{weight!r} (pass reduction= by keyword)")
@@ -165,9 +213,11 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tens
 
 @autocast_policy("binary_cross_entropy")
 def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
+                         size_average: bool | None = None, reduce: bool | None = None,
                          reduction: str = "mean") -> Tensor:
     """-(t log(x) + (1 - t) log(1 - x)) for probabilities `input` in [0, 1], each log clamped
     at -100 as PyTorch does."""
+    reduction = legacy_reduction(size_average, reduce, reduction)
     x, target = as_tensor(input), as_tensor(target)
     if x._node is None and x._data.size and (x._data.min() < 0 or x._data.max() > 1):
         raise ValueError("binary_cross_entropy: all elements of input should be between 0 and 1")

@@ -8,7 +8,7 @@ from ..autocasting import autocast_policy
 from ..errors import ShapeError
 from ..ops.convert import as_tensor
 from ..tensor import Tensor
-from .losses import _reduce
+from .losses import _reduce, check_loss_weight, legacy_reduction
 from .module import Module
 
 
@@ -18,6 +18,7 @@ def kl_div(input: Tensor, target: Tensor, size_average=None, reduce=None,
     """KL(target || exp(input)) pointwise: target * (log target - input), 0 where target is 0;
     `input` holds log-probabilities (and `target` too with `log_target`). `reduction`
     "batchmean" divides the sum by the batch size (the mathematically right mean)."""
+    reduction = legacy_reduction(size_average, reduce, reduction)
     x, t = as_tensor(input), as_tensor(target)
     if log_target:
         loss = ops.exp(t) * (t - x)
@@ -36,6 +37,7 @@ def smooth_l1_loss(input: Tensor, target: Tensor, size_average=None, reduce=None
     """0.5 d^2 / beta where |d| < beta, else |d| - 0.5 beta (d = input - target); beta 0 is L1."""
     if beta < 0:
         raise ValueError(f"smooth_l1_loss: beta must be non-negative, got {beta}")
+    reduction = legacy_reduction(size_average, reduce, reduction)
     d = ops.abs(as_tensor(input) - as_tensor(target))
     if beta == 0:
         return _reduce(d, reduction, "smooth_l1_loss")
@@ -45,13 +47,15 @@ def smooth_l1_loss(input: Tensor, target: Tensor, size_average=None, reduce=None
 
 @autocast_policy("huber_loss")
 def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean",
-               delta: float = 1.0) -> Tensor:
-    """0.5 d^2 where |d| <= delta, else delta (|d| - 0.5 delta): smooth L1 scaled by delta."""
+               delta: float = 1.0, weight: Tensor | None = None) -> Tensor:
+    """0.5 d^2 where |d| <= delta, else delta (|d| - 0.5 delta): smooth L1 scaled by delta
+    (`weight` scales each element's term before the reduction)."""
     if delta <= 0:
         raise ValueError(f"huber_loss: delta must be positive, got {delta}")
+    check_loss_weight("huber_loss", input, weight)
     d = ops.abs(as_tensor(input) - as_tensor(target))
     loss = ops.where(ops.le(d, delta), d * d * 0.5, (d - 0.5 * delta) * delta)
-    return _reduce(loss, reduction, "huber_loss")
+    return _reduce(loss if weight is None else loss * weight, reduction, "huber_loss")
 
 
 @autocast_policy("cosine_embedding_loss")
@@ -59,6 +63,7 @@ def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin
                           size_average=None, reduce=None, reduction: str = "mean") -> Tensor:
     """1 - cos(x1, x2) where target is 1, max(0, cos(x1, x2) - margin) where it is -1 (cos
     along dim 1 of (N, D) inputs, or of 1-d inputs)."""
+    reduction = legacy_reduction(size_average, reduce, reduction)
     x1, x2, y = as_tensor(input1), as_tensor(input2), as_tensor(target)
     if x1.ndim not in (1, 2) or x1.shape != x2.shape:
         raise ShapeError(f"cosine_embedding_loss: expects two (N, D) or (D,) inputs of one "
@@ -79,6 +84,7 @@ class KLDivLoss(Module):
     def __init__(self, size_average=None, reduce=None, reduction: str = "mean",
                  log_target: bool = False):
         super().__init__()
+        reduction = legacy_reduction(size_average, reduce, reduction)
         self.reduction, self.log_target = reduction, log_target
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
@@ -91,6 +97,7 @@ class SmoothL1Loss(Module):
     def __init__(self, size_average=None, reduce=None, reduction: str = "mean",
                  beta: float = 1.0):
         super().__init__()
+        reduction = legacy_reduction(size_average, reduce, reduction)
         self.reduction, self.beta = reduction, beta
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
@@ -114,6 +121,7 @@ class CosineEmbeddingLoss(Module):
     def __init__(self, margin: float = 0.0, size_average=None, reduce=None,
                  reduction: str = "mean"):
         super().__init__()
+        reduction = legacy_reduction(size_average, reduce, reduction)
         self.margin, self.reduction = margin, reduction
 
     def forward(self, input1: Tensor, input2: Tensor, target: Tensor) -> Tensor:

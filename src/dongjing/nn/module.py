@@ -54,7 +54,11 @@ class Module:
     ...         return self.fc(x)
     """
 
-    def __init__(self) -> None:
+    def __init__(self, *args, **kwargs) -> None:
+        if args or kwargs:  # PyTorch's signature, and its refusal of anything passed
+            unexpected = f"keyword argument {next(iter(kwargs))!r}" if kwargs else \
+                f"positional argument {args[0]!r}"
+            raise TypeError(f"{type(self).__name__}.__init__() got an unexpected {unexpected}")
         object.__setattr__(self, "_parameters", OrderedDict())
         object.__setattr__(self, "_buffers", OrderedDict())
         object.__setattr__(self, "_non_persistent", set())

@@ -50,11 +50,11 @@ class _BatchNorm(Module):
 
     def __init__(self, num_features: int, eps: float = 1e-5, momentum: float = 0.1,
                  affine: bool = True, track_running_stats: bool = True, device=None,
-                 dtype=None):
+                 dtype=None, bias: bool = True):
         super().__init__()
         self.num_features = check_int(type(self).__name__, "num_features", num_features, 0)
         init_channel_norm(self, num_features, eps, momentum, affine, track_running_stats,
-                          device, dtype)
+                          device, dtype, bias)
 
     def forward(self, x: Tensor) -> Tensor:
         if x.ndim not in self._ndims or (x.shape[1] is not None
@@ -67,8 +67,11 @@ class _BatchNorm(Module):
         use_batch = self.training or not self.track_running_stats
         if use_batch and self.track_running_stats:
             self._update_running(x)
+        if use_batch:  # the running statistics are updated above (momentum None: averaged)
+            return F.batch_norm(x, None, None, self.weight, self.bias, training=True,
+                                eps=self.eps)
         return F.batch_norm(x, self.running_mean, self.running_var, self.weight, self.bias,
-                            training=use_batch, eps=self.eps)
+                            training=False, eps=self.eps)
 
     def _update_running(self, x: Tensor) -> None:
         """running <- (1 - momentum) * running + momentum * batch (unbiased variance)."""

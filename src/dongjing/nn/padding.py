@@ -14,8 +14,11 @@ class _Pad(Module):
     mode = "constant"
     dims = 1
 
-    def __init__(self, padding, value: float = 0.0):
+    def __init__(self, padding):
         super().__init__()
+        self._set(padding, 0.0)
+
+    def _set(self, padding, value: float) -> None:
         if isinstance(padding, int):
             padding = (padding,) * (2 * self.dims)
         padding = tuple(int(p) for p in padding)
@@ -35,10 +38,17 @@ class _Pad(Module):
         return f"{self.padding}" + (f", value={self.value}" if self.value else "")
 
 
+class _ConstantPad(_Pad):
+    def __init__(self, padding, value: float):
+        Module.__init__(self)
+        self._set(padding, value)
+
+
 def _family(mode: str, prefix: str) -> tuple[type[_Pad], type[_Pad], type[_Pad]]:
     made: list[type[_Pad]] = []
+    base = _ConstantPad if mode == "constant" else _Pad
     for dims in (1, 2, 3):
-        made.append(type(f"{prefix}{dims}d", (_Pad,), {
+        made.append(type(f"{prefix}{dims}d", (base,), {
             "mode": mode, "dims": dims, "__module__": __name__,
             "__doc__": f"Pad the last {dims} dim(s) ({mode} mode, `F.pad`)."}))
     return made[0], made[1], made[2]
@@ -50,13 +60,8 @@ CircularPad1d, CircularPad2d, CircularPad3d = _family("circular", "CircularPad")
 ConstantPad1d, ConstantPad2d, ConstantPad3d = _family("constant", "ConstantPad")
 
 
-class _ZeroPad(_Pad):
-    def __init__(self, padding):
-        super().__init__(padding, 0.0)
-
-
 ZeroPad1d, ZeroPad2d, ZeroPad3d = (
-    type(f"ZeroPad{d}d", (_ZeroPad,), {"dims": d, "__module__": __name__,
+    type(f"ZeroPad{d}d", (_Pad,), {"dims": d, "__module__": __name__,
                                       "__doc__": f"Pad the last {d} dim(s) with zeros."})
     for d in (1, 2, 3))
 

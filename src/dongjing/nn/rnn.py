@@ -284,16 +284,13 @@ class RNNCellBase(Module):
 
     mode = ""
 
-    def __init__(self, input_size: int, hidden_size: int, bias: bool = True, device=None,
-                 dtype=None, mode: str | None = None):
+    def __init__(self, input_size: int, hidden_size: int, bias: bool, num_chunks: int,
+                 device=None, dtype=None):
         super().__init__()
-        if mode is not None:
-            self.mode = mode
-
         check_device(device, f"nn.{type(self).__name__}")
         self.input_size, self.hidden_size, self.bias = int(input_size), int(hidden_size), bias
         dtype = np.dtype(dtype or np.float32)
-        gate_size = _GATES[self.mode] * self.hidden_size
+        gate_size = int(num_chunks) * self.hidden_size  # the gates' rows, stacked
         self.weight_ih = Parameter(np.empty((gate_size, self.input_size), dtype))
         self.weight_hh = Parameter(np.empty((gate_size, self.hidden_size), dtype))
         if bias:
@@ -342,8 +339,8 @@ class RNNCell(RNNCellBase):
         if nonlinearity not in ("tanh", "relu"):
             raise ValueError(f"nn.RNNCell: nonlinearity must be 'tanh' or 'relu', got "
                              f"{nonlinearity!r}")
-        super().__init__(input_size, hidden_size, bias, device, dtype,
-                         mode="RNN_" + nonlinearity.upper())
+        super().__init__(input_size, hidden_size, bias, _GATES["RNN_TANH"], device, dtype)
+        self.mode = "RNN_" + nonlinearity.upper()
         self.nonlinearity = nonlinearity
 
 
@@ -352,8 +349,16 @@ class LSTMCell(RNNCellBase):
 
     mode = "LSTM"
 
+    def __init__(self, input_size: int, hidden_size: int, bias: bool = True, device=None,
+                 dtype=None):
+        super().__init__(input_size, hidden_size, bias, _GATES[self.mode], device, dtype)
+
 
 class GRUCell(RNNCellBase):
     """One GRU step."""
 
     mode = "GRU"
+
+    def __init__(self, input_size: int, hidden_size: int, bias: bool = True, device=None,
+                 dtype=None):
+        super().__init__(input_size, hidden_size, bias, _GATES[self.mode], device, dtype)

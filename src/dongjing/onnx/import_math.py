@@ -115,7 +115,7 @@ REDUCTIONS: dict = {
 def _cumsum(ctx, ins, attrs):
     x = ins[0]
     axis = _axis(_static_ints(ctx, ins[1], "axis")[0], x.ndim)
-    out = ops.cumsum(x, axis, reverse=bool(attrs.get("reverse", 0)))
+    out = ops.scan.running_sum(x, axis, reverse=bool(attrs.get("reverse", 0)))
     return out - x if attrs.get("exclusive", 0) else out
 
 
@@ -133,7 +133,7 @@ def _tile(ctx, ins, attrs):
     reps = _static_ints(ctx, ins[1], "repeats")
     if len(reps) != x.ndim:
         raise OnnxImportError(f"repeats {reps} must have one entry per dim of {x.shape}")
-    return ops.tile(x, *reps)
+    return ops.tile(x, tuple(reps))
 
 
 def _split(ctx, ins, attrs):

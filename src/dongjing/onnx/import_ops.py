@@ -105,9 +105,9 @@ def _global_pool(reduce):
 def _gemm(ctx, ins, attrs):
     a, b = ins[0], ins[1]
     if attrs.get("transA", 0):
-        a = ops.transpose(a)
+        a = ops.transpose(a, -2, -1)
     if attrs.get("transB", 0):
-        b = ops.transpose(b)
+        b = ops.transpose(b, -2, -1)
     out = ops.matmul(a, b)
     if attrs.get("alpha", 1.0) != 1.0:
         out = out * attrs["alpha"]

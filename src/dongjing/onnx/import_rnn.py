@@ -43,7 +43,7 @@ def _step(kind: str, xw, h, c, r, rb, hidden: int, linear_before_reset: bool):
     """One time step: new (h, c) from the input's projection `xw` (bias included)."""
     # the recurrent bias joins R h before x: dongjing's (and PyTorch's) order of additions, so
     # a recurrent layer dongjing exported imports back bit for bit
-    hr = ops.matmul(h, ops.transpose(r))
+    hr = ops.matmul(h, ops.transpose(r, -2, -1))
     if kind == "RNN":
         return ops.tanh(xw + (hr + rb)), None
     if kind == "RNN_RELU":
@@ -60,7 +60,7 @@ def _step(kind: str, xw, h, c, r, rb, hidden: int, linear_before_reset: bool):
         cand = ops.tanh(_gate(xw, 2, hidden) + rgate * (_gate(hr, 2, hidden)
                                                         + _gate(rb, 2, hidden)))
     else:  # the reset gate applies before the recurrent product
-        rh = ops.matmul(rgate * h, ops.transpose(r[2 * hidden:3 * hidden]))
+        rh = ops.matmul(rgate * h, ops.transpose(r[2 * hidden:3 * hidden], -2, -1))
         cand = ops.tanh(_gate(xw, 2, hidden) + rh + _gate(rb, 2, hidden))
     return (1.0 - z) * cand + z * h, None
 
@@ -90,7 +90,7 @@ def recurrent(kind: str, ctx, ins: list, attrs: dict):
     ys, hs, cs = [], [], []
     for d, backwards in enumerate(dirs):
         wd, rd = w[d], r[d]
-        xw = ops.matmul(x, ops.transpose(wd))  # (seq, batch, gates*H) in one product
+        xw = ops.matmul(x, ops.transpose(wd, -2, -1))  # (seq, batch, gates*H) in one product
         rb = None
         if b is not None:
             xw = xw + b[d][:gates * hidden]

@@ -7,11 +7,14 @@ from typing import TYPE_CHECKING
 
 from ..core import infer as inf
 from ..core.registry import Kind, Onnx, Spec, binds, define
+from ..core.torch_args import dim_aliases
 from ..dispatch import apply1
 from ..dtypes import is_floating
 from ..errors import DTypeError
+from ..tensor import Tensor
+from ..tensor.out_argument import accepts_out
 from .convert import as_tensor
-from .elementwise import exp, log, mul, stop_gradient, sub, where, zeros_like
+from .elementwise import cast, exp, log, mul, stop_gradient, sub, where, zeros_like
 from .math import isinf
 from .reduce import amax, sum
 from .shape import concat, reshape, squeeze
@@ -62,19 +65,23 @@ _log_softmax = define("log_softmax", forward=_log_softmax_forward, infer=_log_so
 
 
 @binds(_log_softmax)
-
-def log_softmax(x, dim: int = -1):
-    """x - logsumexp(x) along `dim`, computed stably in one op."""
-    x = as_tensor(x)
+@dim_aliases
+def log_softmax(input: Tensor, dim: int, dtype=None) -> Tensor:
+    """x - logsumexp(x) along `dim`, computed stably in one op (`dtype`: the input cast first)."""
+    x = as_tensor(input)
+    if dtype is not None:
+        x = cast(x, dtype)
     dim = inf.normalize_dim("log_softmax", dim, x.ndim)
     if x.ndim == 0:  # one element along its only (implicit) dim, as PyTorch
         return reshape(apply1(_log_softmax, reshape(x, (1,)), dim=0), ())
     return apply1(_log_softmax, x, dim=dim)
 
 
-def logsumexp(x, dim, keepdim: bool = False):
+@accepts_out
+@dim_aliases
+def logsumexp(input: Tensor, dim, keepdim: bool = False) -> Tensor:
     """log(sum(exp(x), dim)), stable: the max is subtracted first (and added back)."""
-    x = as_tensor(x)
+    x = as_tensor(input)
     dim = inf.normalize_dims("logsumexp", dim, x.ndim)
     if x.ndim == 0:  # dim 0 (or -1) of a 0-d tensor: the same reduction of its one element
         return reshape(logsumexp(reshape(x, (1,)), 0), ())
@@ -88,9 +95,10 @@ def logsumexp(x, dim, keepdim: bool = False):
     return out if keepdim else squeeze(out, dim)
 
 
-def softmax(x, dim: int = -1) -> Tensor:
-    """exp(x) / sum(exp(x)) along `dim`, stable."""
-    return exp(log_softmax(x, dim))
+@dim_aliases
+def softmax(input: Tensor, dim: int, dtype=None) -> Tensor:
+    """exp(x) / sum(exp(x)) along `dim`, stable (`dtype`: the input cast first)."""
+    return exp(log_softmax(input, dim, dtype))
 
 
 def _pad_unknown(x, dims):

@@ -14,7 +14,9 @@ from .. import dtypes
 from ..core.registry import OPS, Op, bind
 from ..dispatch import apply, apply1, apply2, apply_binary
 from ..dtypes import is_floating
+from ..errors import ArgumentError
 from ..tensor import Tensor
+from ..tensor.out_argument import write_out
 from .convert import as_tensor, pair
 
 if TYPE_CHECKING:
@@ -34,38 +36,61 @@ def _to_float(x):
 
 
 def unary(op: Op) -> Callable:
-    """f(x): any dtype the op's rule accepts."""
-    return _publish(op, lambda x: apply1(op, as_tensor(x)))
+    """f(input, *, out=None): any dtype the op's rule accepts."""
+    name = op.public[0] if op.public else op.name
+
+    def fn(input: Tensor, *, out: Tensor | None = None) -> Tensor:
+        result = apply1(op, as_tensor(input))
+        return result if out is None else write_out(name, result, out)
+
+    return _publish(op, fn)
+
+
+def predicate(op: Op) -> Callable:
+    """f(input): a test of each element (PyTorch's `isnan` & co. take no `out=`)."""
+
+    def fn(input: Tensor) -> Tensor:
+        return apply1(op, as_tensor(input))
+
+    return _publish(op, fn)
 
 
 def float_unary(op: Op) -> Callable:
-    """f(x): integer and bool inputs are promoted to the default float dtype first."""
+    """f(input, *, out=None): integer and bool inputs are promoted to the default float dtype
+    first."""
+    name = op.public[0] if op.public else op.name
 
-    def fn(x):
-        if type(x) is not Tensor or x._data is None or not is_floating(x._data.dtype):
-            x = _to_float(as_tensor(x))
-        return apply1(op, x)
+    def fn(input: Tensor, *, out: Tensor | None = None) -> Tensor:
+        if type(input) is not Tensor or input._data is None or not is_floating(input._data.dtype):
+            input = _to_float(as_tensor(input))
+        result = apply1(op, input)
+        return result if out is None else write_out(name, result, out)
 
     return _publish(op, fn)
 
 
 def binary(op: Op) -> Callable:
-    """f(a, b): broadcast, both operands promoted to one dtype."""
+    """f(input, other, *, out=None): broadcast, both operands promoted to one dtype."""
+    name = op.public[0] if op.public else op.name
 
-    def fn(a, b):
-        return apply_binary(op, a, b, pair)
+    def fn(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:
+        result = apply_binary(op, input, other, pair)
+        return result if out is None else write_out(name, result, out)
 
     return _publish(op, fn)
 
 
 def float_binary(op: Op) -> Callable:
-    """f(a, b): as `binary`, then integer operands promoted to the default float dtype."""
+    """f(input, other, *, out=None): as `binary`, then integer operands promoted to the default
+    float dtype."""
+    name = op.public[0] if op.public else op.name
 
-    def fn(a, b):
-        a, b = pair(a, b)
+    def fn(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:
+        a, b = pair(input, other)
         if not is_floating(a.dtype):
             a, b = _to_float(a), _to_float(b)
-        return apply2(op, a, b)
+        result = apply2(op, a, b)
+        return result if out is None else write_out(name, result, out)
 
     return _publish(op, fn)
 
@@ -78,6 +103,66 @@ def reflected(fn: Callable[[TensorLike, TensorLike], Tensor]) -> Callable:
 
     method.__name__ = f"reflected_{fn.__name__}"
     return method
+def _check_number(name: str, what: str, value) -> None:
+    if isinstance(value, (bool, Tensor)) or not dtypes.is_scalar_number(value):
+        raise ArgumentError(f"{name}(): {what} must be a Python number, got "
+                            f"{type(value).__name__}")
+
+
+_ONE = 1
+
+
+def alpha_binary(op: Op) -> Callable:
+    """f(input, other, *, alpha=1, out=None): `input <op> alpha * other`, as `binary`."""
+    name = op.public[0] if op.public else op.name
+
+    def fn(input: Tensor, other: Tensor, *, alpha: float = 1,
+           out: Tensor | None = None) -> Tensor:
+        if alpha is not _ONE:  # (identity: the default costs one comparison)
+            _check_number(name, "alpha", alpha)
+            if alpha != 1:
+                other = OPS["mul"].binding(other, alpha)
+        result = apply_binary(op, input, other, pair)
+        return result if out is None else write_out(name, result, out)
+
+    return _publish(op, fn)
+
+
+def division(op: Op) -> Callable:
+    """f(input, other, *, rounding_mode=None, out=None): true division (integers give the
+    default float dtype), or the quotient rounded `"trunc"` toward zero or to the `"floor"`
+    (in the operands' dtype), as PyTorch's `div`."""
+    name = op.public[0] if op.public else op.name
+
+    def fn(input: Tensor, other: Tensor, *, rounding_mode: str | None = None,
+           out: Tensor | None = None) -> Tensor:
+        a, b = pair(input, other)
+        if rounding_mode is None:
+            if not is_floating(a.dtype):
+                a, b = _to_float(a), _to_float(b)
+            result = apply2(op, a, b)
+        elif rounding_mode == "floor":
+            result = OPS["floor_divide"].binding(a, b)
+        elif rounding_mode == "trunc":
+            result = _trunc_divide(op, a, b)
+        else:
+            raise ArgumentError(f"{name}(): rounding_mode must be None, 'trunc' or 'floor', got "
+                                f"{rounding_mode!r}")
+        return result if out is None else write_out(name, result, out)
+
+    return _publish(op, fn)
+
+
+def _trunc_divide(op: Op, a: Tensor, b: Tensor) -> Tensor:
+    """The quotient rounded toward zero, in the operands' dtype (integers: exactly, from the
+    floor quotient corrected where the signs differ and a remainder is left)."""
+    if is_floating(a.dtype):
+        return OPS["trunc"].binding(apply2(op, a, b))
+    floor = OPS["floor_divide"].binding(a, b)
+    rest = OPS["ne"].binding(OPS["sub"].binding(a, OPS["mul"].binding(floor, b)), 0)
+    negative = OPS["ne"].binding(OPS["lt"].binding(a, 0), OPS["lt"].binding(b, 0))
+    bump = OPS["cast"].binding(OPS["logical_and"].binding(rest, negative), floor.dtype)
+    return OPS["add"].binding(floor, bump)
 
 
 def nary(op: Op) -> Callable:

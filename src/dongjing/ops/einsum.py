@@ -10,7 +10,8 @@ from __future__ import annotations
 from .. import dtypes
 from ..core.registry import Spec, binds, define
 from ..dispatch import apply
-from ..errors import ShapeError
+from ..errors import ArgumentError, ShapeError
+from ..tensor import Tensor
 from . import onnx_rules
 from .convert import as_tensor
 from .shape import expand, unsqueeze
@@ -92,9 +93,12 @@ _einsum = define("einsum", forward=_forward, infer=_infer, vjp=_vjp, onnx=onnx_r
 
 
 @binds(_einsum)
-def einsum(equation: str, *operands):
+def einsum(*args) -> Tensor:
     """Einstein summation, e.g. ``einsum("bij,bjk->bik", a, b)`` (operands may also be passed
-    as one list)."""
+    as one list), as PyTorch's ``einsum(equation, *operands)``."""
+    if not args or not isinstance(args[0], str):
+        raise ArgumentError("einsum(): the first argument must be the equation (a str)")
+    equation, operands = args[0], args[1:]
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
     tensors = [as_tensor(t) for t in operands]

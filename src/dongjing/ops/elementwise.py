@@ -17,8 +17,10 @@ from ..cpu_kernels import parallel
 from ..dispatch import apply, apply1, apply2
 from ..dtypes import is_floating
 from ..errors import DTypeError
+from ..tensor import Tensor
+from ..tensor.out_argument import accepts_out, write_out
 from . import onnx_rules
-from .bindings import binary, float_binary, float_unary, unary
+from .bindings import alpha_binary, binary, division, float_unary, unary
 from .compare import eq, ge, gt, le, logical_and, lt
 from .convert import as_tensor, pair
 
@@ -47,11 +49,12 @@ def _div_infer(a: Spec, b: Spec):
 
 _add = define("add", ufunc="add", infer=_arith_infer("add"), kind=E, cost=CHEAP,
               identity=-0.0, commutative=True, grads=(lambda g, a, b: g, lambda g, a, b: g),
-              binding=binary, public="add", methods=("add", "__add__", "__radd__"),
+              binding=alpha_binary, public="add", methods=("add", "__add__", "__radd__"),
               onnx=Onnx("Add", cast="out"), doc="a + b, broadcasting.")
 _sub = define("sub", ufunc="subtract", infer=_arith_infer("sub"), kind=E, cost=CHEAP,
               identity=0.0, grads=(lambda g, a, b: g, lambda g, a, b: neg(g)),
-              binding=binary, public=("sub", "subtract"), methods=("sub", "__sub__", "__rsub__"),
+              binding=alpha_binary, public=("sub", "subtract"),
+              methods=("sub", "__sub__", "__rsub__"),
               onnx=Onnx("Sub", cast="out"), doc="a - b, broadcasting.")
 _mul = define("mul", ufunc="multiply", infer=_arith_infer("mul"), kind=E, cost=CHEAP,
               identity=1, absorbing=0, commutative=True, mask_operand=True,
@@ -62,7 +65,7 @@ _mul = define("mul", ufunc="multiply", infer=_arith_infer("mul"), kind=E, cost=C
 _div = define("div", ufunc="true_divide", infer=_div_infer, kind=E, cost=CHEAP,
               identity=1,
               grads=(lambda g, a, b: div(g, b), lambda g, a, b: neg(mul(div(g, b), div(a, b)))),
-              binding=float_binary, public=("div", "divide", "true_divide"),
+              binding=division, public=("div", "divide"),
               methods=("div", "__truediv__", "__rtruediv__"),
               onnx=Onnx("Div", cast="out"),
               doc="a / b (true division; integers give the default float dtype).")
@@ -150,15 +153,17 @@ _pow_scalar = define("pow_scalar", forward=_pow_scalar_forward, forward_out=_pow
 
 
 @binds(_pow)
-def pow(x, exponent):
+def pow(input: Tensor, exponent, *, out: Tensor | None = None) -> Tensor:
     """x ** exponent; a Python-number exponent is an attribute (x**2, x**3 lower to products)."""
     if isinstance(exponent, (int, float)) and not isinstance(exponent, bool):
-        x = as_tensor(x)
+        x = as_tensor(input)
         if not is_floating(x.dtype) and (exponent < 0 or not float(exponent).is_integer()):
             x = cast(x, dtypes.default_float)
-        return apply1(_pow_scalar, x, exponent=exponent)
-    a, b = pair(x, exponent)
-    return apply2(_pow, a, b)
+        result = apply1(_pow_scalar, x, exponent=exponent)
+    else:
+        a, b = pair(input, exponent)
+        result = apply2(_pow, a, b)
+    return result if out is None else write_out("pow", result, out)
 
 
 
@@ -331,9 +336,12 @@ _where = define("where", forward=lambda xp, c, a, b: xp.where(c, a, b), infer=_w
 
 
 @binds(_where)
-def where(condition, input=None, other=None):
+def where(condition: Tensor, input=None, other=None, *, out: Tensor | None = None
+          ) -> Tensor | tuple[Tensor, ...]:
     """Elementwise `input if condition else other`; `where(condition)` alone is
     `nonzero(condition, as_tuple=True)`."""
+    if out is not None:
+        return write_out("where", where(condition, input, other), out)
     if input is None and other is None:
         # ops.nonzero is composed of where's neighbours (index, scan), built on this module
         return late.ops.nonzero(condition, as_tuple=True)
@@ -365,12 +373,13 @@ _clip = define("clip", forward=_clip_forward, infer=lambda x, min=None, max=None
 
 
 @binds(_clip)
-def clip(x, min=None, max=None):
+@accepts_out
+def clip(input: Tensor, min=None, max=None) -> Tensor:
     """Clamp every element into [min, max] (either bound may be None).
 
     As in PyTorch, a float bound promotes an integer or bool tensor to the default float dtype.
     """
-    x = as_tensor(x)
+    x = as_tensor(input)
     if x.dtype.kind in "biu" and any(isinstance(b, float) for b in (min, max)):
         x = cast(x, dtypes.default_float)
     return apply1(_clip, x, min=min, max=max)

@@ -11,11 +11,13 @@ from ..core import infer as inf
 from ..core.registry import Spec, binds, define
 from ..dispatch import apply1
 from ..errors import ShapeError
+from ..tensor import Tensor
+from ..tensor.out_argument import accepts_out
 from . import onnx_rules
 from .convert import as_tensor
 from .elementwise import mul
 from .index import getitem
-from .linalg import matmul
+from .linalg import cast_to, matmul
 from .shape import expand, reshape, unsqueeze
 
 if TYPE_CHECKING:
@@ -68,10 +70,10 @@ _flip = define("flip", forward=lambda xp, x, dims: xp.flip(x, dims).copy(),
 
 
 @binds(_flip)
-def flip(input, *dims):
-    """`input` with the order of elements reversed along `dims`."""
+def flip(input: Tensor, dims) -> Tensor:
+    """`input` with the order of elements reversed along `dims` (an int or a tuple)."""
     x = as_tensor(input)
-    dims = _as_tuple(dims)
+    dims = _as_tuple((dims,))
     return apply1(_flip, x, dims=tuple(sorted({inf.normalize_dim("flip", d, x.ndim)
                                                for d in dims})))
 
@@ -87,7 +89,7 @@ def _triangle(name: str) -> tuple[Op, Callable[..., Tensor]]:
                 infer=infer, grads=(lambda g, x, diagonal=0: apply1(op, g, diagonal=diagonal),),
                 onnx=onnx_rules.triangle(int(name == "triu")), public=name, methods=name)
 
-    def fn(input, diagonal: int = 0):
+    def fn(input: Tensor, diagonal: int = 0) -> Tensor:
         x = as_tensor(input)
         infer(Spec(x.shape, x.dtype))
         return apply1(op, x, diagonal=int(diagonal))
@@ -95,7 +97,7 @@ def _triangle(name: str) -> tuple[Op, Callable[..., Tensor]]:
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = (f"The {'lower' if name == 'tril' else 'upper'} triangle of the last two dims "
                   f"(offset by `diagonal`); the rest zero.")
-    return op, binds(op)(fn)
+    return op, binds(op)(accepts_out(fn))
 
 
 _tril, tril = _triangle("tril")
@@ -103,11 +105,11 @@ _triu, triu = _triangle("triu")
 
 
 # --- repeat, tile -------------------------------------------------------------------------------
-def repeat(input, *sizes):
-    """PyTorch's `Tensor.repeat`: `input` tiled `sizes[i]` times along dim i (new leading dims
-    when `sizes` is longer than the shape). Composed: expand, then reshape."""
+def repeat(input: Tensor, *repeats) -> Tensor:
+    """PyTorch's `Tensor.repeat`: `input` tiled `repeats[i]` times along dim i (new leading dims
+    when there are more repeats than dims). Composed: expand, then reshape."""
     x = as_tensor(input)
-    sizes = _as_tuple(sizes)
+    sizes = _as_tuple(repeats)
     if len(sizes) < x.ndim:
         raise ShapeError(f"repeat: {len(sizes)} repeat counts for a tensor of {x.ndim} dims")
     if any(s < 0 for s in sizes):
@@ -122,10 +124,10 @@ def repeat(input, *sizes):
     return reshape(expand(x, big), tuple(s * n for s, n in zip(shape, sizes)))
 
 
-def tile(input, *dims):
+def tile(input: Tensor, dims) -> Tensor:
     """`input` repeated `dims[i]` times along dim i; a short `dims` is padded with leading 1s."""
     x = as_tensor(input)
-    dims = _as_tuple(dims)
+    dims = _as_tuple((dims,))
     return repeat(x, *((1,) * (x.ndim - len(dims)) + dims))
 
 
@@ -173,7 +175,7 @@ def chunk(input, chunks: int, dim: int = 0) -> tuple:
     return split(x, max(-(-size // chunks), 1), dim)
 
 
-def narrow(input, dim: int, start: int, length: int):
+def narrow(input, dim: int, start: int, length: int) -> Tensor:
     """The `length` elements of `input` from `start` along `dim`."""
     x = as_tensor(input)
     dim, size = _dim_size("narrow", x, dim)
@@ -193,9 +195,11 @@ def unbind(input, dim: int = 0) -> tuple:
 
 # --- products -----------------------------------------------------------------------------------
 @autocast_policy("bmm")
-def bmm(input, mat2):
-    """Batched matrix product of two 3-d tensors (b, n, m) @ (b, m, p)."""
-    a, b = as_tensor(input), as_tensor(mat2)
+@accepts_out
+def bmm(input: Tensor, mat2: Tensor, out_dtype=None) -> Tensor:
+    """Batched matrix product of two 3-d tensors (b, n, m) @ (b, m, p) (`out_dtype`: both cast
+    to it first)."""
+    a, b = cast_to(as_tensor(input), out_dtype), cast_to(as_tensor(mat2), out_dtype)
     if a.ndim != 3 or b.ndim != 3:
         raise ShapeError(f"bmm: expects two 3-d tensors, got shapes {inf.fmt(a.shape)} and "
                          f"{inf.fmt(b.shape)}")
@@ -204,7 +208,8 @@ def bmm(input, mat2):
     return matmul(a, b)
 
 
-def outer(input, vec2):
+@accepts_out
+def outer(input: Tensor, vec2: Tensor) -> Tensor:
     """The outer product of two 1-d tensors (n,) and (m,): an (n, m) tensor."""
     a, b = as_tensor(input), as_tensor(vec2)
     if a.ndim != 1 or b.ndim != 1:

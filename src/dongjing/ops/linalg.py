@@ -5,11 +5,12 @@ from __future__ import annotations
 from .. import dtypes
 from ..autocasting import autocast_policy
 from ..core import infer as inf
-from ..core.registry import Onnx, Spec, binds, define
+from ..core.registry import OPS, Onnx, Spec, binds, define
 from ..dispatch import apply1, apply2, apply_binary, off_tape
 from ..errors import ShapeError
 from ..short_paths import declare as _declare_short_path
 from ..tensor import Tensor
+from ..tensor.out_argument import accepts_out, write_out
 from .convert import pair
 from .shape import _permute, squeeze, transpose, unsqueeze
 
@@ -101,24 +102,32 @@ _matmul = define("matmul", ufunc="matmul", infer=_matmul_infer,
 
 
 @binds(_matmul)
-def matmul(a, b):
+def matmul(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:
     """Matrix product with NumPy/PyTorch semantics (1-d, 2-d, batched, broadcast batch dims)."""
-    return apply_binary(_matmul, a, b, pair)
+    result = apply_binary(_matmul, input, other, pair)
+    return result if out is None else write_out("matmul", result, out)
+
+
+def cast_to(x: Tensor, dtype) -> Tensor:
+    """`x` in `dtype` (itself when `dtype` is None): PyTorch's `out_dtype=` of products."""
+    return x if dtype is None else OPS["cast"].binding(x, dtype)  # declared after this module
 
 
 @autocast_policy("mm")
-def mm(a, b):
-    """2-d matrix product."""
-    a, b = pair(a, b)
+@accepts_out
+def mm(input: Tensor, mat2: Tensor, out_dtype=None) -> Tensor:
+    """2-d matrix product (`out_dtype`: both operands cast to it first)."""
+    a, b = pair(input, mat2)
     if a.ndim != 2 or b.ndim != 2:
         raise ShapeError(f"mm: expects two 2-d tensors, got shapes {a.shape} and {b.shape}")
-    return apply2(_matmul, a, b)
+    return apply2(_matmul, cast_to(a, out_dtype), cast_to(b, out_dtype))
 
 
 @autocast_policy("dot")
-def dot(a, b):
+@accepts_out
+def dot(input: Tensor, tensor: Tensor) -> Tensor:
     """Inner product of two 1-d tensors."""
-    a, b = pair(a, b)
+    a, b = pair(input, tensor)
     if a.ndim != 1 or b.ndim != 1:
         raise ShapeError(f"dot: expects two 1-d tensors, got shapes {a.shape} and {b.shape}")
     return apply2(_matmul, a, b)

@@ -16,8 +16,9 @@ from ..dispatch import apply1
 from ..dtypes import is_floating
 from ..errors import DTypeError
 from ..tensor import Tensor
+from ..tensor.out_argument import accepts_out
 from . import onnx_rules
-from .bindings import binary, float_binary, float_unary, reflected, unary
+from .bindings import binary, float_binary, float_unary, predicate, reflected, unary
 from .convert import as_tensor
 from .elementwise import add, div, mul, neg, sqrt, sub, zeros_like
 
@@ -91,7 +92,8 @@ floor, ceil, trunc = (op.binding for op in (_floor, _ceil, _trunc))
 
 
 @binds(_round)
-def round(input, *, decimals: int = 0):
+@accepts_out
+def round(input: Tensor, *, decimals: int = 0) -> Tensor:
     """Nearest integer, halves to even (zero gradient); `decimals` rounds to that many decimal
     places (negative: to tens, hundreds...), as PyTorch's."""
     x = as_tensor(input)
@@ -167,7 +169,7 @@ def _predicate(name, ufunc, onnx, doc):
             return xp.full(x.shape, name == "isfinite", dtype=bool)
         return getattr(xp, ufunc)(x)
 
-    return define(name, forward=forward, infer=infer, kind=E, cost=CHEAP, binding=unary,
+    return define(name, forward=forward, infer=infer, kind=E, cost=CHEAP, binding=predicate,
                   public=name, methods=name, onnx=onnx, onnx_reason=None if onnx else _NO_ONNX,
                   doc=doc)
 

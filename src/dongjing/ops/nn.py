@@ -15,6 +15,8 @@ from ..devices.random import generator
 from ..dispatch import apply1
 from ..dtypes import is_floating
 from ..errors import DTypeError, ShapeError
+from ..tensor import Tensor
+from ..tensor.out_argument import accepts_out
 from . import onnx_graph_rules
 from .convert import as_tensor
 from .elementwise import exp, mul
@@ -269,6 +271,7 @@ _erf = define("erf", forward=_erf_forward, infer=inf.floating("erf"), grads=(_er
 
 
 @binds(_erf)
-def erf(x):
+@accepts_out
+def erf(input: Tensor) -> Tensor:
     """The error function, elementwise (accurate to about 1e-7)."""
-    return apply1(_erf, as_tensor(x))
+    return apply1(_erf, as_tensor(input))

@@ -7,6 +7,8 @@ graph as eagerly."""
 from __future__ import annotations
 
 from .. import dtypes
+from ..tensor import Tensor
+from ..tensor.out_argument import accepts_out
 from .compare import ne
 from .convert import as_tensor
 from .elementwise import cast, ones_like, sub
@@ -17,7 +19,8 @@ from .shape import reshape, stack
 __all__ = ["nonzero", "argwhere"]
 
 
-def nonzero(input, *, as_tuple: bool = False):
+@accepts_out(after="input")
+def nonzero(input: Tensor, *, as_tuple: bool = False) -> Tensor | tuple[Tensor, ...]:
     """The indices of the nonzero elements of `input`: a (k, ndim) int64 tensor, one row per
     element in row-major order; with `as_tuple=True` one 1-d tensor per dim instead."""
     x = as_tensor(input)

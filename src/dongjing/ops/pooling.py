@@ -16,6 +16,7 @@ from ..cpu_kernels import parallel
 from ..dispatch import apply, apply1
 from ..dtypes import is_floating
 from ..errors import DTypeError, ShapeError
+from ..tensor import Tensor
 from . import onnx_graph_rules
 from .convert import as_tensor
 from .nn import _pair, out_size, unfold2d, window_arguments
@@ -190,11 +191,16 @@ _max_pool_backward = define(
 
 
 @binds(_max_pool)
-def max_pool2d(x, kernel_size, stride=None, padding=0):
+def max_pool2d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1,
+               ceil_mode: bool = False) -> Tensor:
     """The largest value of each window (stride defaults to the kernel size; padding reads
-    -inf)."""
+    -inf). A dilation other than 1 and `ceil_mode=True` are refused."""
+    dilation = tuple(dilation) if isinstance(dilation, (tuple, list)) else (dilation,)
+    if any(d != 1 for d in dilation) or ceil_mode:
+        raise NotImplementedError("max_pool2d: dilation other than 1 and ceil_mode=True are not "
+                                  "supported")
     kernel, stride, padding = window_arguments("max_pool2d", kernel_size, stride, padding)
-    return apply1(_max_pool, as_tensor(x), kernel=kernel, stride=stride, padding=padding)
+    return apply1(_max_pool, as_tensor(input), kernel=kernel, stride=stride, padding=padding)
 
 
 @binds(_max_pool_backward)

@@ -7,14 +7,16 @@ from collections import namedtuple
 from .. import dtypes
 from ..core import infer as inf
 from ..core.registry import Kind, Spec, binds, define
+from ..core.torch_args import dim_aliases, unlisted_keywords
 from ..dispatch import apply1
 from ..dtypes import is_floating
 from ..errors import DTypeError, ShapeError
 from ..tensor import Tensor
+from ..tensor.out_argument import write_out
 from . import onnx_rules
 from . import shape as _shape
 from .convert import as_tensor
-from .elementwise import cast, div, eq, maximum, minimum, mul, sub
+from .elementwise import cast, div, eq, maximum, minimum, mul
 
 R = Kind.REDUCE
 
@@ -84,11 +86,23 @@ def _canon_dim(x, dim):
     return axes
 
 
+def finish(name: str, result: Tensor, out) -> Tensor:
+    """`result`, or written into the caller's `out=` tensor."""
+    return result if out is None else write_out(name, result, out)
+
+
 @binds(_sum)
-def sum(x, dim=None, keepdim: bool = False):
-    """Sum over all elements, or over `dim` (an int or a tuple of ints)."""
-    x = as_tensor(x)
-    return apply1(_sum, x, dim=_canon_dim(x, dim), keepdim=keepdim)
+@dim_aliases
+def sum(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None,
+        out: Tensor | None = None) -> Tensor:
+    """Sum over all elements, or over `dim` (an int or a tuple of ints); `dtype` casts first."""
+    x = as_tensor(input)
+    if dtype is not None:
+        x = cast(x, dtype)
+    return finish("sum", apply1(_sum, x, dim=_canon_dim(x, dim), keepdim=keepdim), out)
+
+
+unlisted_keywords(sum, "out")  # accepted, as PyTorch's sum accepts it without documenting it
 
 
 def _extreme_grad(g, x, *, out, dim=None, keepdim=False):
@@ -128,21 +142,23 @@ def _empty_check(name, x, dim):
 
 
 @binds(_amax)
-def amax(x, dim=None, keepdim: bool = False):
+@dim_aliases
+def amax(input: Tensor, dim=None, keepdim: bool = False, *, out: Tensor | None = None) -> Tensor:
     """Largest value over all elements or over `dim`."""
-    x = as_tensor(x)
+    x = as_tensor(input)
     dim = _canon_dim(x, dim)
     _empty_check("amax", x, dim)
-    return apply1(_amax, x, dim=dim, keepdim=keepdim)
+    return finish("amax", apply1(_amax, x, dim=dim, keepdim=keepdim), out)
 
 
 @binds(_amin)
-def amin(x, dim=None, keepdim: bool = False):
+@dim_aliases
+def amin(input: Tensor, dim=None, keepdim: bool = False, *, out: Tensor | None = None) -> Tensor:
     """Smallest value over all elements or over `dim`."""
-    x = as_tensor(x)
+    x = as_tensor(input)
     dim = _canon_dim(x, dim)
     _empty_check("amin", x, dim)
-    return apply1(_amin, x, dim=dim, keepdim=keepdim)
+    return finish("amin", apply1(_amin, x, dim=dim, keepdim=keepdim), out)
 
 
 def _arg_infer(name):
@@ -166,18 +182,20 @@ _argmin = define("argmin", forward=_nonempty("argmin", lambda xp, x, dim, keepdi
 
 
 @binds(_argmax)
-def argmax(x, dim: int | None = None, keepdim: bool = False):
+@dim_aliases
+def argmax(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
     """Index of the largest value (of the flattened tensor when `dim` is None)."""
-    x = as_tensor(x)
+    x = as_tensor(input)
     if dim is not None:
         dim = inf.normalize_dim("argmax", dim, x.ndim)
     return apply1(_argmax, x, dim=dim, keepdim=keepdim)
 
 
 @binds(_argmin)
-def argmin(x, dim: int | None = None, keepdim: bool = False):
+@dim_aliases
+def argmin(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
     """Index of the smallest value (of the flattened tensor when `dim` is None)."""
-    x = as_tensor(x)
+    x = as_tensor(input)
     if dim is not None:
         dim = inf.normalize_dim("argmin", dim, x.ndim)
     return apply1(_argmin, x, dim=dim, keepdim=keepdim)
@@ -186,22 +204,27 @@ def argmin(x, dim: int | None = None, keepdim: bool = False):
 ValuesIndices = namedtuple("ValuesIndices", ["values", "indices"])
 
 
-def max(x, dim=None, keepdim: bool = False):
-    """`max(x)`: the largest element; `max(x, dim)`: (values, indices); `max(a, b)`: maximum."""
-    if isinstance(dim, Tensor):
-        return maximum(x, dim)
+def _extreme(name: str, pair, whole, arg, input, dim, keepdim, out):
+    if isinstance(dim, Tensor):  # max(input, other): maximum
+        return finish(name, pair(input, dim), out)
     if dim is None:
-        return amax(x)
-    return ValuesIndices(amax(x, dim, keepdim), argmax(x, dim, keepdim))
+        return finish(name, whole(input), out)
+    return finish(name, ValuesIndices(whole(input, dim, keepdim), arg(input, dim, keepdim)), out)
 
 
-def min(x, dim=None, keepdim: bool = False):
+@dim_aliases
+def max(input: Tensor, dim=None, keepdim: bool = False, *, out=None
+        ) -> Tensor | tuple[Tensor, Tensor]:
+    """`max(input)`: the largest element; `max(input, dim)`: (values, indices);
+    `max(input, other)`: the elementwise maximum."""
+    return _extreme("max", maximum, amax, argmax, input, dim, keepdim, out)
+
+
+@dim_aliases
+def min(input: Tensor, dim=None, keepdim: bool = False, *, out=None
+        ) -> Tensor | tuple[Tensor, Tensor]:
     """Like `max`, for the smallest."""
-    if isinstance(dim, Tensor):
-        return minimum(x, dim)
-    if dim is None:
-        return amin(x)
-    return ValuesIndices(amin(x, dim, keepdim), argmin(x, dim, keepdim))
+    return _extreme("min", minimum, amin, argmin, input, dim, keepdim, out)
 
 
 def _count_forward(xp, x, dim=None, dtype=None):
@@ -228,18 +251,14 @@ def count(x, dim=None, dtype=dtypes.float32):
     return apply1(_count, x, dim=_canon_dim(x, dim), dtype=dtypes.as_dtype(dtype))
 
 
-def mean(x, dim=None, keepdim: bool = False):
-    """Arithmetic mean over all elements or over `dim` (composed: sum / count)."""
-    x = as_tensor(x)
+@dim_aliases
+def mean(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None,
+         out: Tensor | None = None) -> Tensor:
+    """Arithmetic mean over all elements or over `dim` (composed: sum / count); `dtype` casts
+    first."""
+    x = as_tensor(input)
+    if dtype is not None:
+        x = cast(x, dtype)
     if not is_floating(x.dtype):
         raise DTypeError(f"mean: expects a floating point tensor, got {x.dtype}")
-    return div(sum(x, dim, keepdim), count(x, dim, x.dtype))
-
-
-def var(x, dim=None, keepdim: bool = False, unbiased: bool = True):
-    """Variance (Bessel-corrected unless `unbiased=False`), composed."""
-    x = as_tensor(x)
-    centered = sub(x, mean(x, dim, keepdim=True))
-    n = count(x, dim, x.dtype)
-    total = sum(mul(centered, centered), dim, keepdim)
-    return div(total, sub(n, 1.0) if unbiased else n)
+    return finish("mean", div(sum(x, dim, keepdim), count(x, dim, x.dtype)), out)

@@ -13,10 +13,12 @@ from ..autocasting import autocast_policy
 from ..backends import backend_of
 from ..core import infer as inf
 from ..core.registry import Kind, Spec, binds, define
+from ..core.torch_args import dim_aliases, hide_variadic_keywords
 from ..dispatch import apply1
 from ..dtypes import is_floating
-from ..errors import DTypeError, ShapeError
+from ..errors import ArgumentError, DTypeError, ShapeError
 from ..tensor import Tensor
+from ..tensor.out_argument import accepts_out
 from ..tensor.transfer import placement_of
 from . import onnx_rules
 from .compare import eq, gt, ne
@@ -24,7 +26,18 @@ from .convert import as_tensor
 from .elementwise import abs, cast, div, maximum, mul, ones_like, sqrt, sub, where, zeros_like
 from .index import getitem
 from .layout import flip, triu
-from .reduce import _canon_dim, _reduce_infer, _restore, _sum_dtype, amax, amin, count, mean, sum
+from .reduce import (
+    _canon_dim,
+    _reduce_infer,
+    _restore,
+    _sum_dtype,
+    amax,
+    amin,
+    count,
+    finish,
+    mean,
+    sum,
+)
 from .shape import cat, reshape, reshape_like, transpose, unsqueeze
 
 if TYPE_CHECKING:
@@ -81,9 +94,11 @@ _prod = define("prod", forward=_prod_forward, infer=_reduce_infer("prod", _sum_d
 
 @binds(_prod)
 @autocast_policy("prod")
-def prod(x, dim: int | None = None, keepdim: bool = False, *, dtype=None):
+@dim_aliases
+def prod(input: Tensor, dim: int | None = None, keepdim: bool = False, *,
+         dtype=None) -> Tensor:
     """Product of all elements, or over one dim (integers and bools give int64)."""
-    x = as_tensor(x)
+    x = as_tensor(input)
     if dtype is not None:
         x = cast(x, dtype)
     return apply1(_prod, x, dim=_one_dim("prod", x, dim), keepdim=keepdim)
@@ -114,19 +129,26 @@ _cumsum = define(
     doc="Running sums along `dim` (`reverse=True` sums from the end).")
 
 
+def running_sum(x, dim: int, reverse: bool = False) -> Tensor:
+    """Running sums along `dim`, from the end when `reverse` (TF's and ONNX's cumsum)."""
+    x = as_tensor(x)
+    return apply1(_cumsum, x, dim=inf.normalize_dim("cumsum", dim, x.ndim), reverse=reverse)
+
+
 @binds(_cumsum)
 @autocast_policy("cumsum")
-def cumsum(x, dim: int, *, dtype=None, reverse: bool = False):
+@dim_aliases
+def cumsum(input: Tensor, dim: int, *, dtype=None, out: Tensor | None = None) -> Tensor:
     """Running sums along `dim`; integers and bools give int64 (as PyTorch)."""
-    x = as_tensor(x)
+    x = as_tensor(input)
     if dtype is not None:
         x = cast(x, dtype)
-    return apply1(_cumsum, x, dim=inf.normalize_dim("cumsum", dim, x.ndim), reverse=reverse)
+    return finish("cumsum", running_sum(x, dim), out)
 
 
 def _cumprod_grad(g, x, *, out, dim):
     if not _maybe_zero(x):  # sum_{j>=i} g_j out_j / x_i
-        return div(cumsum(mul(g, out), dim, reverse=True), x)
+        return div(running_sum(mul(g, out), dim, reverse=True), x)
     # with zeros (or inf, NaN): d out_j / d x_i = prod_{k<=j, k!=i} x_k, an (n, n) table per slice
     # (row i: x with x_i replaced by 1, cumulative product over k), exact to any order
 
@@ -175,12 +197,14 @@ _cumprod = define("cumprod", forward=lambda xp, x, dim: _flipped(xp, xp.cumprod,
 
 @binds(_cumprod)
 @autocast_policy("cumprod")
-def cumprod(x, dim: int, *, dtype=None):
+@dim_aliases
+def cumprod(input: Tensor, dim: int, *, dtype=None, out: Tensor | None = None) -> Tensor:
     """Running products along `dim`; integers and bools give int64 (as PyTorch)."""
-    x = as_tensor(x)
+    x = as_tensor(input)
     if dtype is not None:
         x = cast(x, dtype)
-    return apply1(_cumprod, x, dim=inf.normalize_dim("cumprod", dim, x.ndim))
+    return finish("cumprod", apply1(_cumprod, x, dim=inf.normalize_dim("cumprod", dim, x.ndim)),
+                  out)
 
 
 # --- all / any ----------------------------------------------------------------------------------
@@ -192,13 +216,14 @@ def _bool_reduce(name: str) -> tuple[Op, Callable[..., Tensor]]:
                 onnx=None, onnx_reason="exported as a ReduceMin/Max of a cast, not yet written",
                 public=name, methods=name)
 
-    def fn(x, dim=None, keepdim: bool = False):
-        x = as_tensor(x)
-        return apply1(op, x, dim=_canon_dim(x, dim), keepdim=keepdim)
+    def fn(input: Tensor, dim=None, keepdim: bool = False, *,
+           out: Tensor | None = None) -> Tensor:
+        x = as_tensor(input)
+        return finish(name, apply1(op, x, dim=_canon_dim(x, dim), keepdim=keepdim), out)
 
     fn.__doc__ = f"Whether {name} elements are true (nonzero), over all or over `dim`."
     fn.__name__ = fn.__qualname__ = name
-    return op, binds(op)(fn)
+    return op, binds(op)(dim_aliases(fn))
 
 
 _all, all = _bool_reduce("all")
@@ -206,24 +231,37 @@ _any, any = _bool_reduce("any")
 
 
 # --- variance, std ------------------------------------------------------------------------------
-def _correction(name, unbiased, correction) -> float:
-    if unbiased is not None and correction is not None:
-        raise DTypeError(f"{name}: give unbiased= or correction=, not both")
-    if correction is not None:
-        return float(correction)
-    return 1.0 if unbiased in (None, True) else 0.0
-
-
-def var(x, dim=None, unbiased: bool | None = None, keepdim: bool = False, *,
-        correction: float | None = None):
-    """Variance over all elements or `dim`: sum((x - mean)^2) / (N - correction).
-
-    `correction` defaults to 1 (Bessel); `unbiased=False` means correction 0, as in PyTorch.
-    A positional bool second argument is `unbiased` (``x.var(False)``).
-    """
+def variance_arguments(name: str, dim, correction, kwargs: dict) -> tuple:
+    """(dim, correction) from PyTorch's forms: `(dim, correction=1)`, the older `unbiased=`
+    keyword, and a bool in either position (`x.var(False)`, `x.var(0, False)`: unbiased)."""
+    unknown = set(kwargs) - {"unbiased"}
+    if unknown:
+        raise ArgumentError(f"{name}() got an unexpected keyword argument {sorted(unknown)[0]!r}")
+    unbiased = kwargs.get("unbiased")
     if isinstance(dim, bool):
         dim, unbiased = None, dim
-    c = _correction("var", unbiased, correction)
+    if isinstance(correction, bool):
+        correction, unbiased = 1, correction
+    if unbiased is None:
+        return dim, float(1 if correction is None else correction)
+    if correction not in (None, 1):
+        raise ArgumentError(f"{name}(): give unbiased= or correction=, not both")
+    return dim, 1.0 if unbiased else 0.0
+
+
+@dim_aliases
+def var(input: Tensor, dim=None, correction: float = 1, keepdim: bool = False, *,
+        out: Tensor | None = None, **unbiased) -> Tensor:
+    """Variance over all elements or `dim`: sum((x - mean)^2) / (N - correction).
+
+    `correction` defaults to 1 (Bessel); the older `unbiased=False` means correction 0, as in
+    PyTorch, and so does a bool in the place of `dim` or `correction` (``x.var(False)``).
+    """
+    dim, c = variance_arguments("var", dim, correction, unbiased)
+    return finish("var", _variance(input, dim, c, keepdim), out)
+
+
+def _variance(x, dim, c, keepdim):
     x = as_tensor(x)
     if not is_floating(x.dtype):
         raise DTypeError(f"var: expects a floating point tensor, got {x.dtype}")
@@ -234,10 +272,16 @@ def var(x, dim=None, unbiased: bool | None = None, keepdim: bool = False, *,
     return div(total, maximum(sub(n, c), 0.0) if c else n)
 
 
-def std(x, dim=None, unbiased: bool | None = None, keepdim: bool = False, *,
-        correction: float | None = None):
+@dim_aliases
+def std(input: Tensor, dim=None, correction: float = 1, keepdim: bool = False, *,
+        out: Tensor | None = None, **unbiased) -> Tensor:
     """Standard deviation: the square root of `var` (same arguments)."""
-    return sqrt(var(x, dim, unbiased, keepdim, correction=correction))
+    dim, c = variance_arguments("std", dim, correction, unbiased)
+    return finish("std", sqrt(_variance(input, dim, c, keepdim)), out)
+
+
+hide_variadic_keywords(var)  # `unbiased=` is accepted, as PyTorch accepts it, not listed
+hide_variadic_keywords(std)
 
 
 # --- norms --------------------------------------------------------------------------------------
@@ -264,10 +308,13 @@ _norm2 = define("norm2", forward=_norm2_forward, infer=_norm2_infer, grads=(_nor
 
 
 @autocast_policy("norm")
-def norm(x, p="fro", dim=None, keepdim: bool = False, dtype=None):
+@accepts_out(after="keepdim")
+@dim_aliases
+def norm(input: Tensor, p: float | str | None = "fro", dim=None, keepdim: bool = False,
+         dtype=None) -> Tensor:
     """Vector norm over all elements or `dim`: p = 2 / "fro" (default), 1, inf, -inf, 0 or any
     positive number. Matrix norms other than Frobenius ("nuc", 2 over two dims) are refused."""
-    x = as_tensor(x)
+    x = as_tensor(input)
     if dtype is not None:
         x = cast(x, dtype)
     if not is_floating(x.dtype):

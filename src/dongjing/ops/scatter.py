@@ -11,9 +11,11 @@ from .. import dtypes
 from ..core import infer as inf
 from ..core.registry import Spec, binds, define
 from ..dispatch import apply
-from ..errors import DTypeError, IndexOutOfRangeError, ShapeError
+from ..errors import ArgumentError, DTypeError, IndexOutOfRangeError, ShapeError
 from ..short_paths import declare as _declare_short_path
 from ..short_paths import state as _short
+from ..tensor import Tensor
+from ..tensor.out_argument import accepts_out
 from . import onnx_rules
 from .convert import as_tensor, pair
 from .elementwise import cast, full_like, where, zeros_like
@@ -66,13 +68,17 @@ def _gather_infer(x: Spec, index: Spec, dim):
 
 _gather = define("gather", forward=_gather_forward, infer=_gather_infer,
                  grads=(lambda g, x, index, dim: scatter_add(zeros_like(x), dim, index, g), None),
-                 onnx=onnx_rules.gather, public=("gather", "take_along_dim"),
-                 methods=("gather", "take_along_dim"))
+                 onnx=onnx_rules.gather, public="gather", methods="gather")
 
 
 @binds(_gather)
-def gather(input, dim: int, index):
-    """``out[i][j] = input[index[i][j]][j]`` for dim 0 (and so on): values picked along `dim`."""
+@accepts_out
+def gather(input: Tensor, dim: int, index: Tensor, *, sparse_grad: bool = False) -> Tensor:
+    """``out[i][j] = input[index[i][j]][j]`` for dim 0 (and so on): values picked along `dim`.
+    (`sparse_grad=True` is refused: dongjing has no sparse tensors.)"""
+    if sparse_grad:
+        raise ArgumentError("gather: sparse_grad=True is not supported (dongjing has no sparse "
+                            "tensors); the gradient is dense with sparse_grad=False")
     x, index = as_tensor(input), as_tensor(index)
     return apply(_gather, x, index, dim=inf.normalize_dim("gather", dim, x.ndim))
 
@@ -200,7 +206,8 @@ def index_in_range(index, x, dim: int, func: str):
     return apply(_index_in_range, index, x, dim=dim, func=func)
 
 
-def index_select(input, dim: int, index):
+@accepts_out
+def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
     """The slices of `input` at the 1-d integer `index` along `dim` (composed from indexing)."""
     x, index = as_tensor(input), as_tensor(index)
     if len(index.shape) > 1:

@@ -6,8 +6,11 @@ from .. import dtypes
 from ..autocasting import autocast_policy
 from ..core import infer as inf
 from ..core.registry import OPS, Kind, Onnx, Spec, binds, define
+from ..core.torch_args import dim_aliases
 from ..dispatch import apply, apply1, apply2
 from ..errors import ArgumentError, ShapeError
+from ..tensor import Tensor
+from ..tensor.out_argument import accepts_out
 from . import onnx_rules
 from .convert import as_tensor
 from .elementwise import cast, zeros_like
@@ -52,12 +55,18 @@ _reshape = define("reshape", forward=lambda xp, x, shape: xp.reshape(x, shape),
                   methods=("reshape", "view"), public="reshape")
 
 
+def sizes_argument(sizes: tuple):
+    """The sizes of a method called `t.view(2, 3)` or `t.view((2, 3))`: one tuple."""
+    if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)):
+        return tuple(sizes[0])
+    return sizes
+
+
 @binds(_reshape)
-def reshape(x, *shape):
-    """`x` with a new shape of the same number of elements (one dim may be -1)."""
-    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
-        shape = shape[0]
-    x = as_tensor(x)
+def reshape(input: Tensor, shape) -> Tensor:
+    """`input` with a new shape of the same number of elements (one dim may be -1)."""
+    x = as_tensor(input)
+    shape = (shape,) if isinstance(shape, int) else shape
     try:
         shape = tuple(int(d) for d in shape)
     except (TypeError, ValueError):
@@ -86,9 +95,9 @@ def reshape_like(x, like):
     return apply2(_reshape_like, x, like)
 
 
-def flatten(x, start_dim: int = 0, end_dim: int = -1):
+def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     """Merge dims `start_dim..end_dim` into one."""
-    x = as_tensor(x)
+    x = as_tensor(input)
     n = x.ndim
     start = inf.normalize_dim("flatten", start_dim, max(n, 1))  # a 0-d tensor takes 0 and -1
     end = inf.normalize_dim("flatten", end_dim, max(n, 1))
@@ -128,18 +137,16 @@ _permute = define("permute", forward=lambda xp, x, dims: x.transpose(dims),  # n
 
 
 @binds(_permute)
-def permute(x, *dims):
-    """Reorder the dims of `x`."""
-    if len(dims) == 1 and isinstance(dims[0], (tuple, list)):
-        dims = dims[0]
-    x = as_tensor(x)
+def permute(input: Tensor, dims) -> Tensor:
+    """Reorder the dims of `input`."""
+    x = as_tensor(input)
     dims = tuple(inf.normalize_dim("permute", d, x.ndim) for d in dims)
     return apply1(_permute, x, dims=dims)
 
 
-def transpose(x, dim0: int = -2, dim1: int = -1):
-    """Swap two dims (default: the last two)."""
-    x = as_tensor(x)
+def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
+    """Swap two dims."""
+    x = as_tensor(input)
     n = x.ndim
     if n < 2:
         return x
@@ -180,15 +187,14 @@ _expand = define("expand", forward=_expand_forward, infer=_expand_infer,
 
 
 @binds(_expand)
-def expand(x, *shape):
-    """`x` broadcast (without copying) to `shape`; -1 keeps a dim."""
-    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
-        shape = shape[0]
-    return apply1(_expand, as_tensor(x), shape=tuple(int(d) for d in shape))
+def expand(input: Tensor, *size) -> Tensor:
+    """`input` broadcast (without copying) to `size`; -1 keeps a dim."""
+    return apply1(_expand, as_tensor(input), shape=tuple(int(d) for d in sizes_argument(size)))
 
 
-def broadcast_to(x, shape):
-    return expand(x, shape)
+def broadcast_to(input: Tensor, shape) -> Tensor:
+    """`input` broadcast (without copying) to `shape`; -1 keeps a dim."""
+    return expand(input, shape)
 
 
 def _broadcast_like_forward(xp, x, like):
@@ -250,9 +256,9 @@ _unsqueeze = define("unsqueeze", forward=_unsqueeze_forward,
 
 
 @binds(_unsqueeze)
-def unsqueeze(x, dim: int):
+def unsqueeze(input: Tensor, dim: int) -> Tensor:
     """Insert a dim of size 1 at `dim`."""
-    x = as_tensor(x)
+    x = as_tensor(input)
     dim = inf.normalize_dim("unsqueeze", dim, x.ndim + 1)
     return apply1(_unsqueeze, x, dim=dim)
 
@@ -280,9 +286,9 @@ _squeeze = define("squeeze", forward=_squeeze_forward,
 
 
 @binds(_squeeze)
-def squeeze(x, dim=None):
+def squeeze(input: Tensor, dim=None) -> Tensor:
     """Remove dims of size 1 (all of them, or those in `dim`)."""
-    x = as_tensor(x)
+    x = as_tensor(input)
     shape = x.shape
     if dim is None:
         if any(d is None for d in shape):
@@ -397,7 +403,9 @@ _concat = define("concat", forward=_concat_forward,
 
 @binds(_concat)
 @autocast_policy("cat")
-def concat(tensors, dim: int = 0):
+@accepts_out
+@dim_aliases
+def concat(tensors, dim: int = 0) -> Tensor:
     """Join tensors along an existing dim."""
     tensors = [as_tensor(t) for t in tensors]
     if not tensors:
@@ -410,7 +418,9 @@ cat = concat
 
 
 @autocast_policy("stack")
-def stack(tensors, dim: int = 0):
+@accepts_out
+@dim_aliases
+def stack(tensors, dim: int = 0) -> Tensor:
     """Join tensors along a new dim (composed: unsqueeze + concat)."""
     tensors = [as_tensor(t) for t in tensors]
     if not tensors:

@@ -13,8 +13,11 @@ from collections import namedtuple
 from .. import dtypes
 from ..core import infer as inf
 from ..core.registry import Spec, binds, define
+from ..core.torch_args import dim_aliases
 from ..dispatch import apply1
 from ..errors import ShapeError
+from ..tensor import Tensor
+from ..tensor.out_argument import accepts_out
 from . import onnx_rules
 from .convert import as_tensor
 from .scatter import gather
@@ -44,7 +47,7 @@ _argsort = define("argsort", forward=_argsort_forward, infer=_argsort_infer,
 
 
 @binds(_argsort)
-def argsort(input, dim: int = -1, descending: bool = False, stable: bool = False):
+def argsort(input, dim: int = -1, descending: bool = False, stable: bool = False) -> Tensor:
     """The indices that sort `input` along `dim` (always a stable sort)."""
     x = as_tensor(input)
     if x.ndim == 0:
@@ -53,7 +56,10 @@ def argsort(input, dim: int = -1, descending: bool = False, stable: bool = False
                   descending=bool(descending))
 
 
-def sort(input, dim: int = -1, descending: bool = False, stable: bool = False):
+@accepts_out
+@dim_aliases
+def sort(input: Tensor, dim: int = -1, descending: bool = False, stable: bool = False
+         ) -> tuple[Tensor, Tensor]:
     """(values, indices) of `input` sorted along `dim`; values carry the gradient."""
     x = as_tensor(input)
     indices = argsort(x, dim, descending)
@@ -80,13 +86,17 @@ _topk = define("topk", forward=_topk_forward, infer=_topk_infer, onnx=onnx_rules
 
 
 @binds(_topk)
-def topk(input, k: int, dim: int = -1, largest: bool = True, sorted: bool = True):
-    """(values, indices) of the `k` largest (``largest=False``: smallest) elements along `dim`,
-    in sorted order (``sorted=False`` gives the same order: any order is allowed)."""
+@accepts_out
+@dim_aliases
+def topk(input: Tensor, k: int, dim: int | None = None, largest: bool = True,
+         sorted: bool = True) -> tuple[Tensor, Tensor]:
+    """(values, indices) of the `k` largest (``largest=False``: smallest) elements along `dim`
+    (None: the last), in sorted order (``sorted=False`` gives the same order: any order is
+    allowed)."""
     x = as_tensor(input)
     if x.ndim == 0:
         x = x.reshape(1)
-    dim = inf.normalize_dim("topk", dim, x.ndim)
+    dim = inf.normalize_dim("topk", -1 if dim is None else dim, x.ndim)
     size = x.shape[dim]
     if size is not None and not 0 <= int(k) <= size:
         raise ShapeError(f"topk: k={k} is out of range for dim {dim} of size {size}")

@@ -15,20 +15,23 @@ from ..autocasting import autocast_policy
 from ..backends import backend_of, numpy_backend
 from ..core import infer as inf
 from ..core.registry import Cost, Kind, Spec, define
+from ..core.torch_args import dim_aliases, hide_variadic_keywords
 from ..dtypes import is_floating
 from ..errors import DeviceError, DTypeError, ShapeError
 from ..tensor import Tensor
+from ..tensor.out_argument import accepts_out, write_out
 from .bindings import binary, float_binary
 from .compare import eq, ge, logical_or, lt
 from .convert import as_tensor, pair
 from .elementwise import abs as _abs
 from .elementwise import add, cast, clip, clone, div, mul, neg, sigmoid, sqrt, sub, where
-from .linalg import mm
+from .linalg import cast_to, mm
 from .math import _checked, _integer_division_infer, isnan, trunc
 from .reduce import mean
-from .scan import std, var
+from .scan import std, var, variance_arguments
 
-__all__ = ["square", "rsqrt", "reciprocal", "clamp_min", "clamp_max", "lerp", "frac", "addmm",
+__all__ = ["true_divide", "square", "rsqrt", "reciprocal", "clamp_min", "clamp_max", "lerp",
+           "frac", "addmm",
            "nan_to_num", "allclose", "equal", "var_mean", "std_mean", "hypot", "logaddexp",
            "fmod"]
 
@@ -95,8 +98,14 @@ _fmod = define(
 hypot, logaddexp, fmod = _hypot.binding, _logaddexp.binding, _fmod.binding
 
 
+def true_divide(dividend: Tensor, divisor: Tensor, *, out: Tensor | None = None) -> Tensor:
+    """`dividend / divisor` (true division: `div` without a rounding mode)."""
+    return div(dividend, divisor, out=out)
+
+
 # --- unary compositions -----------------------------------------------------------------------
-def square(input):
+@accepts_out
+def square(input) -> Tensor:
     """`input * input` (a bool tensor gives int64, as PyTorch's)."""
     x = as_tensor(input)
     if x.dtype.kind == "b":
@@ -105,19 +114,22 @@ def square(input):
 
 
 @autocast_policy("reciprocal")
-def reciprocal(input):
+@accepts_out
+def reciprocal(input) -> Tensor:
     """`1 / input`; integer inputs give the default float dtype."""
     x = _floating(as_tensor(input))
     return div(as_tensor(1.0, x), x)
 
 
 @autocast_policy("rsqrt")
-def rsqrt(input):
+@accepts_out
+def rsqrt(input) -> Tensor:
     """`1 / sqrt(input)`; integer inputs give the default float dtype."""
     return reciprocal(sqrt(_floating(as_tensor(input))))
 
 
-def frac(input):
+@accepts_out
+def frac(input) -> Tensor:
     """The fractional part `input - trunc(input)` (sign of the input); floating point only."""
     x = as_tensor(input)
     if not is_floating(x.dtype):
@@ -125,8 +137,9 @@ def frac(input):
     return sub(x, trunc(x))
 
 
+@accepts_out
 def nan_to_num(input, nan: float = 0.0, posinf: float | None = None,
-               neginf: float | None = None):
+               neginf: float | None = None) -> Tensor:
     """`input` with NaN, +inf and -inf replaced by `nan`, `posinf` and `neginf` (by default 0
     and the largest / lowest finite value of the dtype). Integer tensors are copied as they are.
     The gradient is zero at the replaced elements."""
@@ -156,19 +169,22 @@ def _clamp_one(name: str, input, bound, lower: bool):
     return where(logical_or(keep, isnan(x)), x, b)
 
 
+@accepts_out
 def clamp_min(input, min):
     """`max(input, min)` elementwise; `min` a number or a (broadcast) tensor. At a tie the
     gradient goes to `input`, as PyTorch's."""
     return _clamp_one("clamp_min", input, min, lower=True)
 
 
+@accepts_out
 def clamp_max(input, max):
     """`min(input, max)` elementwise; `max` a number or a (broadcast) tensor."""
     return _clamp_one("clamp_max", input, max, lower=False)
 
 
 # --- lerp -------------------------------------------------------------------------------------
-def lerp(input, end, weight):
+@accepts_out
+def lerp(input, end, weight) -> Tensor:
     """`input + weight * (end - input)`: `input` and `end` floating tensors of one dtype,
     `weight` a number or a tensor of that dtype (all three broadcast). Computed as PyTorch does
     (from `end` when |weight| >= 0.5), so ``lerp(a, b, 1)`` is exactly `b`; PyTorch's fused
@@ -200,10 +216,13 @@ def lerp(input, end, weight):
 
 # --- products ---------------------------------------------------------------------------------
 @autocast_policy("addmm")
-def addmm(input, mat1, mat2, *, beta=1, alpha=1):
+@accepts_out
+def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, out_dtype=None, *, beta=1,
+          alpha=1) -> Tensor:
     """`beta * input + alpha * (mat1 @ mat2)`: `mat1` (n, m) and `mat2` (m, p) matrices, `input`
-    broadcastable to (n, p). With ``beta=0`` the input is not read (its NaNs do not spread)."""
-    x, a, b = as_tensor(input), as_tensor(mat1), as_tensor(mat2)
+    broadcastable to (n, p). With ``beta=0`` the input is not read (its NaNs do not spread).
+    `out_dtype`: the operands are cast to it first (computed and returned in that dtype)."""
+    x, a, b = (cast_to(as_tensor(t), out_dtype) for t in (input, mat1, mat2))
     if a.ndim != 2 or b.ndim != 2:
         raise ShapeError(f"addmm: mat1 and mat2 must be 2-d, got shapes {inf.fmt(a.shape)} and "
                          f"{inf.fmt(b.shape)}")
@@ -265,20 +284,26 @@ def equal(input, other) -> bool:
 
 
 # --- (var, mean) and (std, mean) ----------------------------------------------------------------
-def _with_mean(fn, x, dim, unbiased, keepdim, correction):
-    if isinstance(dim, bool):  # var_mean(x, False): the bool is `unbiased`
-        dim, unbiased = None, dim
+def _with_mean(name, fn, x, dim, correction, keepdim, out, kwargs):
+    dim, c = variance_arguments(name, dim, correction, kwargs)
     x = as_tensor(x)
-    return fn(x, dim, unbiased, keepdim, correction=correction), mean(x, dim, keepdim=keepdim)
+    result = (fn(x, dim, c, keepdim), mean(x, dim, keepdim=keepdim))
+    return result if out is None else write_out(name, result, out)
 
 
-def var_mean(input, dim=None, unbiased: bool | None = None, keepdim: bool = False, *,
-             correction: float | None = None) -> tuple:
+@dim_aliases
+def var_mean(input: Tensor, dim=None, correction: float = 1, keepdim: bool = False, *,
+             out=None, **unbiased) -> tuple:
     """``(var(input, ...), mean(input, ...))`` over the same dims (arguments as `var`)."""
-    return _with_mean(var, input, dim, unbiased, keepdim, correction)
+    return _with_mean("var_mean", var, input, dim, correction, keepdim, out, unbiased)
 
 
-def std_mean(input, dim=None, unbiased: bool | None = None, keepdim: bool = False, *,
-             correction: float | None = None) -> tuple:
+@dim_aliases
+def std_mean(input: Tensor, dim=None, correction: float = 1, keepdim: bool = False, *,
+             out=None, **unbiased) -> tuple:
     """``(std(input, ...), mean(input, ...))`` over the same dims (arguments as `std`)."""
-    return _with_mean(std, input, dim, unbiased, keepdim, correction)
+    return _with_mean("std_mean", std, input, dim, correction, keepdim, out, unbiased)
+
+
+hide_variadic_keywords(var_mean)
+hide_variadic_keywords(std_mean)

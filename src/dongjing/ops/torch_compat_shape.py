@@ -15,9 +15,11 @@ from .. import dtypes
 from ..autocasting import autocast_policy
 from ..backends import backend_of
 from ..core import infer as inf
+from ..core.torch_args import dim_aliases
 from ..devices.device import Placement
 from ..errors import DTypeError, GraphError, ShapeError
 from ..tensor import Tensor
+from ..tensor.out_argument import accepts_out
 from ..tensor.transfer import placement_of
 from .compare import ne
 from .convert import as_tensor, pair
@@ -25,10 +27,11 @@ from .elementwise import mul, sub
 from .index import getitem
 from .layout import narrow
 from .reduce import sum
-from .scatter import index_select, scatter, scatter_add
+from .scatter import gather, index_select, scatter, scatter_add
 from .shape import broadcast_to, concat, permute, reshape, transpose
 
-__all__ = ["diag", "trace", "broadcast_tensors", "hstack", "vstack", "movedim", "moveaxis",
+__all__ = ["take_along_dim", "diag", "trace", "broadcast_tensors", "hstack", "vstack", "movedim",
+           "moveaxis",
            "swapaxes", "swapdims", "t", "cross", "diff", "meshgrid", "repeat_interleave",
            "unique", "masked_select", "unflatten", "index_add"]
 
@@ -46,7 +49,8 @@ def _on(like: Tensor) -> Placement:
 
 
 # --- diagonals --------------------------------------------------------------------------------
-def diag(input, diagonal: int = 0):
+@accepts_out
+def diag(input: Tensor, diagonal: int = 0) -> Tensor:
     """A 1-d `input` as the `diagonal`-th diagonal of a square matrix (zeros elsewhere), or the
     `diagonal`-th diagonal of a 2-d `input` as a 1-d tensor (0: main, > 0 above, < 0 below)."""
     x = as_tensor(input)
@@ -104,13 +108,15 @@ def _atleast(x: Tensor, ndim: int) -> Tensor:
     return reshape(x, (1,) * (ndim - x.ndim) + tuple(x.shape))
 
 
-def hstack(tensors):
+@accepts_out
+def hstack(tensors) -> Tensor:
     """Tensors joined column-wise: along dim 0 for 1-d tensors, else along dim 1."""
     xs = [_atleast(x, 1) for x in _tensor_list("hstack", (tensors,))]
     return concat(xs, 0 if xs[0].ndim == 1 else 1)
 
 
-def vstack(tensors):
+@accepts_out
+def vstack(tensors) -> Tensor:
     """Tensors joined row-wise: 0-d and 1-d ones become rows (1, n) first, then along dim 0."""
     return concat([_atleast(x, 2) for x in _tensor_list("vstack", (tensors,))], 0)
 
@@ -138,7 +144,7 @@ def movedim(input, source, destination):
         order[d] = s
     rest = iter(d for d in range(x.ndim) if d not in src)
     order = [next(rest) if o is None else o for o in order]
-    return permute(x, *order) if order != list(range(x.ndim)) else x
+    return permute(x, tuple(order)) if order != list(range(x.ndim)) else x
 
 
 moveaxis = movedim
@@ -184,7 +190,9 @@ def unflatten(input, dim: int, sizes):
 
 # --- cross, diff ------------------------------------------------------------------------------
 @autocast_policy("cross")
-def cross(input, other, dim: int | None = None):
+@accepts_out
+@dim_aliases
+def cross(input: Tensor, other: Tensor, dim: int | None = None) -> Tensor:
     """The cross product of 3-vectors along `dim` (broadcast); without `dim`, the first dim of
     size 3, as `torch.cross` (`torch.linalg.cross` defaults to the last)."""
     a, b = pair(input, other)
@@ -317,7 +325,30 @@ def _checked_size(out: Tensor, output_size, dim: int = 0) -> Tensor:
 
 
 # --- selections -------------------------------------------------------------------------------
-def masked_select(input, mask):
+@accepts_out
+def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None) -> Tensor:
+    """The values of `input` at `indices` along `dim` (the two broadcast in the other dims);
+    with `dim` None, of the flattened `input` at the flattened `indices`."""
+    x, index = as_tensor(input), as_tensor(indices)
+    if index.dtype.kind not in "iu":
+        raise DTypeError(f"take_along_dim: indices must be an integer tensor, got {index.dtype}")
+    if dim is None:
+        return gather(reshape(x, (-1,)), 0, reshape(index, (-1,)))
+    if x.ndim != index.ndim:
+        raise ShapeError(f"take_along_dim: input and indices need the same number of dims, got "
+                         f"shapes {inf.fmt(x.shape)} and {inf.fmt(index.shape)}")
+    dim = inf.normalize_dim("take_along_dim", dim, x.ndim)
+    xs, js = _known("take_along_dim", x), _known("take_along_dim", index)
+    others = inf.broadcast("take_along_dim", xs[:dim] + (1,) + xs[dim + 1:],
+                           js[:dim] + (1,) + js[dim + 1:])
+    x = broadcast_to(x, others[:dim] + (xs[dim],) + others[dim + 1:])
+    index = broadcast_to(index, others[:dim] + (js[dim],) + others[dim + 1:])
+    return gather(x, dim, index)
+
+
+
+@accepts_out
+def masked_select(input: Tensor, mask: Tensor) -> Tensor:
     """The elements of `input` where the bool `mask` is true (both broadcast), as a 1-d tensor."""
     x, mask = as_tensor(input), as_tensor(mask)
     if mask.dtype.kind != "b":
@@ -326,7 +357,8 @@ def masked_select(input, mask):
     return getitem(x, mask)
 
 
-def index_add(input, dim: int, index, source, *, alpha=1):
+@accepts_out
+def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha=1) -> Tensor:
     """A copy of `input` with ``alpha * source`` added at the 1-d integer `index` along `dim`
     (``out[index[i]] += alpha * source[i]`` for dim 0; repeated indices add up)."""
     x, index, src = as_tensor(input), as_tensor(index), as_tensor(source)

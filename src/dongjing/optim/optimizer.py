@@ -126,6 +126,15 @@ def _eager_only(step, name: str):
     return wrapper
 
 
+
+def check_implementation(name: str, differentiable: bool) -> None:
+    """PyTorch's implementation switches: `foreach`, `fused` and `capturable` choose among
+    implementations of one update (dongjing has its own, with the same results), so any value is
+    accepted; `differentiable=True` (gradients through the step) is refused."""
+    if differentiable:
+        raise NotImplementedError(f"{name}: differentiable=True (autograd through the "
+                                  "optimizer step) is not supported")
+
 class Optimizer:
     """Base class. A subclass defines `defaults`, `init_state(p, group) -> {name: array}` and
     `update(p, g, state, group) -> (new_p, {name: new_value})` with dongjing ops."""
@@ -220,6 +229,10 @@ class Optimizer:
         fused_group = None if fused is None else self._fused_group
         with no_grad():
             for group in self.param_groups:
+                if group.get("maximize"):  # ascend: the rule runs on the negated gradient
+                    effects += [e for p in group["params"] if p.grad is not None
+                                for e in self._apply(p, -p.grad, group)]
+                    continue
                 params = group["params"] if fused_group is None else fused_group(group)
                 for p in params:
                     g = p.grad
@@ -296,7 +309,8 @@ class Optimizer:
             effects = []
             for p, g in zip(var_list, grads):
                 if g is not None:
-                    effects += self._apply(p, g, self._group_of(p))
+                    group = self._group_of(p)
+                    effects += self._apply(p, -g if group.get("maximize") else g, group)
             effects += take_update_ops(graph)
             return dongjing.group(*effects)
 

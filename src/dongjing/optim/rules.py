@@ -8,7 +8,7 @@ import numpy as np
 from .. import ops
 from ..backends import backend_of
 from . import fused
-from .optimizer import Optimizer
+from .optimizer import Optimizer, check_implementation
 
 
 def _zeros(p) -> np.ndarray:
@@ -38,14 +38,18 @@ class SGD(Optimizer):
     """
 
     def __init__(self, params, lr: float = 1e-3, momentum: float = 0.0, dampening: float = 0.0,
-                 weight_decay: float = 0.0, nesterov: bool = False):
+                 weight_decay: float = 0.0, nesterov: bool = False, *, maximize: bool = False,
+                 foreach: bool | None = None, differentiable: bool = False,
+                 fused: bool | None = None):
+        check_implementation("SGD", differentiable)
         if lr < 0 or momentum < 0 or weight_decay < 0:
             raise ValueError(f"SGD: invalid lr={lr}, momentum={momentum} or "
                              f"weight_decay={weight_decay}")
         if nesterov and (momentum <= 0 or dampening != 0):
             raise ValueError("SGD: Nesterov momentum requires a momentum and zero dampening")
         super().__init__(params, dict(lr=lr, momentum=momentum, dampening=dampening,
-                                      weight_decay=weight_decay, nesterov=nesterov))
+                                      weight_decay=weight_decay, nesterov=nesterov,
+                                      maximize=maximize))
 
     def init_state(self, p, group):
         if not group["momentum"]:
@@ -87,11 +91,18 @@ class Adam(Optimizer):
     decoupled = False
 
     def __init__(self, params, lr: float = 1e-3, betas=(0.9, 0.999), eps: float = 1e-8,
-                 weight_decay: float = 0.0, amsgrad: bool = False):
+                 weight_decay: float = 0.0, amsgrad: bool = False, *,
+                 foreach: bool | None = None, maximize: bool = False, capturable: bool = False,
+                 differentiable: bool = False, fused: bool | None = None,
+                 decoupled_weight_decay: bool = False):
+        check_implementation(type(self).__name__, differentiable)
+        if decoupled_weight_decay:
+            self.decoupled = True  # AdamW's rule
         if lr < 0 or eps < 0 or not (0 <= betas[0] < 1 and 0 <= betas[1] < 1):
             raise ValueError(f"{type(self).__name__}: invalid lr={lr}, betas={betas} or eps={eps}")
         super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps,
-                                      weight_decay=weight_decay, amsgrad=amsgrad))
+                                      weight_decay=weight_decay, amsgrad=amsgrad,
+                                      maximize=maximize))
 
     def init_state(self, p, group):
         state = {"step": _step0(p), "exp_avg": _zeros(p), "exp_avg_sq": _zeros(p)}
@@ -128,8 +139,11 @@ class AdamW(Adam):
     decoupled = True
 
     def __init__(self, params, lr: float = 1e-3, betas=(0.9, 0.999), eps: float = 1e-8,
-                 weight_decay: float = 1e-2, amsgrad: bool = False):
-        super().__init__(params, lr, betas, eps, weight_decay, amsgrad)
+                 weight_decay: float = 1e-2, amsgrad: bool = False, *, maximize: bool = False,
+                 foreach: bool | None = None, capturable: bool = False,
+                 differentiable: bool = False, fused: bool | None = None):
+        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, maximize=maximize,
+                         differentiable=differentiable)
 
 
 class RMSprop(Optimizer):
@@ -137,12 +151,15 @@ class RMSprop(Optimizer):
     p <- p - lr * g / (sqrt(v) + eps), through a momentum buffer when `momentum` > 0."""
 
     def __init__(self, params, lr: float = 1e-2, alpha: float = 0.99, eps: float = 1e-8,
-                 weight_decay: float = 0.0, momentum: float = 0.0, centered: bool = False):
+                 weight_decay: float = 0.0, momentum: float = 0.0, centered: bool = False,
+                 capturable: bool = False, foreach: bool | None = None, maximize: bool = False,
+                 differentiable: bool = False):
+        check_implementation("RMSprop", differentiable)
         if lr < 0 or eps < 0 or momentum < 0 or not 0 <= alpha <= 1:
             raise ValueError(f"RMSprop: invalid lr={lr}, alpha={alpha}, eps={eps} or "
                              f"momentum={momentum}")
         super().__init__(params, dict(lr=lr, alpha=alpha, eps=eps, weight_decay=weight_decay,
-                                      momentum=momentum, centered=centered))
+                                      momentum=momentum, centered=centered, maximize=maximize))
 
     def init_state(self, p, group):
         state = {"step": _step0(p), "square_avg": _zeros(p)}
@@ -172,11 +189,14 @@ class Adadelta(Optimizer):
     u <- rho*u + (1-rho)*d^2; p <- p - lr*d. `weight_decay` is L2 (added to g)."""
 
     def __init__(self, params, lr: float = 1.0, rho: float = 0.9, eps: float = 1e-6,
-                 weight_decay: float = 0.0):
+                 weight_decay: float = 0.0, foreach: bool | None = None, *,
+                 capturable: bool = False, maximize: bool = False, differentiable: bool = False):
+        check_implementation("Adadelta", differentiable)
         if lr < 0 or eps < 0 or weight_decay < 0 or not 0 <= rho <= 1:
             raise ValueError(f"Adadelta: invalid lr={lr}, rho={rho}, eps={eps} or "
                              f"weight_decay={weight_decay}")
-        super().__init__(params, dict(lr=lr, rho=rho, eps=eps, weight_decay=weight_decay))
+        super().__init__(params, dict(lr=lr, rho=rho, eps=eps, weight_decay=weight_decay,
+                                      maximize=maximize))
 
     def init_state(self, p, group):
         return {"step": _step0(p), "square_avg": _zeros(p), "acc_delta": _zeros(p)}
@@ -198,7 +218,9 @@ class Adagrad(Optimizer):
 
     def __init__(self, params, lr: float = 1e-2, lr_decay: float = 0.0,
                  weight_decay: float = 0.0, initial_accumulator_value: float = 0.0,
-                 eps: float = 1e-10):
+                 eps: float = 1e-10, foreach: bool | None = None, *, maximize: bool = False,
+                 differentiable: bool = False, fused: bool | None = None):
+        check_implementation("Adagrad", differentiable)
         if lr < 0 or lr_decay < 0 or weight_decay < 0 or eps < 0 or \
                 initial_accumulator_value < 0:
             raise ValueError(f"Adagrad: invalid lr={lr}, lr_decay={lr_decay}, eps={eps}, "
@@ -206,7 +228,7 @@ class Adagrad(Optimizer):
                              f"{initial_accumulator_value}")
         super().__init__(params, dict(lr=lr, lr_decay=lr_decay, weight_decay=weight_decay,
                                       initial_accumulator_value=initial_accumulator_value,
-                                      eps=eps))
+                                      eps=eps, maximize=maximize))
 
     def init_state(self, p, group):
         return {"step": _step0(p),

@@ -208,12 +208,15 @@ class Tensor(_AttachedMethods):
             )
         return self._data
 
-    def numpy(self) -> ndarray:
+    def numpy(self, *, force: bool = False) -> ndarray:
         """The value as a NumPy array (shares memory; works when requires_grad is set). A tensor
-        on a GPU raises, as in PyTorch: copy it to the host with `.cpu()` first."""
+        on a GPU raises, as in PyTorch: copy it to the host with `.cpu()` first, or pass
+        `force=True` (a host copy, as PyTorch's)."""
         data = self._value(".numpy()")
         if type(data) is ndarray:
             return data
+        if force:
+            return self.cpu().numpy()
         return host_array(data, ".numpy()")
 
     def item(self):
@@ -362,9 +365,13 @@ class Tensor(_AttachedMethods):
             device = _device("cuda", device)
         return self.to(device)
 
-    def type(self, dtype=None) -> Tensor | str:
+    def type(self, dtype=None, non_blocking: bool = False, **kwargs) -> Tensor | str:
         """This tensor in `dtype` (a dtype, or PyTorch's type string: "torch.DoubleTensor");
-        without `dtype`, PyTorch's type string of this tensor ("torch.FloatTensor")."""
+        without `dtype`, PyTorch's type string of this tensor ("torch.FloatTensor").
+        `non_blocking` (and its old spelling `async`) is accepted: copies are synchronous."""
+        if set(kwargs) - {"async"}:
+            raise TypeError(f"type() got an unexpected keyword argument "
+                            f"{sorted(set(kwargs) - {'async'})[0]!r}")
         if dtype is None:
             return dtypes.legacy_type_name(self.dtype)
         if isinstance(dtype, str):

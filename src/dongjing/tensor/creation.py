@@ -104,9 +104,10 @@ def full(size, fill_value, dtype=None, device=None, requires_grad: bool = False)
     return _make(array, requires_grad)
 
 
-def zeros_like(x, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-    """Zeros with `x`'s shape, dtype and device unless given."""
+def zeros_like(input, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """Zeros with `input`'s shape, dtype and device unless given."""
     placement(device, "dj.zeros_like")
+    x = input
 
     if isinstance(x, Tensor) and x._node is not None:
         return ops.zeros_like(x, dtype)
@@ -114,9 +115,10 @@ def zeros_like(x, dtype=None, device=None, requires_grad: bool = False) -> Tenso
                  requires_grad=requires_grad)
 
 
-def ones_like(x, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-    """Ones with `x`'s shape, dtype and device unless given."""
+def ones_like(input, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """Ones with `input`'s shape, dtype and device unless given."""
     placement(device, "dj.ones_like")
+    x = input
 
     if isinstance(x, Tensor) and x._node is not None:
         return ops.ones_like(x, dtype)
@@ -131,11 +133,11 @@ def _device_of(x, device):
     return x.device
 
 
-def full_like(x, fill_value, dtype=None, device=None) -> Tensor:
-    """`fill_value` with `x`'s shape, dtype and device unless given."""
+def full_like(input, fill_value, dtype=None, device=None) -> Tensor:
+    """`fill_value` with `input`'s shape, dtype and device unless given."""
     where = placement(device, "dj.full_like")
 
-    out = ops.full_like(x, fill_value, dtype)
+    out = ops.full_like(input, fill_value, dtype)
     return out if device is None or out._node is not None else Tensor._make(where.put(out._data))
 
 

@@ -20,7 +20,8 @@ from ..autograd import views as _views
 from ..autograd.grad_mode import no_grad
 from ..autograd.grad_mode import state as _grad_state
 from ..autograd.provenance import note_modified
-from ..backends import is_array, write_into
+from ..backends import is_array
+from ..core.torch_args import as_method, unlisted_keywords
 from ..devices.random import generator as _global
 from ..errors import DTypeError, ShapeError
 from ..ops.index import build_key, parse_key
@@ -28,6 +29,7 @@ from ..short_paths import declare as _declare_short_path
 from ..short_paths import state as _short
 from . import Tensor
 from .conversion import to_array
+from .out_argument import write_array
 
 if TYPE_CHECKING:
     from ..types import TensorLike
@@ -51,24 +53,6 @@ def run_inplace(t: Tensor, name: str, compute, operands=(), symbolic: bool = Tru
         result = compute(t)
     write_array(t, name, result._data if isinstance(result, Tensor) else result)
     return t
-
-
-def write_array(t: Tensor, name: str, value) -> None:
-    """Copy `value` into `t`'s memory (same shape, same-kind cast) and bump its version."""
-    if not is_array(value):  # device arrays stay where they are
-        value = np.asarray(value)
-    if value.shape != t.shape:
-        raise ShapeError(
-            f"{name}: result of shape {value.shape} does not fit in place into a tensor of "
-            f"shape {t.shape}"
-        )
-    if not np.can_cast(value.dtype, t.dtype, "same_kind"):
-        raise DTypeError(
-            f"{name}: result type {value.dtype} can't be cast to the tensor's dtype {t.dtype}"
-        )
-    write_into(t._data, value, casting="same_kind")
-    t._version[0] += 1
-    note_modified(t, name)
 
 
 def _check_factor(factor, name: str, what: str) -> None:
@@ -160,15 +144,12 @@ def sub(self: Tensor, other: TensorLike, *, alpha: float = 1) -> Tensor:
     return ops.sub(self, _scaled(other, alpha, "sub", "alpha"))
 
 
-def div_(self: Tensor, other: TensorLike, *, rounding_mode: str | None = None) -> Tensor:
-    if rounding_mode is not None:
-        raise NotImplementedError(
-            f"div_: rounding_mode={rounding_mode!r} is not supported; use (a / b).floor_() "
-            "or .trunc() of the quotient"
-        )
-    if _direct(self, "div_", np.true_divide, other):
+def div_(self: Tensor, value: TensorLike, *, rounding_mode: str | None = None) -> Tensor:
+    """`self /= value` in place (`rounding_mode` "trunc" or "floor": the rounded quotient)."""
+    if rounding_mode is None and _direct(self, "div_", np.true_divide, value):
         return self
-    return run_inplace(self, "div_", lambda s: ops.div(s, other), _tensors(other))
+    return run_inplace(self, "div_", lambda s: ops.div(s, value, rounding_mode=rounding_mode),
+                       _tensors(value))
 
 
 def pow_(self: Tensor, exponent: TensorLike) -> Tensor:
@@ -211,7 +192,7 @@ def inplace_method(op, name: str):
     """The in-place Tensor method `name` of `op` (declared in its ``methods=``): the op's
     binding applied to the tensor and the method's arguments, written into the tensor. A
     two-input ufunc op writes straight into the tensor's memory when nothing is recorded."""
-    fn = op.binding
+    fn = op.binding if name.startswith("__") else as_method(name, op.binding)
     ufunc = op.ufunc if op.ufunc is not None and op.ufunc.nin == 2 else None
     label = name[3:-2] + "_" if name.startswith("__i") else name  # errors say x.mul_ for x *=
 
@@ -224,7 +205,7 @@ def inplace_method(op, name: str):
 
     method.__name__ = method.__qualname__ = name
     method.__doc__ = f"`{op.public[0] if op.public else op.name}` in place."
-    method.__signature__ = inspect.signature(fn)  # the binding's parameters (self first)
+    method.__signature__ = inspect.signature(fn)  # its first parameter stands for self
     return method
 
 
@@ -276,12 +257,15 @@ def copy_(self: Tensor, src: TensorLike, non_blocking: bool = False) -> Tensor:
     return run_inplace(self, "copy_", compute, (src,), symbolic=False)
 
 
-def uniform_(self: Tensor, a: float = 0.0, b: float = 1.0, *, generator: object = None
+def uniform_(self: Tensor, from_: float = 0, to: float = 1, *, generator: object = None
              ) -> Tensor:
-    """Fill with samples of U(a, b) from dongjing's seeded generator."""
+    """Fill with samples of U(from_, to) from dongjing's seeded generator."""
     rng = _generator(generator, "uniform_")
-    return run_inplace(self, "uniform_", lambda s: _constant(s, rng.uniform(a, b, s.shape)),
-                       symbolic=False)
+    return run_inplace(self, "uniform_",
+                       lambda s: _constant(s, rng.uniform(from_, to, s.shape)), symbolic=False)
+
+
+unlisted_keywords(uniform_, "generator")
 
 
 def normal_(self: Tensor, mean: float = 0.0, std: float = 1.0, *, generator: object = None

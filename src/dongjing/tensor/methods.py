@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import inspect
 from typing import TYPE_CHECKING
 
 from .. import ops
 from ..core.registry import OPS, is_inplace_name, on_bind
+from ..core.torch_args import as_method
 from ..ops.bindings import reflected
 from . import Tensor
 from . import factories as _new_methods
@@ -15,7 +17,47 @@ from . import torch_methods as _compat_methods
 from .transfer import parse_target, to_device
 
 if TYPE_CHECKING:
-    pass
+    from ..types import TensorLike
+
+
+def _sizes_method(name: str, fn, param: str, listed_variadic: bool = True):
+    """`t.view(2, 3)` or `t.view((2, 3))`: the method calling `fn(t, sizes)`. Its signature
+    lists `*param` (PyTorch's `Tensor.view(*shape)`), or `param` where PyTorch documents one
+    argument (`Tensor.flip(dims)`, which also takes them one by one)."""
+
+    def method(self, *sizes):
+        return fn(self, ops.shape.sizes_argument(sizes))
+
+    kind = inspect.Parameter.VAR_POSITIONAL if listed_variadic else \
+        inspect.Parameter.POSITIONAL_OR_KEYWORD
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = fn.__doc__
+    method.__signature__ = inspect.Signature([
+        inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD),
+        inspect.Parameter(param, kind, annotation="int | Sequence[int]")],
+        return_annotation="Tensor")
+    return method
+
+
+def _attach_sizes_methods() -> None:
+    for name, fn, param, variadic in (
+            ("reshape", ops.reshape, "shape", True), ("view", ops.reshape, "shape", True),
+            ("permute", ops.permute, "dims", True), ("flip", ops.flip, "dims", False),
+            ("tile", ops.tile, "dims", False)):
+        setattr(Tensor, name, _sizes_method(name, fn, param, variadic))
+
+
+def relu(self, inplace: bool = False) -> Tensor:
+    """max(x, 0); `inplace=True` writes it into this tensor (as `relu_`)."""
+    return self.relu_() if inplace else ops.relu(self)
+
+
+def _method_forms() -> None:
+    """Every function attached as a method, in its method form (see `as_method`)."""
+    for name, value in list(vars(Tensor).items()):
+        if not name.startswith("__") and inspect.isfunction(value):
+            setattr(Tensor, name, as_method(name, value))
+
 
 _REFLECTED = {"__radd__", "__rsub__", "__rmul__", "__rtruediv__", "__rpow__", "__rmatmul__"}
 
@@ -29,7 +71,8 @@ def _attach_op_methods(op) -> None:
         if is_inplace_name(name):
             setattr(Tensor, name, _inplace_methods.inplace_method(op, name))
         else:
-            setattr(Tensor, name, reflected(op.binding) if name in _REFLECTED else op.binding)
+            setattr(Tensor, name, reflected(op.binding) if name in _REFLECTED
+                    else op.binding if name.startswith("__") else as_method(name, op.binding))
 
 
 for _op in OPS.values():
@@ -56,7 +99,7 @@ for _name, _fn in _METHODS.items():
     setattr(Tensor, _name, _fn)
 
 
-def _where_method(self, condition, other):
+def _where_method(self: Tensor, condition: TensorLike, other: TensorLike) -> Tensor:
     return ops.where(condition, self, other)
 
 
@@ -117,3 +160,6 @@ _new_methods.attach()
 # --- more PyTorch names (torch_methods.py, inplace_methods.py) --------------------------
 _compat_methods.attach()
 _inplace_extras.attach()
+_method_forms()
+_attach_sizes_methods()
+Tensor.relu = relu

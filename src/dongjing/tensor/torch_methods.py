@@ -13,7 +13,7 @@ from . import Tensor
 _COMPOSED = ("square", "rsqrt", "reciprocal", "clamp_min", "clamp_max", "lerp", "frac",
              "nan_to_num", "allclose", "equal", "addmm", "diag", "trace", "movedim", "moveaxis",
              "swapaxes", "swapdims", "cross", "diff", "repeat_interleave", "unique",
-             "masked_select", "unflatten", "index_add")
+             "masked_select", "unflatten", "index_add", "take_along_dim")
 
 
 def type_as(self, other) -> Tensor:

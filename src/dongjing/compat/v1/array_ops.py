@@ -228,7 +228,7 @@ def cumsum(x, axis=0, exclusive=False, reverse=False, name=None):
     """Running sums along `axis` (exclusive: each sum leaves its own element out)."""
     x = _t(x)
     axis = _int(axis, "tf.cumsum's axis")
-    out = _ops.cumsum(x, axis, reverse=bool(reverse))
+    out = _ops.scan.running_sum(x, axis, reverse=bool(reverse))
     return out - x if exclusive else out
 
 

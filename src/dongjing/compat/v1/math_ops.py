@@ -116,9 +116,9 @@ def matmul(a, b, transpose_a: bool = False, transpose_b: bool = False, adjoint_a
         not_provided("tf.matmul on sparse matrices")
     a, b = _t(a), _t(b)
     if transpose_a or adjoint_a:
-        a = _ops.transpose(a)
+        a = _ops.transpose(a, -2, -1)
     if transpose_b or adjoint_b:
-        b = _ops.transpose(b)
+        b = _ops.transpose(b, -2, -1)
     return _ops.matmul(a, b)
 
 

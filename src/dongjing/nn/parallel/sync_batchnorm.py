@@ -19,6 +19,15 @@ class SyncBatchNorm(_BatchNorm):
 
     _ndims = (2, 3, 4, 5)
 
+    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float = 0.1,
+                 affine: bool = True, track_running_stats: bool = True, process_group=None,
+                 device=None, dtype=None, bias: bool = True):
+        if process_group is not None:
+            raise NotImplementedError("SyncBatchNorm: process_group other than the default "
+                                      "(every rank) is not supported")
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, device,
+                         dtype, bias)
+
     def forward(self, x: Tensor) -> Tensor:
         if x.ndim not in self._ndims or (x.shape[1] is not None
                                          and x.shape[1] != self.num_features):
