@@ -14,6 +14,31 @@ from .activation import (
     Softmax,
     Tanh,
 )
+from .activation_more import (
+    CELU,
+    GLU,
+    SELU,
+    AlphaDropout,
+    Dropout1d,
+    Dropout3d,
+    FeatureAlphaDropout,
+    Hardshrink,
+    Hardsigmoid,
+    Hardswish,
+    Hardtanh,
+    LogSigmoid,
+    Mish,
+    PReLU,
+    ReLU6,
+    RReLU,
+    Softmax2d,
+    Softmin,
+    Softplus,
+    Softshrink,
+    Softsign,
+    Tanhshrink,
+    Threshold,
+)
 from .attention import MultiheadAttention, TransformerEncoder, TransformerEncoderLayer
 from .container import ModuleDict, ModuleList, Sequential
 from .conv import AdaptiveAvgPool2d, AvgPool2d, Conv1d, Conv2d, MaxPool2d, Upsample
