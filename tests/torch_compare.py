@@ -26,20 +26,24 @@ def _flat(out):
     return list(out) if isinstance(out, (tuple, list)) else [out]
 
 
-def compare(ours, theirs, arrays, grad=True, rtol=1e-7, atol=1e-9):
+def compare(ours, theirs, arrays, grad=True, rtol=1e-7, atol=1e-9, wrt=None):
     """`ours(*dj tensors)` equals `theirs(*torch tensors)`; with `grad`, so do the gradients
-    of sum(w * out) for fixed random weights w, with respect to every float input."""
+    of sum(w * out) for fixed random weights w, with respect to every float input (or the
+    inputs at the positions `wrt`)."""
     import torch
 
-    mine = [dj.tensor(a, requires_grad=grad and a.dtype.kind == "f") for a in arrays]
-    yours = [torch.tensor(a, requires_grad=grad and a.dtype.kind == "f") for a in arrays]
+    arrays = [np.asarray(a) for a in arrays]
+    wants = [grad and a.dtype.kind == "f" and (wrt is None or i in wrt)
+             for i, a in enumerate(arrays)]
+    mine = [dj.tensor(a, requires_grad=w) for a, w in zip(arrays, wants)]
+    yours = [torch.tensor(a, requires_grad=w) for a, w in zip(arrays, wants)]
     out_a, out_b = _flat(ours(*mine)), _flat(theirs(*yours))
     assert len(out_a) == len(out_b)
     for a, b in zip(out_a, out_b):
         b = b.detach().numpy() if hasattr(b, "detach") else np.asarray(b)
         np.testing.assert_allclose(np.asarray(a.numpy() if hasattr(a, "numpy") else a), b,
                                    rtol=rtol, atol=atol)
-    if not grad or not any(a.dtype.kind == "f" for a in arrays):
+    if not any(wants):
         return
     rng = np.random.default_rng(1)
     loss_a = loss_b = 0

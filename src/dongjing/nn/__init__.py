@@ -65,6 +65,19 @@ from .modules_loss import (
     MSELoss,
     NLLLoss,
 )
+from .modules_loss_margin import (
+    GaussianNLLLoss,
+    HingeEmbeddingLoss,
+    MarginRankingLoss,
+    MultiLabelMarginLoss,
+    MultiLabelSoftMarginLoss,
+    MultiMarginLoss,
+    NLLLoss2d,
+    PoissonNLLLoss,
+    SoftMarginLoss,
+    TripletMarginLoss,
+    TripletMarginWithDistanceLoss,
+)
 from .normalization import BatchNorm1d, BatchNorm2d, LayerNorm
 from .padding import *  # noqa: F403  (ReflectionPad1d/2d/3d, ZeroPad2d, ConstantPad1d, ...)
 from .parallel import SyncBatchNorm

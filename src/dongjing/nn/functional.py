@@ -373,3 +373,8 @@ from . import functional_dropout as _dropout  # noqa: E402
 globals().update({n: getattr(_activation, n) for n in _activation.__all__})
 globals().update({n: getattr(_dropout, n) for n in _dropout.__all__})
 __all__ += _activation.__all__ + _dropout.__all__
+
+from . import losses_margin as _margin  # noqa: E402
+
+globals().update({n: getattr(_margin, n) for n in _margin.__all__})
+__all__ += _margin.__all__
