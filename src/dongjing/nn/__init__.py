@@ -41,11 +41,24 @@ from .activation_more import (
 )
 from .attention import MultiheadAttention, TransformerEncoder, TransformerEncoderLayer
 from .container import ModuleDict, ModuleList, Sequential
+from .container_params import Container, ParameterDict, ParameterList
 from .conv import AdaptiveAvgPool2d, AvgPool2d, Conv1d, Conv2d, MaxPool2d, Upsample
 from .conv_transpose import ConvTranspose1d, ConvTranspose2d, Fold, Unfold
 from .distance import CosineSimilarity, PairwiseDistance
 from .embedding_bag import EmbeddingBag
 from .group_norm import GroupNorm, InstanceNorm1d, InstanceNorm2d, InstanceNorm3d
+from .layers_more import (
+    BatchNorm3d,
+    Bilinear,
+    ChannelShuffle,
+    CrossMapLRN2d,
+    DataParallel,
+    LocalResponseNorm,
+    RMSNorm,
+    Unflatten,
+    UpsamplingBilinear2d,
+    UpsamplingNearest2d,
+)
 from .linear import Embedding, Flatten, Identity, Linear
 from .losses import (
     binary_cross_entropy,

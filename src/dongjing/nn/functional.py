@@ -378,3 +378,8 @@ from . import losses_margin as _margin  # noqa: E402
 
 globals().update({n: getattr(_margin, n) for n in _margin.__all__})
 __all__ += _margin.__all__
+
+from . import layers_more as _layers_more  # noqa: E402
+
+globals().update({n: getattr(_layers_more, n) for n in _layers_more.__all__})
+__all__ += _layers_more.__all__
