@@ -59,6 +59,19 @@ from .layers_more import (
     UpsamplingBilinear2d,
     UpsamplingNearest2d,
 )
+from .lazy import (
+    LazyBatchNorm1d,
+    LazyBatchNorm2d,
+    LazyBatchNorm3d,
+    LazyConv1d,
+    LazyConv2d,
+    LazyConvTranspose1d,
+    LazyConvTranspose2d,
+    LazyInstanceNorm1d,
+    LazyInstanceNorm2d,
+    LazyInstanceNorm3d,
+    LazyLinear,
+)
 from .linear import Embedding, Flatten, Identity, Linear
 from .losses import (
     binary_cross_entropy,
@@ -97,6 +110,21 @@ from .parallel import SyncBatchNorm
 from .parameter import Parameter
 from .pixel_shuffle import PixelShuffle, PixelUnshuffle
 from .pooling1d import AvgPool1d, MaxPool1d
+from .pooling_modules import (
+    AdaptiveAvgPool1d,
+    AdaptiveAvgPool3d,
+    AdaptiveMaxPool1d,
+    AdaptiveMaxPool2d,
+    AdaptiveMaxPool3d,
+    AvgPool3d,
+    LPPool1d,
+    LPPool2d,
+    LPPool3d,
+    MaxPool3d,
+    MaxUnpool1d,
+    MaxUnpool2d,
+    MaxUnpool3d,
+)
 from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
 from .transformer import Transformer, TransformerDecoder, TransformerDecoderLayer
 from .updates import update_ops

@@ -383,3 +383,8 @@ from . import layers_more as _layers_more  # noqa: E402
 
 globals().update({n: getattr(_layers_more, n) for n in _layers_more.__all__})
 __all__ += _layers_more.__all__
+
+from . import pooling_nd as _pooling_nd  # noqa: E402
+
+globals().update({n: getattr(_pooling_nd, n) for n in _pooling_nd.__all__})
+__all__ += _pooling_nd.__all__
