@@ -154,7 +154,7 @@ CALLS = [
 # no gradient to compare: PyTorch implements none (heaviside, detach_copy, the counts), or
 # picks another element among ties (mode), or differentiates what has none here (nextafter)
 NO_GRAD = {"mode", "bincount", "histc", "heaviside", "detach_copy", "nextafter",
-           "native_channel_shuffle"}  # PyTorch's gradient of mode: the chosen index differs from ours on ties
+           "native_channel_shuffle"}
 
 
 def _ids():
