@@ -266,6 +266,34 @@ def real(input):
 conj = conj_physical = resolve_conj = resolve_neg = real
 
 
+def is_complex(input) -> bool:
+    """False: dongjing's dtypes are real."""
+    return False
+
+
+is_conj = is_neg = is_distributed = is_complex
+
+
+def is_signed(input) -> bool:
+    """Whether the dtype holds negative numbers (floats and signed integers)."""
+    return as_tensor(input).dtype.kind in "fi"
+
+
+def is_nonzero(input) -> bool:
+    """The truth of a one-element tensor."""
+    return as_tensor(input).is_nonzero()
+
+
+def is_same_size(input, other) -> bool:
+    """Whether the two tensors have one shape."""
+    return tuple(as_tensor(input).shape) == tuple(as_tensor(other).shape)
+
+
+def get_device(input) -> int:
+    """-1 on the CPU, else the index of the GPU holding the tensor."""
+    return as_tensor(input).get_device()
+
+
 def fix(input):
     """Round towards zero (an alias of `trunc`)."""
     return trunc(as_tensor(input))
@@ -282,4 +310,5 @@ __all__ = ["acosh", "asinh", "atanh", "gcd", "lcm", "bitwise_and", "bitwise_or",
            "isposinf", "isneginf", "isreal", "positive", "angle", "real", "conj",
            "conj_physical", "resolve_conj", "resolve_neg", "fix", "arccos", "arcsin", "arctan",
            "arccosh", "arcsinh", "arctanh", "greater", "greater_equal", "less", "less_equal",
-           "not_equal"]
+           "not_equal", "is_complex", "is_conj", "is_neg", "is_distributed", "is_signed",
+           "is_nonzero", "is_same_size", "get_device"]
