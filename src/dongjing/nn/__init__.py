@@ -48,7 +48,6 @@ from .distance import CosineSimilarity, PairwiseDistance
 from .embedding_bag import EmbeddingBag
 from .group_norm import GroupNorm, InstanceNorm1d, InstanceNorm2d, InstanceNorm3d
 from .layers_more import (
-    BatchNorm3d,
     Bilinear,
     ChannelShuffle,
     CrossMapLRN2d,
@@ -104,7 +103,7 @@ from .modules_loss_margin import (
     TripletMarginLoss,
     TripletMarginWithDistanceLoss,
 )
-from .normalization import BatchNorm1d, BatchNorm2d, LayerNorm
+from .normalization import BatchNorm1d, BatchNorm2d, BatchNorm3d, LayerNorm
 from .padding import *  # noqa: F403  (ReflectionPad1d/2d/3d, ZeroPad2d, ConstantPad1d, ...)
 from .parallel import SyncBatchNorm
 from .parameter import Parameter

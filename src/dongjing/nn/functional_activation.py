@@ -113,24 +113,21 @@ def celu_(input: Tensor, alpha: float = 1.0) -> Tensor:
 
 
 def elu_(input: Tensor, alpha: float = 1.0) -> Tensor:
-    """`elu` in place."""
-    from .functional import elu
-
-    return elu(input, alpha, True)
+    """`elu` in place: x where x > 0, else alpha * (exp(x) - 1)."""
+    return _applied(input, "elu",
+                    lambda t: ops.where(ops.gt(t, 0.0), t,
+                                        ops.expm1(ops.minimum(t, 0.0)) * alpha), True)
 
 
 def leaky_relu_(input: Tensor, negative_slope: float = 0.01) -> Tensor:
     """`leaky_relu` in place."""
-    from .functional import leaky_relu
-
-    return leaky_relu(input, negative_slope, True)
+    return _applied(input, "leaky_relu",
+                    lambda t: ops.where(ops.gt(t, 0.0), t, t * negative_slope), True)
 
 
 def relu_(input: Tensor) -> Tensor:
     """`relu` in place."""
-    from .functional import relu
-
-    return relu(input, True)
+    return _applied(input, "relu", ops.relu, True)
 
 
 def glu(input: Tensor, dim: int = -1) -> Tensor:

@@ -11,16 +11,15 @@ import numpy as np
 
 from .. import dtypes, ops
 from ..core.validation import check_int
-from ..errors import ArgumentError, ShapeError
+from ..errors import ShapeError
 from ..ops.convert import as_tensor
 from ..tensor import Tensor
 from ..tensor.transfer import constant_like
-from . import functional as F
 from . import init
 from .factory import place_new
 from .module import Module
-from .normalization import _BatchNorm
 from .parameter import Parameter
+from .resample import interpolate, pad
 
 __all__ = ["bilinear", "rms_norm", "local_response_norm", "channel_shuffle"]
 
@@ -72,7 +71,7 @@ def local_response_norm(input: Tensor, size: int, alpha: float = 1e-4, beta: flo
         raise ShapeError(f"local_response_norm: expects 3 or more dims, got shape {x.shape}")
     channels = x.shape[1]
     before, after = size // 2, (size - 1) // 2
-    padded = F.pad(x * x, (0, 0) * (x.ndim - 2) + (before, after))
+    padded = pad(x * x, (0, 0) * (x.ndim - 2) + (before, after))
     window = padded[:, 0:channels]
     for shift in range(1, size):
         window = window + padded[:, shift:shift + channels]
@@ -220,21 +219,6 @@ class ChannelShuffle(Module):
         return f"groups={self.groups}"
 
 
-class BatchNorm3d(_BatchNorm):
-    """Batch normalization of (N, C, D, H, W) inputs per channel."""
-
-    _ndims = (5,)
-
-    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1,
-                 affine: bool = True, track_running_stats: bool = True, device=None,
-                 dtype=None):
-        if momentum is None:
-            raise ArgumentError("BatchNorm3d: momentum=None (a cumulative average) is not "
-                                "supported; give a number")
-        super().__init__(num_features, eps, momentum, affine, track_running_stats, device,
-                         dtype)
-
-
 class Unflatten(Module):
     """Split dim `dim` into `unflattened_size` (the inverse of Flatten)."""
 
@@ -257,14 +241,14 @@ class UpsamplingNearest2d(Module):
         self.size, self.scale_factor = size, scale_factor
 
     def forward(self, input: Tensor) -> Tensor:
-        return F.interpolate(input, self.size, self.scale_factor, "nearest")
+        return interpolate(input, self.size, self.scale_factor, "nearest")
 
 
 class UpsamplingBilinear2d(UpsamplingNearest2d):
     """Bilinear upsampling of (N, C, H, W) inputs with aligned corners."""
 
     def forward(self, input: Tensor) -> Tensor:
-        return F.interpolate(input, self.size, self.scale_factor, "bilinear",
+        return interpolate(input, self.size, self.scale_factor, "bilinear",
                              align_corners=True)
 
 

@@ -10,10 +10,9 @@ from ..tensor import Tensor
 from .conv import Conv1d, Conv2d
 from .conv_transpose import ConvTranspose1d, ConvTranspose2d
 from .group_norm import InstanceNorm1d, InstanceNorm2d, InstanceNorm3d
-from .layers_more import BatchNorm3d
 from .linear import Linear
 from .module import Module
-from .normalization import BatchNorm1d, BatchNorm2d
+from .normalization import BatchNorm1d, BatchNorm2d, BatchNorm3d
 
 
 class LazyModuleMixin:

@@ -5,9 +5,13 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from .. import linalg, ops
 from ..errors import ArgumentError, ShapeError
 from ..ops.convert import as_tensor
+from ..tensor import Tensor
+from ..tensor.transfer import constant_like
 from . import functional as F
 
 _REDUCTIONS = {0: "none", 1: "mean", 2: "sum", "none": "none", "mean": "mean", "sum": "sum"}
@@ -322,11 +326,43 @@ def pinverse(input, rcond=1e-15):
     return linalg.pinv(input, rtol=rcond)
 
 
+def matrix_power(input, n):
+    """A square matrix (or batch) to the integer power `n` (negative: of the inverse), by
+    repeated squaring."""
+    x = as_tensor(input)
+    if x.ndim < 2 or x.shape[-1] != x.shape[-2]:
+        raise ShapeError(f"matrix_power: expects square matrices, got shape {x.shape}")
+    k = abs(int(n))
+    if k == 0:
+        eye = np.broadcast_to(np.eye(x.shape[-1], dtype=x.dtype), tuple(x.shape))
+        return constant_like(eye.copy(), x) + ops.zeros_like(x)
+    result, power = None, x if n > 0 else linalg.inv(x)
+    while k:
+        if k & 1:
+            result = power if result is None else ops.matmul(result, power)
+        k >>= 1
+        if k:
+            power = ops.matmul(power, power)
+    return result
+
+
 def frobenius_norm(input, dim=None, keepdim=False):
     """sqrt of the sum of squares (over `dim`, all dims when None)."""
     x = as_tensor(input)
     return ops.sqrt(ops.sum(x * x, dim, keepdim))
 
+
+_METHODS = ("det", "logdet", "slogdet", "inverse", "pinverse", "cholesky", "qr", "svd",
+            "hardshrink", "prelu", "matrix_power")
+
+
+def _attach_methods() -> None:
+    """These functions live above the Tensor type, so they attach their methods here."""
+    for name in _METHODS:
+        setattr(Tensor, name, globals()[name])
+
+
+_attach_methods()
 
 __all__ = [n for n in dict(globals()) if not n.startswith("_") and callable(globals()[n])
            and getattr(globals()[n], "__module__", "") == __name__]

@@ -20,7 +20,22 @@ from .bindings import binary, float_unary, unary
 from .compare import eq, ge, gt, le, logical_and, logical_not, logical_or, lt, ne
 from .convert import as_tensor, pair
 from .elementwise import abs as _abs
-from .elementwise import add, cast, clip, div, exp, log, mul, neg, pow, sqrt, sub, where, zeros_like
+from .elementwise import (
+    add,
+    cast,
+    clip,
+    div,
+    exp,
+    log,
+    mul,
+    neg,
+    pow,
+    sign,
+    sqrt,
+    sub,
+    where,
+    zeros_like,
+)
 from .math import acos, asin, atan, atan2, isfinite, isnan, sin, trunc
 from .torch_compat_math import logaddexp
 
@@ -197,8 +212,6 @@ def logaddexp2(input, other):
 
 def sgn(input):
     """The sign (-1, 0, 1) of a real tensor (PyTorch's `sgn` extends `sign` to complex)."""
-    from .elementwise import sign
-
     return sign(as_tensor(input))
 
 

@@ -31,12 +31,15 @@ from .elementwise import (
     where,
     zeros_like,
 )
-from .math import isinf, isnan
+from .math import ceil, floor, floor_divide, isinf, isnan
+from .math import round as round_
 from .reduce import amax, amin, mean
 from .reduce import sum as _sum
 from .scan import cumsum
+from .scatter import scatter_add
 from .shape import concat, reshape, unsqueeze
 from .sorting import sort
+from .torch_shape_more import diagonal
 
 ValuesIndices = namedtuple("ValuesIndices", ["values", "indices"])
 MinMax = namedtuple("MinMax", ["min", "max"])
@@ -152,8 +155,6 @@ def nanmedian(input, dim=None, keepdim: bool = False):
 
 
 def div_floor(a, b: int):
-    from .math import floor_divide
-
     return floor_divide(a, b)
 
 
@@ -251,21 +252,15 @@ def _quantile(name, input, q, dim, keepdim, interpolation, ignore_nan):
 
 
 def _floor(x):
-    from .math import floor
-
     return floor(x)
 
 
 def _ceil(x):
-    from .math import ceil
-
     return ceil(x)
 
 
 def _round_half_even(x):
-    from .math import round as _round
-
-    return _round(x)
+    return round_(x)
 
 
 def logcumsumexp(input, dim: int):
@@ -427,8 +422,6 @@ def corrcoef(input):
 
 
 def diagonal_of(c):
-    from .torch_shape_more import diagonal
-
     return diagonal(c)
 
 
@@ -449,8 +442,6 @@ def bincount(input, weights=None, minlength: int = 0):
         return constant_like(np.bincount(data, minlength=size).astype(np.int64), x)
     w = as_tensor(weights)
     zeros = constant_like(np.zeros(size, w.dtype if w.dtype.kind == "f" else np.float64), x)
-    from .scatter import scatter_add
-
     return scatter_add(zeros, 0, x, cast(w, zeros.dtype))
 
 

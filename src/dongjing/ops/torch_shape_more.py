@@ -16,13 +16,14 @@ from ..tensor.transfer import constant_like
 from .compare import ne
 from .convert import as_tensor
 from .einsum import einsum
-from .elementwise import add, cast, clone, mul, sub, where, zeros_like
+from .elementwise import add, cast, clone, div, mul, sub, where, zeros_like
 from .index import getitem
-from .layout import bmm, narrow, outer, split
+from .layout import bmm, chunk, narrow, outer, split
 from .linalg import mm
 from .reduce import sum as _sum
 from .scatter import index_select, masked_fill, scatter, scatter_add
 from .shape import concat, flatten, reshape, stack, transpose
+from .sorting import sort
 
 _GET = getitem
 
@@ -445,8 +446,6 @@ def addcmul(input, tensor1, tensor2, value=1):
 
 def addcdiv(input, tensor1, tensor2, value=1):
     """input + value * tensor1 / tensor2."""
-    from .elementwise import div
-
     return add(as_tensor(input), mul(div(as_tensor(tensor1), tensor2), value))
 
 
@@ -558,15 +557,11 @@ def ravel(input):
 
 def msort(input):
     """The input sorted along dim 0 (the values)."""
-    from .sorting import sort
-
     return sort(as_tensor(input), 0).values
 
 
 def unsafe_chunk(input, chunks: int, dim: int = 0):
     """`chunk` (PyTorch's unchecked form)."""
-    from .layout import chunk
-
     return chunk(input, chunks, dim)
 
 

@@ -10,7 +10,10 @@ import numpy as np
 
 from .. import dtypes, ops
 from ..errors import ArgumentError, DTypeError, ShapeError
+from ..ops.broadcast import sum_to_shape
+from ..ops.torch_copies import unfold as _unfold
 from . import Tensor
+from . import torch_functions as _torch_functions
 from .inplace import _constant, _generator, _tensors, run_inplace
 
 # methods that are the dj.* function of the same name with the tensor first
@@ -24,8 +27,7 @@ _SAME_NAME = (
     "nanmean nanmedian nanquantile nansum narrow_copy not_equal positive put quantile rad2deg "
     "ravel renorm resolve_conj resolve_neg rot90 select select_scatter sgn sinc slice_scatter "
     "split_with_sizes take tensor_split unique_consecutive unsafe_chunk unsafe_split "
-    "unsafe_split_with_sizes vdot vsplit xlogy broadcast_to bernoulli det logdet slogdet "
-    "inverse pinverse cholesky qr svd hardshrink prelu"
+    "unsafe_split_with_sizes vdot vsplit xlogy broadcast_to bernoulli"
 ).split()
 # PyTorch's other names of existing methods
 _ALIASES = {"absolute": "abs", "divide": "div", "multiply": "mul", "subtract": "sub",
@@ -43,10 +45,10 @@ _INPLACE = (
 
 
 def _bound(name: str):
-    """The method calling dj.<name> with the tensor first (looked up on the first call: some
-    live above the ops, in dj.linalg and dj.nn)."""
+    """The method calling dj.<name> (an op-table function) with the tensor first."""
+    fn = getattr(ops, name, None) or getattr(_torch_functions, name)
+
     def method(self, *args, **kwargs):
-        fn = getattr(ops, name, None) or _dj(name)
         return fn(self, *args, **kwargs)
 
     method.__name__ = name
@@ -160,15 +162,11 @@ def sum_to_size(self, *size) -> Tensor:
         raise ShapeError(f"sum_to_size: {size} is not expandable to {self.shape}") from None
     if np.broadcast_shapes(size, tuple(self.shape)) != tuple(self.shape):
         raise ShapeError(f"sum_to_size: {size} is not expandable to {self.shape}")
-    from ..ops.broadcast import sum_to_shape
-
     return sum_to_shape(self, size)
 
 
 def unfold(self, dimension: int, size: int, step: int) -> Tensor:
     """Every window of `size` elements along `dimension`, `step` apart, as a new last dim."""
-    from ..ops.torch_copies import unfold as _unfold
-
     return _unfold(self, dimension, size, step)
 
 
@@ -190,27 +188,6 @@ def as_strided(self, size, stride, storage_offset=0) -> Tensor:
         raise ShapeError(f"as_strided: size {size}, stride {stride} and offset "
                          f"{storage_offset} reach outside the {total} elements")
     return ops.take(self, ops.convert.as_tensor(flat))
-
-
-def matrix_power(self, n: int) -> Tensor:
-    """This square matrix (or batch) to the integer power `n` (negative: of the inverse)."""
-    if self.ndim < 2 or self.shape[-1] != self.shape[-2]:
-        raise ShapeError(f"matrix_power: expects square matrices, got shape {self.shape}")
-    import dongjing
-
-    base = self if n >= 0 else dongjing.linalg.inv(self)
-    result, power = None, base
-    k = abs(int(n))
-    if k == 0:
-        eye = np.broadcast_to(np.eye(self.shape[-1], dtype=self.dtype), tuple(self.shape))
-        return ops.convert.as_tensor(eye.copy()) + ops.zeros_like(self)
-    while k:  # square and multiply
-        if k & 1:
-            result = power if result is None else ops.matmul(result, power)
-        k >>= 1
-        if k:
-            power = ops.matmul(power, power)
-    return result
 
 
 # --- random fills and Python callables --------------------------------------------------------
@@ -298,16 +275,10 @@ def attach() -> None:
         setattr(Tensor, name + "_", _inplace(name))
     for fn in (byte, short, adjoint, data_ptr, storage_offset, get_device, is_pinned,
                is_shared, is_signed, is_nonzero, is_same_size, is_set_to, dim_order,
-               sum_to_size, unfold, as_strided, matrix_power, random_, cauchy_, geometric_,
+               sum_to_size, unfold, as_strided, random_, cauchy_, geometric_,
                log_normal_, fill_diagonal_, apply_, map_, map2_):
         setattr(Tensor, fn.__name__, fn)
     Tensor.const_data_ptr = data_ptr
     for name in ("is_complex", "is_conj", "is_neg", "is_distributed"):
         setattr(Tensor, name, _false)
 
-
-def _dj(name):
-    """A dj.* function defined above the ops (the linalg and layer names)."""
-    import dongjing
-
-    return getattr(dongjing, name)
