@@ -24,6 +24,7 @@ from . import (
     ops,
     optim,
     profiler,
+    special,
     utils,
     viz,
 )
