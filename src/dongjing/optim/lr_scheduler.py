@@ -1,5 +1,6 @@
 """Learning-rate schedules (PyTorch's closed forms): StepLR, MultiStepLR, ExponentialLR,
-CosineAnnealingLR, LambdaLR, OneCycleLR; and ReduceLROnPlateau, driven by a metric."""
+CosineAnnealingLR, LambdaLR, OneCycleLR, ConstantLR, LinearLR, MultiplicativeLR, PolynomialLR,
+CosineAnnealingWarmRestarts, CyclicLR; and ReduceLROnPlateau, driven by a metric."""
 
 from __future__ import annotations
 
