@@ -314,9 +314,7 @@ GENERATORS.update({  # ops/torch_compat_math.py
     "fmod": [_binary("dj.fmod")], "hypot": [_binary("dj.hypot")],
     "logaddexp": [_binary("dj.logaddexp")],
 })
-GENERATORS.update({  # ops/torch_elementwise.py (acosh and atanh need a domain: op_cases)
-    "asinh": [_unary("dj.asinh")],
-})
+
 
 EXEMPT = {
     "placeholder": "every program input is one",
