@@ -47,8 +47,10 @@ from . import (  # issue 12's surface
     torch_compat_shape,
     torch_copies,
     torch_elementwise,
+    torch_products,
     torch_reduce_more,
     torch_shape_more,
+    torch_statistics,
 )
 from .activation import logsumexp, softmax
 from .bindings import public_functions
@@ -75,7 +77,8 @@ globals().update({n: getattr(torch_compat_math, n) for n in torch_compat_math.__
 globals().update({n: getattr(nonzero, n) for n in nonzero.__all__})
 globals().update({n: getattr(torch_compat_shape, n) for n in torch_compat_shape.__all__})
 # PyTorch's names added for issue 33's coverage
-for _family in (torch_elementwise, torch_shape_more, torch_reduce_more, torch_copies):
+for _family in (torch_elementwise, torch_shape_more, torch_products, torch_reduce_more,
+                torch_statistics, torch_copies):
     COMPOSITES += [n for n in _family.__all__ if n not in public_functions()]
     globals().update({n: getattr(_family, n) for n in _family.__all__})
 # (zeros_like & co. are dj.* from dongjing.tensor.creation: they take device=)

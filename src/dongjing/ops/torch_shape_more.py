@@ -15,12 +15,9 @@ from ..errors import ArgumentError, DTypeError, ShapeError
 from ..tensor.transfer import constant_like
 from .compare import ne
 from .convert import as_tensor
-from .einsum import einsum
-from .elementwise import add, cast, clone, div, mul, sub, where, zeros_like
+from .elementwise import cast, clone, where, zeros_like
 from .index import getitem
-from .layout import bmm, chunk, narrow, outer, split
-from .linalg import mm
-from .reduce import sum as _sum
+from .layout import chunk, narrow, split
 from .scatter import index_select, masked_fill, scatter, scatter_add
 from .shape import concat, flatten, reshape, stack, transpose
 from .sorting import sort
@@ -361,114 +358,6 @@ def flipud(input):
     return x.flip(0)
 
 
-def kron(input, other):
-    """The Kronecker product."""
-    a, b = as_tensor(input), as_tensor(other)
-    n = max(a.ndim, b.ndim)
-    a = reshape(a, (1,) * (n - a.ndim) + tuple(a.shape))
-    b = reshape(b, (1,) * (n - b.ndim) + tuple(b.shape))
-    inter_a = sum(([s, 1] for s in a.shape), [])
-    inter_b = sum(([1, s] for s in b.shape), [])
-    prod = mul(reshape(a, tuple(inter_a)), reshape(b, tuple(inter_b)))
-    return reshape(prod, tuple(p * q for p, q in zip(a.shape, b.shape)))
-
-
-def tensordot(a, b, dims=2, out=None):
-    """Sum of products over the last `dims` dims of `a` and the first of `b` (or the dim lists
-    `dims = ([...], [...])`)."""
-    a, b = as_tensor(a), as_tensor(b)
-    if isinstance(dims, int):
-        da, db = list(range(a.ndim - dims, a.ndim)), list(range(dims))
-    else:
-        da, db = ([d] if isinstance(d, int) else list(d) for d in dims)
-    da, db = [d % a.ndim for d in da], [d % b.ndim for d in db]
-    letters = iter("abcdefghijklmnopqrstuvwxyz")
-    sa = [next(letters) for _ in range(a.ndim)]
-    sb = [next(letters) for _ in range(b.ndim)]
-    for i, j in zip(da, db):
-        sb[j] = sa[i]
-    out_letters = [c for i, c in enumerate(sa) if i not in da] + \
-        [c for j, c in enumerate(sb) if j not in db]
-    return einsum(f"{''.join(sa)},{''.join(sb)}->{''.join(out_letters)}", a, b)
-
-
-def inner(input, other):
-    """Sum of products over the last dims (a scalar input multiplies)."""
-    a, b = as_tensor(input), as_tensor(other)
-    if a.ndim == 0 or b.ndim == 0:
-        return mul(a, b)
-    return tensordot(a, b, ([-1], [-1]))
-
-
-def vdot(input, other):
-    """The dot product of two 1-d tensors (conjugating the first: a no-op for reals)."""
-    a, b = as_tensor(input), as_tensor(other)
-    if a.ndim != 1 or b.ndim != 1 or a.shape != b.shape:
-        raise ShapeError(f"vdot: expects two 1-d tensors of one size, got {a.shape} and "
-                         f"{b.shape}")
-    return _sum(mul(a, b))
-
-
-def mv(input, vec):
-    """Matrix times vector."""
-    a, v = as_tensor(input), as_tensor(vec)
-    if a.ndim != 2 or v.ndim != 1 or None not in (a.shape[1], v.shape[0]) and \
-            a.shape[1] != v.shape[0]:
-        raise ShapeError(f"mv: expects an (n, m) matrix and an (m,) vector, got {a.shape} and "
-                         f"{v.shape}")
-    return reshape(mm(a, reshape(v, (-1, 1))), (a.shape[0],))
-
-
-def addmv(input, mat, vec, beta=1, alpha=1):
-    """beta * input + alpha * (mat @ vec)."""
-    return add(mul(as_tensor(input), beta), mul(mv(mat, vec), alpha))
-
-
-def addr(input, vec1, vec2, beta=1, alpha=1):
-    """beta * input + alpha * outer(vec1, vec2)."""
-    return add(mul(as_tensor(input), beta), mul(outer(vec1, vec2), alpha))
-
-
-def addbmm(input, batch1, batch2, beta=1, alpha=1):
-    """beta * input + alpha * the sum over the batch of batch1[i] @ batch2[i]."""
-    return add(mul(as_tensor(input), beta), mul(_sum(bmm(batch1, batch2), 0), alpha))
-
-
-def baddbmm(input, batch1, batch2, beta=1, alpha=1):
-    """beta * input + alpha * (batch1 @ batch2), batch by batch."""
-    return add(mul(as_tensor(input), beta), mul(bmm(batch1, batch2), alpha))
-
-
-def addcmul(input, tensor1, tensor2, value=1):
-    """input + value * tensor1 * tensor2."""
-    return add(as_tensor(input), mul(mul(as_tensor(tensor1), tensor2), value))
-
-
-def addcdiv(input, tensor1, tensor2, value=1):
-    """input + value * tensor1 / tensor2."""
-    return add(as_tensor(input), mul(div(as_tensor(tensor1), tensor2), value))
-
-
-def chain_matmul(*matrices):
-    """The product of the matrices, left to right."""
-    if len(matrices) == 1 and isinstance(matrices[0], (list, tuple)):
-        matrices = tuple(matrices[0])
-    out = as_tensor(matrices[0])
-    for m in matrices[1:]:
-        out = mm(out, m)
-    return out
-
-
-def ger(input, vec2):
-    """The outer product (PyTorch's old name of `outer`)."""
-    return outer(input, vec2)
-
-
-def rsub(input, other, alpha=1):
-    """other - alpha * input."""
-    return sub(as_tensor(other) + zeros_like(as_tensor(input)), mul(as_tensor(input), alpha))
-
-
 def block_diag(*tensors):
     """A block-diagonal matrix of 0-, 1- or 2-d tensors."""
     blocks = [reshape(t, (1, 1)) if as_tensor(t).ndim == 0 else
@@ -579,8 +468,7 @@ __all__ = ["atleast_1d", "atleast_2d", "atleast_3d", "column_stack", "dstack", "
            "tensor_split", "hsplit", "vsplit", "dsplit", "split_with_sizes", "diagonal",
            "diag_embed", "diagflat", "select", "select_scatter", "slice_scatter",
            "diagonal_scatter", "index_fill", "index_copy", "index_put", "masked_scatter",
-           "put", "take", "rot90", "fliplr", "flipud", "kron", "tensordot", "inner", "vdot",
-           "mv", "addmv", "addr", "addbmm", "baddbmm", "addcmul", "addcdiv", "chain_matmul",
-           "ger", "rsub", "block_diag", "cartesian_prod", "combinations", "unravel_index",
+           "put", "take", "rot90", "fliplr", "flipud",
+           "block_diag", "cartesian_prod", "combinations", "unravel_index",
            "constant_pad_nd", "ravel", "msort", "unsafe_chunk", "unsafe_split",
            "unsafe_split_with_sizes"]
