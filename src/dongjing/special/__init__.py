@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import math
 
-from . import dtypes, ops
-from .ops.convert import as_tensor, pair
+from .. import dtypes, ops
+from ..ops.convert import as_tensor, pair
 
 __all__ = ["expit", "exp2", "expm1", "log1p", "logit", "logsumexp", "log_softmax", "softmax",
            "round", "sinc", "xlogy", "xlog1py", "erf", "ndtr", "entr"]
