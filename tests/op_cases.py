@@ -378,3 +378,7 @@ def case_inputs(case, place=None) -> list:
 def as_list(result) -> list:
     """An op's result as a list of tensors (one, or the members of a tuple)."""
     return list(result) if isinstance(result, (tuple, list)) else [result]
+
+from op_cases_torch import TORCH_CASES  # noqa: E402
+
+CASES.update(TORCH_CASES)

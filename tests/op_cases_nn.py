@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 from op_cases import Case
 
-from dongjing.ops import dropout_mask, erf, fold2d, one_hot, unfold2d
+from dongjing.ops import dropout_mask, erf, fold2d, one_hot, unfold2d, uniform_like
 from dongjing.ops.pooling import max_pool2d, max_pool2d_backward
 
 
@@ -53,5 +53,6 @@ NN_CASES: dict[str, list[Case]] = {
                 Case(lambda y: one_hot(y, 4, ignore_index=2), (np.array([2, 3, 1, 2]),),
                      "ignoring a class inside the range", grad=False)],
     "dropout_mask": [Case(lambda x: x * dropout_mask(x, 0.3), (_r(4, 5),), grad=False)],
+    "uniform_like": [Case(lambda x: x * uniform_like(x, 0.2, 0.5), (_r(4, 5),), grad=False)],
     "erf": [Case(erf, (_r(7) * 2.0,))],
 }

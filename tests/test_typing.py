@@ -61,16 +61,32 @@ def test_a_parameter_the_tool_cannot_type_is_reported(monkeypatch):
 
 
 def _generated_names() -> list[str]:
-    """dongjing names whose signatures the stubs write out (not re-exports)."""
+    """dongjing names whose signatures the stubs write out (not re-exports, not untyped)."""
+    untyped = set(stubs.untyped_names(stubs.OPS_STUB.read_text())
+                  + stubs.untyped_names(stubs.METHODS_STUB.read_text()))
     names = []
     for node in ast.parse(stubs.OPS_STUB.read_text()).body:
-        if isinstance(node, ast.FunctionDef):
+        if isinstance(node, ast.FunctionDef) and node.name not in untyped:
             names.append(f"dongjing.ops.{node.name}")
     for node in ast.parse(stubs.METHODS_STUB.read_text()).body:
         if isinstance(node, ast.ClassDef):
             names += [f"dongjing.Tensor.{f.name}" for f in node.body
-                      if isinstance(f, ast.FunctionDef) and not f.name.startswith("_")]
+                      if isinstance(f, ast.FunctionDef) and not f.name.startswith("_")
+                      and f.name not in untyped]
     return names
+
+
+# Tensor methods whose source has no annotations yet (written `*args: Any -> Any` in the stub);
+# the number may only fall: annotate a method's source and lower it
+UNTYPED_LIMIT = 172
+
+
+def test_the_untyped_generated_names_only_get_fewer():
+    untyped = (stubs.untyped_names(stubs.OPS_STUB.read_text())
+               + stubs.untyped_names(stubs.METHODS_STUB.read_text()))
+    assert len(untyped) <= UNTYPED_LIMIT, (
+        f"{len(untyped)} untyped names in the stubs (limit {UNTYPED_LIMIT}): annotate the "
+        "source of a new function instead")
 
 
 def test_a_type_checker_sees_every_generated_name_fully_typed(tmp_path):

@@ -24,6 +24,7 @@ from . import (
     ops,
     optim,
     profiler,
+    special,
     utils,
     viz,
 )
@@ -55,6 +56,7 @@ from .graph.builder import constant, get_default_graph, placeholder
 from .graph.gradients import gradients
 from .io import load, save
 from .nn.distance import cdist
+from .nn.torch_functions import *  # noqa: F403  (torch.conv1d, torch.dropout, torch.inverse, ...)
 from .ops import *  # noqa: F403  (every published op name, and the compositions)  # noqa: F403  (every published op name, and the compositions)  # noqa: F403  (every published op name, and the compositions)
 from .ops import Cost, Kind, Op, Spec, bind, binds, define
 from .ops.control import cond, while_loop

@@ -483,3 +483,25 @@ __all__ += ["conv_transpose1d", "conv_transpose2d", "fold", "unfold", "cosine_si
             "pairwise_distance", "embedding_bag", "group_norm", "instance_norm",
             "cosine_embedding_loss", "huber_loss", "kl_div", "smooth_l1_loss", "pixel_shuffle",
             "pixel_unshuffle", "avg_pool1d", "max_pool1d"]
+
+from . import functional_activation as _activation  # noqa: E402
+from . import functional_dropout as _dropout  # noqa: E402
+
+globals().update({n: getattr(_activation, n) for n in _activation.__all__})
+globals().update({n: getattr(_dropout, n) for n in _dropout.__all__})
+__all__ += _activation.__all__ + _dropout.__all__
+
+from . import losses_margin as _margin  # noqa: E402
+
+globals().update({n: getattr(_margin, n) for n in _margin.__all__})
+__all__ += _margin.__all__
+
+from . import layers_more as _layers_more  # noqa: E402
+
+globals().update({n: getattr(_layers_more, n) for n in _layers_more.__all__})
+__all__ += _layers_more.__all__
+
+from . import pooling_nd as _pooling_nd  # noqa: E402
+
+globals().update({n: getattr(_pooling_nd, n) for n in _pooling_nd.__all__})
+__all__ += _pooling_nd.__all__

@@ -101,3 +101,9 @@ class BatchNorm2d(_BatchNorm):
     """Batch normalization of (N, C, H, W) inputs per channel."""
 
     _ndims = (4,)
+
+
+class BatchNorm3d(_BatchNorm):
+    """Batch normalization of (N, C, D, H, W) inputs per channel."""
+
+    _ndims = (5,)

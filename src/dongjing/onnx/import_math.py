@@ -34,11 +34,6 @@ def _mod(ctx, ins, attrs):
     return ops.remainder(a, b)
 
 
-def _asinh(x: Tensor) -> Tensor:
-    ax = ops.abs(x)  # odd function: computed on |x| so large negative x keeps its precision
-    return ops.sign(x) * ops.log(ax + ops.sqrt(ax * ax + 1.0))
-
-
 def _mean(ctx, ins, attrs):
     out = ins[0]
     for other in ins[1:]:
@@ -73,9 +68,9 @@ ELEMENTWISE: dict = {
     "Floor": lambda ctx, ins, attrs: ops.floor(ins[0]),
     "Ceil": lambda ctx, ins, attrs: ops.ceil(ins[0]),
     "Round": lambda ctx, ins, attrs: ops.round(ins[0]),  # half to even, as ONNX
-    "Asinh": lambda ctx, ins, attrs: _asinh(ins[0]),
-    "Acosh": lambda ctx, ins, attrs: ops.log(ins[0] + ops.sqrt(ins[0] * ins[0] - 1.0)),
-    "Atanh": lambda ctx, ins, attrs: (ops.log1p(ins[0]) - ops.log1p(-ins[0])) * 0.5,
+    "Asinh": lambda ctx, ins, attrs: ops.asinh(ins[0]),
+    "Acosh": lambda ctx, ins, attrs: ops.acosh(ins[0]),
+    "Atanh": lambda ctx, ins, attrs: ops.atanh(ins[0]),
     "Mean": _mean,
     "Xor": _xor,
     "CastLike": _cast_like,

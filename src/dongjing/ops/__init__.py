@@ -45,6 +45,12 @@ from . import (  # issue 12's surface
     sorting,
     torch_compat_math,
     torch_compat_shape,
+    torch_copies,
+    torch_elementwise,
+    torch_products,
+    torch_reduce_more,
+    torch_shape_more,
+    torch_statistics,
 )
 from .activation import logsumexp, softmax
 from .bindings import public_functions
@@ -70,6 +76,11 @@ COMPOSITES += [n for n in torch_compat_math.__all__ + torch_compat_shape.__all__
 globals().update({n: getattr(torch_compat_math, n) for n in torch_compat_math.__all__})
 globals().update({n: getattr(nonzero, n) for n in nonzero.__all__})
 globals().update({n: getattr(torch_compat_shape, n) for n in torch_compat_shape.__all__})
+# PyTorch's names added for issue 33's coverage
+for _family in (torch_elementwise, torch_shape_more, torch_products, torch_reduce_more,
+                torch_statistics, torch_copies):
+    COMPOSITES += [n for n in _family.__all__ if n not in public_functions()]
+    globals().update({n: getattr(_family, n) for n in _family.__all__})
 # (zeros_like & co. are dj.* from dongjing.tensor.creation: they take device=)
 EXTENSION_API = ["Cost", "Kernel", "Kind", "Onnx", "Op", "Spec", "all_ops", "bind", "binds",
                  "define", "register"]

@@ -39,7 +39,7 @@ def unary(op: Op) -> Callable:
     """f(input, *, out=None): any dtype the op's rule accepts."""
     name = op.public[0] if op.public else op.name
 
-    def fn(input: Tensor, *, out: Tensor | None = None) -> Tensor:
+    def fn(input: TensorLike, *, out: Tensor | None = None) -> Tensor:
         result = apply1(op, as_tensor(input))
         return result if out is None else write_out(name, result, out)
 
@@ -49,7 +49,7 @@ def unary(op: Op) -> Callable:
 def predicate(op: Op) -> Callable:
     """f(input): a test of each element (PyTorch's `isnan` & co. take no `out=`)."""
 
-    def fn(input: Tensor) -> Tensor:
+    def fn(input: TensorLike) -> Tensor:
         return apply1(op, as_tensor(input))
 
     return _publish(op, fn)
@@ -60,7 +60,7 @@ def float_unary(op: Op) -> Callable:
     first."""
     name = op.public[0] if op.public else op.name
 
-    def fn(input: Tensor, *, out: Tensor | None = None) -> Tensor:
+    def fn(input: TensorLike, *, out: Tensor | None = None) -> Tensor:
         if type(input) is not Tensor or input._data is None or not is_floating(input._data.dtype):
             input = _to_float(as_tensor(input))
         result = apply1(op, input)
@@ -73,7 +73,7 @@ def binary(op: Op) -> Callable:
     """f(input, other, *, out=None): broadcast, both operands promoted to one dtype."""
     name = op.public[0] if op.public else op.name
 
-    def fn(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:
+    def fn(input: TensorLike, other: TensorLike, *, out: Tensor | None = None) -> Tensor:
         result = apply_binary(op, input, other, pair)
         return result if out is None else write_out(name, result, out)
 
@@ -85,7 +85,7 @@ def float_binary(op: Op) -> Callable:
     float dtype."""
     name = op.public[0] if op.public else op.name
 
-    def fn(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:
+    def fn(input: TensorLike, other: TensorLike, *, out: Tensor | None = None) -> Tensor:
         a, b = pair(input, other)
         if not is_floating(a.dtype):
             a, b = _to_float(a), _to_float(b)
@@ -116,7 +116,7 @@ def alpha_binary(op: Op) -> Callable:
     """f(input, other, *, alpha=1, out=None): `input <op> alpha * other`, as `binary`."""
     name = op.public[0] if op.public else op.name
 
-    def fn(input: Tensor, other: Tensor, *, alpha: float = 1,
+    def fn(input: TensorLike, other: TensorLike, *, alpha: float = 1,
            out: Tensor | None = None) -> Tensor:
         if alpha is not _ONE:  # (identity: the default costs one comparison)
             _check_number(name, "alpha", alpha)
@@ -134,7 +134,7 @@ def division(op: Op) -> Callable:
     (in the operands' dtype), as PyTorch's `div`."""
     name = op.public[0] if op.public else op.name
 
-    def fn(input: Tensor, other: Tensor, *, rounding_mode: str | None = None,
+    def fn(input: TensorLike, other: TensorLike, *, rounding_mode: str | None = None,
            out: Tensor | None = None) -> Tensor:
         a, b = pair(input, other)
         if rounding_mode is None:

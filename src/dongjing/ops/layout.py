@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from ..tensor import Tensor
 
 
-def _as_tuple(values) -> tuple:
+def _as_tuple(values) -> tuple[int, ...]:
     if len(values) == 1 and isinstance(values[0], (tuple, list)):
         values = values[0]
     return tuple(int(v) for v in values)
@@ -144,7 +144,7 @@ def _slice(x, dim, start, stop):
     return getitem(x, (slice(None),) * dim + (slice(start, stop),))
 
 
-def split(tensor, split_size_or_sections, dim: int = 0) -> tuple:
+def split(tensor, split_size_or_sections, dim: int = 0) -> tuple[Tensor, ...]:
     """Pieces of `tensor` along `dim`: of `split_size_or_sections` elements each (the last may be
     smaller), or of the listed sizes (which must add up to the dim's size)."""
     x = as_tensor(tensor)
@@ -166,7 +166,7 @@ def split(tensor, split_size_or_sections, dim: int = 0) -> tuple:
     return tuple(pieces)
 
 
-def chunk(input, chunks: int, dim: int = 0) -> tuple:
+def chunk(input, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
     """`input` split into `chunks` pieces of ceil(size / chunks) (fewer when they run out)."""
     x = as_tensor(input)
     if chunks <= 0:
@@ -186,7 +186,7 @@ def narrow(input, dim: int, start: int, length: int) -> Tensor:
     return _slice(x, dim, start, start + int(length))
 
 
-def unbind(input, dim: int = 0) -> tuple:
+def unbind(input, dim: int = 0) -> tuple[Tensor, ...]:
     """The slices of `input` along `dim`, with that dim removed."""
     x = as_tensor(input)
     dim, size = _dim_size("unbind", x, dim)

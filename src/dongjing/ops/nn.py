@@ -251,6 +251,32 @@ def dropout_mask(x, p: float):
     return apply1(_dropout_mask, as_tensor(x), p=float(p))
 
 
+def _uniform_like_infer(x: Spec, low, high):
+    if x.dtype.kind != "f":
+        raise DTypeError(f"uniform_like: expects a floating point tensor, got {x.dtype}")
+    return x.shape, x.dtype
+
+
+def _uniform_like_forward(xp, x, low, high):
+    draw = generator().uniform(low, high, x.shape)  # drawn on the host, one stream
+    return xp.asarray(draw).astype(x.dtype)
+
+
+_uniform_like = define("uniform_like", forward=_uniform_like_forward,
+                       infer=_uniform_like_infer, random=True, public="uniform_like",
+                       onnx=None, onnx_reason="random: export the model in eval mode",
+                       doc="Draws of U(low, high) shaped like x.")
+
+
+@binds(_uniform_like)
+def uniform_like(x, low: float = 0.0, high: float = 1.0):
+    """Fresh draws of U(low, high) with `x`'s shape and dtype (dongjing's seeded generator;
+    in a graph, new draws on every run). `x`'s values are not read."""
+    if not low <= high:
+        raise ValueError(f"uniform_like: need low <= high, got {low} and {high}")
+    return apply1(_uniform_like, as_tensor(x), low=float(low), high=float(high))
+
+
 # --- erf (for the exact GELU) ------------------------------------------------------------------
 def _erf_forward(xp, x):
     # Abramowitz & Stegun 7.1.26 in float64: absolute error below 1.5e-7

@@ -1,5 +1,6 @@
 """Learning-rate schedules (PyTorch's closed forms): StepLR, MultiStepLR, ExponentialLR,
-CosineAnnealingLR, LambdaLR, OneCycleLR; and ReduceLROnPlateau, driven by a metric."""
+CosineAnnealingLR, LambdaLR, OneCycleLR, ConstantLR, LinearLR, MultiplicativeLR, PolynomialLR,
+CosineAnnealingWarmRestarts, CyclicLR; and ReduceLROnPlateau, driven by a metric."""
 
 from __future__ import annotations
 
@@ -255,3 +256,160 @@ class ReduceLROnPlateau:
 
     def load_state_dict(self, state: dict) -> None:
         self.__dict__.update(state)
+
+
+class ConstantLR(LRScheduler):
+    """lr = base * factor for the first `total_iters` epochs, then base."""
+
+    def __init__(self, optimizer: Optimizer, factor: float = 1.0 / 3, total_iters: int = 5,
+                 last_epoch: int = -1):
+        if not 0 <= factor <= 1:
+            raise ValueError(f"ConstantLR: factor must be in [0, 1], got {factor}")
+        self.factor, self.total_iters = factor, int(total_iters)
+        super().__init__(optimizer, last_epoch)
+
+    def lr_at(self, base_lr, epoch, index):
+        return base_lr * self.factor if epoch < self.total_iters else base_lr
+
+
+class LinearLR(LRScheduler):
+    """lr = base * factor, the factor moving linearly from `start_factor` to `end_factor` over
+    `total_iters` epochs, then staying."""
+
+    def __init__(self, optimizer: Optimizer, start_factor: float = 1.0 / 3,
+                 end_factor: float = 1.0, total_iters: int = 5, last_epoch: int = -1):
+        if not 0 < start_factor <= 1 or not 0 <= end_factor <= 1:
+            raise ValueError(f"LinearLR: start_factor must be in (0, 1] and end_factor in "
+                             f"[0, 1], got {start_factor} and {end_factor}")
+        self.start_factor, self.end_factor = start_factor, end_factor
+        self.total_iters = int(total_iters)
+        super().__init__(optimizer, last_epoch)
+
+    def lr_at(self, base_lr, epoch, index):
+        done = min(epoch, self.total_iters) / self.total_iters
+        return base_lr * (self.start_factor + (self.end_factor - self.start_factor) * done)
+
+
+class MultiplicativeLR(LRScheduler):
+    """lr = previous lr * lr_lambda(epoch) (one function, or one per group); base at epoch 0."""
+
+    def __init__(self, optimizer: Optimizer, lr_lambda: Callable | list, last_epoch: int = -1):
+        self.lr_lambdas = _per_group(lr_lambda, optimizer, "MultiplicativeLR lr_lambda")
+        super().__init__(optimizer, last_epoch)
+
+    def lr_at(self, base_lr, epoch, index):
+        if epoch <= 0:
+            return base_lr
+        return self.optimizer.param_groups[index]["lr"] * self.lr_lambdas[index](epoch)
+
+
+class PolynomialLR(LRScheduler):
+    """lr = base * (1 - min(epoch, total_iters) / total_iters) ** power."""
+
+    def __init__(self, optimizer: Optimizer, total_iters: int = 5, power: float = 1.0,
+                 last_epoch: int = -1):
+        self.total_iters, self.power = int(total_iters), power
+        super().__init__(optimizer, last_epoch)
+
+    def lr_at(self, base_lr, epoch, index):
+        return base_lr * (1.0 - min(epoch, self.total_iters) / self.total_iters) ** self.power
+
+
+class CosineAnnealingWarmRestarts(LRScheduler):
+    """SGDR: cosine annealing from base to eta_min over T_i epochs, restarting at base; the
+    period starts at T_0 and is multiplied by T_mult at each restart."""
+
+    def __init__(self, optimizer: Optimizer, T_0: int, T_mult: int = 1, eta_min: float = 0.0,
+                 last_epoch: int = -1):
+        if int(T_0) <= 0 or int(T_mult) < 1:
+            raise ValueError(f"CosineAnnealingWarmRestarts: T_0 must be positive and T_mult at "
+                             f"least 1, got {T_0} and {T_mult}")
+        self.T_0, self.T_mult, self.eta_min = int(T_0), int(T_mult), eta_min
+        super().__init__(optimizer, last_epoch)
+
+    def _position(self, epoch: int) -> tuple[int, int]:
+        """(epochs since the last restart, the current period)."""
+        if self.T_mult == 1:
+            return epoch % self.T_0, self.T_0
+        period, start = self.T_0, 0
+        while epoch >= start + period:
+            start += period
+            period *= self.T_mult
+        return epoch - start, period
+
+    def lr_at(self, base_lr, epoch, index):
+        t_cur, t_i = self._position(max(epoch, 0))
+        return self.eta_min + (base_lr - self.eta_min) * (1 + math.cos(math.pi * t_cur / t_i)) / 2
+
+
+class CyclicLR(LRScheduler):
+    """Cyclical learning rates (Smith 2017), stepped once per batch: lr moves between base_lr
+    and max_lr over step_size_up + step_size_down steps, scaled per cycle ("triangular2",
+    "exp_range" or `scale_fn`); momentum cycles the opposite way when `cycle_momentum`."""
+
+    def __init__(self, optimizer: Optimizer, base_lr, max_lr, step_size_up: int = 2000,
+                 step_size_down: int | None = None, mode: str = "triangular",
+                 gamma: float = 1.0, scale_fn: Callable | None = None,
+                 scale_mode: str = "cycle", cycle_momentum: bool = True,
+                 base_momentum=0.8, max_momentum=0.9, last_epoch: int = -1):
+        if mode not in ("triangular", "triangular2", "exp_range") and scale_fn is None:
+            raise ValueError(f"CyclicLR: mode must be triangular, triangular2 or exp_range, "
+                             f"got {mode!r}")
+        up = float(step_size_up)
+        down = float(step_size_down) if step_size_down is not None else up
+        self.total_size, self.step_ratio = up + down, up / (up + down)
+        self.mode, self.gamma = mode, gamma
+        self.scale_fn, self.scale_mode = scale_fn, scale_mode if scale_fn else (
+            "iterations" if mode == "exp_range" else "cycle")
+        groups = optimizer.param_groups
+        self.max_lrs = _per_group(max_lr, optimizer, "CyclicLR max_lr")
+        if last_epoch == -1:
+            for group, low in zip(groups, _per_group(base_lr, optimizer, "CyclicLR base_lr")):
+                group["initial_lr"] = group["lr"] = low
+        self.cycle_momentum = cycle_momentum
+        if cycle_momentum:
+            if "momentum" not in optimizer.defaults and "betas" not in optimizer.defaults:
+                raise ValueError("CyclicLR: optimizer has neither momentum nor betas; pass "
+                                 "cycle_momentum=False")
+            self.base_momentums = _per_group(base_momentum, optimizer, "CyclicLR base_momentum")
+            self.max_momentums = _per_group(max_momentum, optimizer, "CyclicLR max_momentum")
+            for group, top in zip(groups, self.max_momentums):
+                self._set_momentum(group, top)
+        super().__init__(optimizer, last_epoch)
+
+    def _scale(self, x: float) -> float:
+        if self.scale_fn is not None:
+            return self.scale_fn(x)
+        if self.mode == "triangular":
+            return 1.0
+        if self.mode == "triangular2":
+            return 1 / (2.0 ** (x - 1))
+        return self.gamma ** x
+
+    def _factors(self, epoch: int) -> tuple[float, float]:
+        cycle = math.floor(1 + epoch / self.total_size)
+        x = 1.0 + epoch / self.total_size - cycle
+        height = x / self.step_ratio if x <= self.step_ratio else (x - 1) / (self.step_ratio - 1)
+        scale = self._scale(cycle if self.scale_mode == "cycle" else epoch)
+        return height, scale
+
+    def lr_at(self, base_lr, epoch, index):
+        height, scale = self._factors(epoch)
+        return base_lr + (self.max_lrs[index] - base_lr) * height * scale
+
+    @staticmethod
+    def _set_momentum(group, value) -> None:
+        key = "betas" if "betas" in group else "momentum"
+        new = (value, group["betas"][1]) if key == "betas" else value
+        if hasattr(group, "schedule"):
+            group.schedule(key, new)
+        else:
+            group[key] = new
+
+    def step(self) -> None:
+        super().step()
+        if self.cycle_momentum:
+            height, scale = self._factors(self.last_epoch)
+            for group, low, top in zip(self.optimizer.param_groups, self.base_momentums,
+                                       self.max_momentums):
+                self._set_momentum(group, top - (top - low) * height * scale)

@@ -14,6 +14,7 @@ from . import factories as _new_methods
 from . import inplace as _inplace_methods
 from . import inplace_methods as _inplace_extras
 from . import torch_methods as _compat_methods
+from . import torch_methods_more as _more_methods
 from .transfer import parse_target, to_device
 
 if TYPE_CHECKING:
@@ -160,6 +161,7 @@ _new_methods.attach()
 # --- more PyTorch names (torch_methods.py, inplace_methods.py) --------------------------
 _compat_methods.attach()
 _inplace_extras.attach()
+_more_methods.attach()
 _method_forms()
 _attach_sizes_methods()
 Tensor.relu = relu
