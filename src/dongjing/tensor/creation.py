@@ -182,6 +182,25 @@ def randn(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor
     return _make(array.astype(_float(dtype)), requires_grad)
 
 
+def rand_like(x, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """Uniform samples in [0, 1) with `x`'s shape, (floating) dtype and device unless given."""
+    return rand(tuple(np.shape(x)), dtype=dtype or _like_float(x, "dj.rand_like"),
+                device=_device_of(x, device), requires_grad=requires_grad)
+
+
+def randn_like(x, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """Standard normal samples with `x`'s shape, (floating) dtype and device unless given."""
+    return randn(tuple(np.shape(x)), dtype=dtype or _like_float(x, "dj.randn_like"),
+                 device=_device_of(x, device), requires_grad=requires_grad)
+
+
+def _like_float(x, func: str):
+    dtype = dtypes.as_dtype(x.dtype) if isinstance(x, Tensor) else np.asarray(x).dtype
+    if dtype.kind != "f":
+        raise ArgumentError(f"{func}: needs a floating point input, got dtype {dtype}")
+    return dtype
+
+
 def randint(low=0, high=None, size=(), *, generator=None, dtype=None, device=None,  # noqa: F811
             requires_grad: bool = False) -> Tensor:
     """Integers drawn uniformly from [low, high): PyTorch's forms `randint(high, size)`,

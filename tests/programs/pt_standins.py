@@ -1,0 +1,139 @@
+"""Small stand-ins for what the vendored PyTorch programs download or import besides torch
+(torchvision's datasets, transforms and image saving; gym's CartPole; torchtext's WikiText-2),
+built for one framework module (`dongjing` or `torch`), so a program sees the same data
+whichever it runs on. Data is synthetic, drawn from NumPy with fixed seeds, and tiny."""
+
+from __future__ import annotations
+
+import math
+import types
+
+import numpy as np
+
+SAVED_IMAGES: list[tuple[str, tuple]] = []  # (path, shape) of every save_image call
+
+
+def digit_images(n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """n 28x28 uint8 "digits": class k is a bright 6x6 square at a place set by k, on noise."""
+    rng = np.random.default_rng(seed)
+    labels = rng.integers(0, 10, n)
+    images = rng.integers(0, 60, (n, 28, 28))
+    for i, k in enumerate(labels):
+        r, c = 2 + 8 * (k // 4), 2 + 6 * (k % 4)
+        images[i, r:r + 6, c:c + 6] += 180
+    return images.astype(np.uint8), labels.astype(np.int64)
+
+
+def torchvision(fw, mnist_sizes=(64, 32), fake_size=12) -> dict[str, types.ModuleType]:
+    """`torchvision` with datasets.MNIST (`mnist_sizes` train/test images) and FakeData
+    (`fake_size` images unless told), transforms and utils.save_image."""
+    datasets = types.ModuleType("torchvision.datasets")
+    transforms = types.ModuleType("torchvision.transforms")
+    utils = types.ModuleType("torchvision.utils")
+
+    class ToTensor:
+        def __call__(self, image):
+            arr = np.asarray(image, dtype=np.float32) / 255.0
+            arr = arr[None] if arr.ndim == 2 else arr.transpose(2, 0, 1)
+            return fw.tensor(np.ascontiguousarray(arr))
+
+    class Normalize:
+        def __init__(self, mean, std):
+            self.mean = np.asarray(mean, np.float32).reshape(-1, 1, 1)
+            self.std = np.asarray(std, np.float32).reshape(-1, 1, 1)
+
+        def __call__(self, tensor):
+            return (tensor - fw.tensor(self.mean)) / fw.tensor(self.std)
+
+    class Compose:
+        def __init__(self, steps):
+            self.steps = list(steps)
+
+        def __call__(self, value):
+            for step in self.steps:
+                value = step(value)
+            return value
+
+    class _Images:
+        def __init__(self, images, labels, transform):
+            self.images, self.labels, self.transform = images, labels, transform
+
+        def __len__(self):
+            return len(self.images)
+
+        def __getitem__(self, index):
+            image = self.images[index]
+            if self.transform is not None:
+                image = self.transform(image)
+            return image, int(self.labels[index])
+
+    class MNIST(_Images):
+        def __init__(self, root, train=True, download=False, transform=None):
+            images, labels = digit_images(mnist_sizes[0 if train else 1], 0 if train else 1)
+            super().__init__(images, labels, transform)
+            self.data, self.targets = fw.tensor(images), fw.tensor(labels)
+
+    class FakeData(_Images):
+        def __init__(self, size=None, image_size=(3, 224, 224), num_classes=10, transform=None):
+            size = fake_size if size is None else size
+            rng = np.random.default_rng(2)
+            c, h, w = image_size
+            images = rng.integers(0, 256, (size, h, w, c)).astype(np.uint8)
+            super().__init__(images, rng.integers(0, num_classes, size), transform)
+
+    def save_image(tensor, fp, nrow=8, normalize=False, **kwargs):
+        if tensor.ndim not in (3, 4):
+            raise ValueError(f"save_image: a 3-d or 4-d image tensor, got {tuple(tensor.shape)}")
+        SAVED_IMAGES.append((str(fp), tuple(tensor.shape)))
+
+    datasets.MNIST, datasets.FakeData = MNIST, FakeData
+    transforms.ToTensor, transforms.Normalize, transforms.Compose = ToTensor, Normalize, Compose
+    utils.save_image = save_image
+    top = types.ModuleType("torchvision")
+    top.datasets, top.transforms, top.utils = datasets, transforms, utils
+    return {"torchvision": top, "torchvision.datasets": datasets,
+            "torchvision.transforms": transforms, "torchvision.utils": utils}
+
+
+class CartPole:
+    """gym's CartPole-v1 dynamics (Barto, Sutton & Anderson), the gym>=0.26 API; an episode
+    ends (terminated, as the programs read only that flag) at `max_steps`, and
+    `spec.reward_threshold` is set by the test, to stay short."""
+
+    def __init__(self, max_steps: int, reward_threshold: float):
+        self.max_steps = max_steps
+        self.spec = types.SimpleNamespace(reward_threshold=reward_threshold)
+        self.rng = np.random.default_rng(0)
+        self.state, self.steps = None, 0
+
+    def reset(self, seed=None, options=None):
+        if seed is not None:
+            self.rng = np.random.default_rng(seed)
+        self.state = self.rng.uniform(-0.05, 0.05, 4)
+        self.steps = 0
+        return self.state.astype(np.float32), {}
+
+    def step(self, action):
+        x, x_dot, theta, theta_dot = self.state
+        force = 10.0 if int(action) == 1 else -10.0
+        cos, sin = math.cos(theta), math.sin(theta)
+        temp = (force + 0.05 * theta_dot ** 2 * sin) / 1.1
+        theta_acc = (9.8 * sin - cos * temp) / (0.5 * (4.0 / 3.0 - 0.1 * cos ** 2 / 1.1))
+        x_acc = temp - 0.05 * theta_acc * cos / 1.1
+        tau = 0.02
+        self.state = np.array([x + tau * x_dot, x_dot + tau * x_acc,
+                               theta + tau * theta_dot, theta_dot + tau * theta_acc])
+        self.steps += 1
+        fell = abs(self.state[0]) > 2.4 or abs(self.state[2]) > 12 * 2 * math.pi / 360
+        done = bool(fell) or self.steps >= self.max_steps
+        return self.state.astype(np.float32), 1.0, done, False, {}
+
+    def render(self):
+        pass
+
+
+def gym(max_steps: int = 60, reward_threshold: float = 15.0) -> dict[str, types.ModuleType]:
+    """`gym` whose make('CartPole-v1') is the stand-in above."""
+    module = types.ModuleType("gym")
+    module.make = lambda name, **kwargs: CartPole(max_steps, reward_threshold)
+    return {"gym": module}
