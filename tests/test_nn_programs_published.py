@@ -68,6 +68,56 @@ def _solved(out: str) -> None:
     assert "Solved! Running reward is now" in out and len(rewards) < 40, out
 
 
+_LENET: dict = {}
+
+
+def _lenet_weights() -> dict:
+    """The FGSM tutorial's "pretrained" LeNet: trained here (once) on the stand-in digits."""
+    if not _LENET:
+        import dongjing as dj
+        import dongjing.nn.functional as F
+        nn = dj.nn
+        dj.manual_seed(0)
+        net = nn.ModuleDict({"conv1": nn.Conv2d(1, 10, 5), "conv2": nn.Conv2d(10, 20, 5),
+                             "fc1": nn.Linear(320, 50), "fc2": nn.Linear(50, 10)})
+        images, labels = pt_standins.digit_images(128, 0)
+        x, y = dj.tensor(images[:, None] / np.float32(255)), dj.tensor(labels)
+        optimizer = dj.optim.Adam(net.parameters(), lr=3e-3)
+        for step in range(40):
+            i = slice(32 * (step % 4), 32 * (step % 4 + 1))
+            h = F.relu(F.max_pool2d(net["conv1"](x[i]), 2))
+            h = F.relu(F.max_pool2d(net["conv2"](h), 2)).view(-1, 320)
+            loss = F.cross_entropy(net["fc2"](F.relu(net["fc1"](h))), y[i])
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        _LENET.update({k: v.detach().numpy().copy() for k, v in net.state_dict().items()})
+    return _LENET
+
+
+def _pretrained_lenet(path: Path, framework: str) -> None:
+    fw = importlib.import_module(framework)
+    fw.save({k: fw.tensor(v) for k, v in _lenet_weights().items()},
+            str(path / "lenet_mnist_model.pth"))
+
+
+def _fgsm_check(out: str) -> None:
+    accuracy = _losses(r"Test Accuracy = \d+ / \d+ = ([\d.]+)", out, 7)
+    assert accuracy[0] >= 0.5 and accuracy[-1] < accuracy[0], accuracy
+
+
+def _names(path: Path, framework: str) -> None:
+    pt_standins.write_names(path)
+
+
+def _halves_fall(pattern: str, count: int):
+    def check(out: str) -> None:
+        values = _losses(pattern, out, count)
+        half = count // 2
+        assert np.mean(values[half:]) < np.mean(values[:half]), values
+    return check
+
+
 def _tv(fw):
     return pt_standins.torchvision(fw)
 
@@ -94,6 +144,19 @@ CASES = {
         # PyTorch >= 2.6 loads only weights unless told (dongjing's format runs no code)
         compare_subs={"torch.load('traindata.pt')":
                       "torch.load('traindata.pt', weights_only=False)"}),
+    "torch_fgsm_tutorial.py": Case(
+        standins=lambda fw: pt_standins.torchvision(fw, mnist_sizes=(64, 16)),
+        setup=_pretrained_lenet, check=_fgsm_check,
+        compare=r"Test Accuracy = (\d+)"),
+    "torch_char_rnn_classification_tutorial.py": Case(
+        subs={"n_iters = 100000": "n_iters = 600", "print_every = 5000": "print_every = 50",
+              "plot_every = 1000": "plot_every = 50", "n_confusion = 10000": "n_confusion = 50"},
+        setup=_names, check=_halves_fall(r"\) ([\d.]+) \w+ / ", 12),
+        compare=r"(?:\) |\()(-?[\d.]+)(?: \w+ / |\) )"),
+    "torch_char_rnn_generation_tutorial.py": Case(
+        subs={"n_iters = 100000": "n_iters = 300", "print_every = 5000": "print_every = 50",
+              "plot_every = 500": "plot_every = 50"},
+        setup=_names, check=_halves_fall(r"%\) ([\d.]+)", 6), compare=r"%\) ([\d.]+)"),
 }
 
 

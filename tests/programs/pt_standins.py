@@ -137,3 +137,22 @@ def gym(max_steps: int = 60, reward_threshold: float = 15.0) -> dict[str, types.
     module = types.ModuleType("gym")
     module.make = lambda name, **kwargs: CartPole(max_steps, reward_threshold)
     return {"gym": module}
+
+
+_SYLLABLES = {"Italian": ["ro", "ti", "lo", "ni", "ca", "no", "ri"],
+              "Russian": ["ov", "ko", "va", "sky", "in", "ev", "ra"],
+              "German": ["sch", "mann", "berg", "er", "ei", "stein", "ko"],
+              "Spanish": ["ez", "ar", "do", "ma", "ri", "go", "lo"],
+              "Chinese": ["chan", "li", "wang", "zh", "ng", "hu", "ao"]}
+
+
+def write_names(path) -> None:
+    """data/names/<Language>.txt as the char-RNN tutorials read them: 30 synthetic names per
+    language, made from syllables typical of it (so the language can be learned)."""
+    folder = path / "data" / "names"
+    folder.mkdir(parents=True, exist_ok=True)
+    rng = np.random.default_rng(3)
+    for language, syllables in _SYLLABLES.items():
+        names = ["".join(rng.choice(syllables, rng.integers(2, 4))).capitalize()
+                 for _ in range(30)]
+        (folder / f"{language}.txt").write_text("\n".join(names) + "\n", encoding="utf-8")

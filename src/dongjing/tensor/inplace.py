@@ -10,6 +10,8 @@ requires grad, or a view of one, is refused as PyTorch refuses it.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from .. import ops
@@ -126,8 +128,22 @@ def _direct(t: Tensor, name: str, ufunc, other, alpha=1) -> bool:
     return True
 
 
-def add_(self, other, *, alpha=1):
+def _deprecated_overload(name: str, other, rest: tuple, alpha):
+    """PyTorch's old `x.add_(alpha, other)` form (still accepted there, with a warning):
+    (other, alpha) either way."""
+    if not rest:
+        return other, alpha
+    if len(rest) > 1 or alpha != 1:
+        raise TypeError(f"{name}() takes an `other` and a keyword `alpha`, got "
+                        f"{2 + len(rest)} positional arguments")
+    warnings.warn(f"This overload of {name} is deprecated: {name}(Number alpha, Tensor other); "
+                  f"use {name}(other, alpha=alpha)", UserWarning, stacklevel=3)
+    return rest[0], other
+
+
+def add_(self, other, *rest, alpha=1):
     """`self += alpha * other` in place."""
+    other, alpha = _deprecated_overload("add_", other, rest, alpha)
     _check_factor(alpha, "add_", "alpha")
     if _direct(self, "add_", np.add, other, alpha):
         return self
@@ -135,8 +151,9 @@ def add_(self, other, *, alpha=1):
                        _tensors(other))
 
 
-def sub_(self, other, *, alpha=1):
+def sub_(self, other, *rest, alpha=1):
     """`self -= alpha * other` in place."""
+    other, alpha = _deprecated_overload("sub_", other, rest, alpha)
     _check_factor(alpha, "sub_", "alpha")
     if _direct(self, "sub_", np.subtract, other, alpha):
         return self
@@ -144,13 +161,15 @@ def sub_(self, other, *, alpha=1):
                        _tensors(other))
 
 
-def add(self, other, *, alpha=1):
+def add(self, other, *rest, alpha=1):
     """`self + alpha * other`."""
+    other, alpha = _deprecated_overload("add", other, rest, alpha)
     return ops.add(self, _scaled(other, alpha, "add", "alpha"))
 
 
-def sub(self, other, *, alpha=1):
+def sub(self, other, *rest, alpha=1):
     """`self - alpha * other`."""
+    other, alpha = _deprecated_overload("sub", other, rest, alpha)
     return ops.sub(self, _scaled(other, alpha, "sub", "alpha"))
 
 
