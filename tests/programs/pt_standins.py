@@ -156,3 +156,29 @@ def write_names(path) -> None:
         names = ["".join(rng.choice(syllables, rng.integers(2, 4))).capitalize()
                  for _ in range(30)]
         (folder / f"{language}.txt").write_text("\n".join(names) + "\n", encoding="utf-8")
+
+
+_ENG_FRA = """I am too cold.\tJe suis trop froid.
+She is five years younger than me.\tElle a cinq ans de moins que moi.
+She is too short.\tElle est trop petit.
+I am not scared of dying.\tJe ne crains pas de mourir.
+He is a talented young director.\tC'est un jeune directeur plein de talent.
+I am cold.\tJ'ai froid.
+You are late.\tTu es en retard.
+We are happy.\tNous sommes heureux.
+They are here.\tIls sont ici.
+He is tall.\tIl est grand.
+She is a teacher.\tElle est professeur.
+I am tired.\tJe suis fatigue.
+You are too young.\tTu es trop jeune.
+He is not here.\tIl n'est pas ici.
+We are not scared.\tNous n'avons pas peur.
+It is raining.\tIl pleut."""
+
+
+def write_eng_fra(path) -> None:
+    """data/eng-fra.txt as the seq2seq tutorial reads it: tab-separated English-French pairs,
+    a few, holding every French word the tutorial translates at its end (and one pair its
+    filter drops)."""
+    (path / "data").mkdir(parents=True, exist_ok=True)
+    (path / "data" / "eng-fra.txt").write_text(_ENG_FRA + "\n", encoding="utf-8")
