@@ -33,6 +33,7 @@ class Case:
     compare: str = r"[Ll]oss:? *([-\d.e]+)"  # the printed numbers PyTorch's run must match
     rtol: float = 1e-4
     compare_subs: dict = field(default_factory=dict)  # for both runs, only when compared
+    compare_first: int | None = None  # compare only the first numbers (chaotic training)
 
 
 def _losses(pattern: str, out: str, count: int | None = None) -> list[float]:
@@ -124,6 +125,13 @@ def _eng_fra(path: Path, framework: str) -> None:
     pt_standins.write_eng_fra(path)
 
 
+def _transformer_check(out: str) -> None:
+    train = _losses(r"\| loss +([\d.]+)", out, 10)
+    valid = _losses(r"valid loss +([\d.]+)", out, 2)
+    test = _losses(r"test loss +([\d.]+)", out, 1)
+    assert train[-1] < 0.6 * train[0] and valid[-1] <= valid[0] and test[0] < train[0]
+
+
 def _tv(fw):
     return pt_standins.torchvision(fw)
 
@@ -168,6 +176,15 @@ CASES = {
               "trainIters(encoder1, attn_decoder1, 75000, print_every=5000)":
               "trainIters(encoder1, attn_decoder1, 80, print_every=20)"},
         setup=_eng_fra, check=_falls(r"%\) ([\d.]+)", 4, 0.8, best=True), compare=r"%\) ([\d.]+)"),
+    "torch_transformer_tutorial.py": Case(
+        subs={"emsize = 200": "emsize = 32", "d_hid = 200": "d_hid = 32",
+              "batch_size = 20": "batch_size = 4", "bptt = 35": "bptt = 8",
+              "log_interval = 200": "log_interval = 4", "epochs = 3": "epochs = 2"},
+        standins=lambda fw: pt_standins.torchtext(), check=_transformer_check,
+        # SGD at lr 5 amplifies float32 rounding (1e-7 to 1e-3 in ~18 steps, both ways), so
+        # only the first logs are compared; PyTorch's attention dropout is not patchable
+        compare=r"\| loss +([\d.]+) \| ppl +([\d.]+)", compare_first=3,
+        compare_subs={"dropout = 0.2  #": "dropout = 0.0  #"}, rtol=2e-3),
 }
 
 
@@ -205,6 +222,7 @@ def test_program_gives_pytorchs_numbers(name, tmp_path):
     theirs = pt_harness.floats(case.compare, _run(name, "torch", tmp_path / "torch", shared))
     ours = pt_harness.floats(case.compare, _run(name, "dongjing", tmp_path / "dongjing", shared))
     assert len(theirs) > 0 and len(ours) == len(theirs), (theirs, ours)
+    theirs, ours = theirs[:case.compare_first], ours[:case.compare_first]
     np.testing.assert_allclose(ours, theirs, rtol=case.rtol, atol=case.rtol)
 
 

@@ -197,5 +197,6 @@ def run(name: str, framework: str = "dongjing", argv=(), subs=None, cwd=None, mo
 
 
 def floats(pattern: str, text: str) -> list[float]:
-    """Every number the regex `pattern`'s first group matches in `text`."""
-    return [float(v) for v in re.findall(pattern, text)]
+    """Every number the regex `pattern`'s groups match in `text`, in order."""
+    found = re.findall(pattern, text)
+    return [float(v) for m in found for v in (m if isinstance(m, tuple) else (m,))]

@@ -182,3 +182,78 @@ def write_eng_fra(path) -> None:
     filter drops)."""
     (path / "data").mkdir(parents=True, exist_ok=True)
     (path / "data" / "eng-fra.txt").write_text(_ENG_FRA + "\n", encoding="utf-8")
+
+
+def _sentences(n: int, seed: int) -> list[str]:
+    """Lines of a tiny regular language (so a language model can learn it), WikiText-style."""
+    rng = np.random.default_rng(seed)
+    subjects, verbs = ["the cat", "a dog", "the bird", "my friend"], ["sees", "likes", "eats"]
+    objects = ["the fish", "a ball", "the seed", "some bread"]
+    lines = []
+    for i in range(n):
+        if i % 5 == 0:
+            lines.append("")
+        lines.append(f" {rng.choice(subjects)} {rng.choice(verbs)} {rng.choice(objects)} . ")
+    return lines
+
+
+def torchtext(sizes=(120, 30, 30)) -> dict[str, types.ModuleType]:
+    """`torchtext` with datasets.WikiText2 (synthetic lines), data.utils.get_tokenizer
+    ('basic_english') and vocab.build_vocab_from_iterator, as the transformer tutorial uses."""
+    datasets = types.ModuleType("torchtext.datasets")
+    data = types.ModuleType("torchtext.data")
+    data_utils = types.ModuleType("torchtext.data.utils")
+    vocab_module = types.ModuleType("torchtext.vocab")
+    splits = {"train": 0, "valid": 1, "test": 2}
+
+    def wikitext2(root=".data", split=("train", "valid", "test")):
+        if isinstance(split, str):
+            return iter(_sentences(sizes[splits[split]], splits[split]))
+        return tuple(iter(_sentences(sizes[splits[s]], splits[s])) for s in split)
+
+    def get_tokenizer(name, language="en"):
+        if name != "basic_english":
+            raise ValueError(f"stand-in torchtext: only 'basic_english', got {name!r}")
+        return lambda line: line.lower().split()
+
+    class Vocab:
+        def __init__(self, tokens):
+            self.itos = list(tokens)
+            self.stoi = {t: i for i, t in enumerate(self.itos)}
+            self.default = None
+
+        def set_default_index(self, index):
+            self.default = index
+
+        def __getitem__(self, token):
+            if token in self.stoi:
+                return self.stoi[token]
+            if self.default is None:
+                raise RuntimeError(f"Token {token} not found and default index is not set")
+            return self.default
+
+        def __call__(self, tokens):
+            return [self[t] for t in tokens]
+
+        def __len__(self):
+            return len(self.itos)
+
+    def build_vocab_from_iterator(iterator, min_freq=1, specials=None, special_first=True):
+        counts: dict[str, int] = {}
+        for tokens in iterator:
+            for t in tokens:
+                counts[t] = counts.get(t, 0) + 1
+        words = sorted((t for t, c in counts.items() if c >= min_freq),
+                       key=lambda t: (-counts[t], t))
+        specials = list(specials or [])
+        words = [w for w in words if w not in specials]
+        return Vocab(specials + words if special_first else words + specials)
+
+    datasets.WikiText2 = wikitext2
+    data_utils.get_tokenizer = get_tokenizer
+    data.utils = data_utils
+    vocab_module.build_vocab_from_iterator = build_vocab_from_iterator
+    top = types.ModuleType("torchtext")
+    top.datasets, top.data, top.vocab = datasets, data, vocab_module
+    return {"torchtext": top, "torchtext.datasets": datasets, "torchtext.data": data,
+            "torchtext.data.utils": data_utils, "torchtext.vocab": vocab_module}
