@@ -197,6 +197,7 @@ def run(name: str, framework: str = "dongjing", argv=(), subs=None, cwd=None, mo
 
 
 def floats(pattern: str, text: str) -> list[float]:
-    """Every number the regex `pattern`'s groups match in `text`, in order."""
+    """Every number the regex `pattern`'s groups match in `text`, in order (groups of an
+    alternative that did not match are left out)."""
     found = re.findall(pattern, text)
-    return [float(v) for m in found for v in (m if isinstance(m, tuple) else (m,))]
+    return [float(v) for m in found for v in (m if isinstance(m, tuple) else (m,)) if v]
