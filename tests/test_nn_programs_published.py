@@ -200,6 +200,10 @@ CASES = {
         # only the first logs are compared; PyTorch's attention dropout is not patchable
         compare=r"\| loss +([\d.]+) \| ppl +([\d.]+)", compare_first=3,
         compare_subs={"dropout = 0.2  #": "dropout = 0.0  #"}, rtol=2e-3),
+    "torch_actor_critic.py": Case(
+        argv=("--log-interval", "1"),
+        standins=lambda fw: pt_standins.gym(old_api=True, reward_threshold=12.0),
+        check=_solved, compare=r"reward: ([\d.]+)", rtol=1e-9),
     **{name: Case(check=_polynomial_check, compare=_POLY_COMPARE) for name in (
         "torch_polynomial_autograd.py", "torch_polynomial_custom_function.py",
         "torch_polynomial_module.py", "torch_polynomial_optim.py")},

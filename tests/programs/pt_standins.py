@@ -132,10 +132,28 @@ class CartPole:
         pass
 
 
-def gym(max_steps: int = 60, reward_threshold: float = 15.0) -> dict[str, types.ModuleType]:
-    """`gym` whose make('CartPole-v1') is the stand-in above."""
+class OldCartPole(CartPole):
+    """The same, with gym's API before 0.26: seed(), reset() -> state, step() -> 4-tuple."""
+
+    def seed(self, seed=None):
+        self.rng = np.random.default_rng(seed)
+        return [seed]
+
+    def reset(self):
+        return super().reset()[0]
+
+    def step(self, action):
+        state, reward, done, _, info = super().step(action)
+        return state, reward, done, info
+
+
+def gym(max_steps: int = 60, reward_threshold: float = 15.0,
+        old_api: bool = False) -> dict[str, types.ModuleType]:
+    """`gym` whose make('CartPole-v0' or 'CartPole-v1') is the stand-in above (`old_api`: the
+    pre-0.26 one)."""
     module = types.ModuleType("gym")
-    module.make = lambda name, **kwargs: CartPole(max_steps, reward_threshold)
+    env = OldCartPole if old_api else CartPole
+    module.make = lambda name, **kwargs: env(max_steps, reward_threshold)
     return {"gym": module}
 
 
