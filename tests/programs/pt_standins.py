@@ -87,62 +87,14 @@ def torchvision(fw, mnist_sizes=(64, 32), fake_size=12) -> dict[str, types.Modul
             raise ValueError(f"save_image: a 3-d or 4-d image tensor, got {tuple(tensor.shape)}")
         SAVED_IMAGES.append((str(fp), tuple(tensor.shape)))
 
-    models = types.ModuleType("torchvision.models")
-    models.resnet18 = lambda pretrained=False, weights=None, **kwargs: _resnet18(fw, **kwargs)
     datasets.MNIST, datasets.FakeData = MNIST, FakeData
     transforms.ToTensor, transforms.Normalize, transforms.Compose = ToTensor, Normalize, Compose
     utils.save_image = save_image
     top = types.ModuleType("torchvision")
-    top.datasets, top.transforms, top.utils, top.models = datasets, transforms, utils, models
-    return {"torchvision": top, "torchvision.datasets": datasets, "torchvision.models": models,
+    top.datasets, top.transforms, top.utils = datasets, transforms, utils
+    return {"torchvision": top, "torchvision.datasets": datasets,
             "torchvision.transforms": transforms, "torchvision.utils": utils}
 
-
-def _resnet18(fw, num_classes: int = 1000):
-    """ResNet-18 (He et al. 2015) laid out as torchvision's: conv1, bn1, relu, maxpool,
-    layer1-4 of two basic blocks, avgpool, fc (randomly initialized; nothing downloaded)."""
-    nn = fw.nn
-
-    class BasicBlock(nn.Module):
-        def __init__(self, inplanes, planes, stride=1):
-            super().__init__()
-            self.conv1 = nn.Conv2d(inplanes, planes, 3, stride, 1, bias=False)
-            self.bn1 = nn.BatchNorm2d(planes)
-            self.relu = nn.ReLU(inplace=True)
-            self.conv2 = nn.Conv2d(planes, planes, 3, 1, 1, bias=False)
-            self.bn2 = nn.BatchNorm2d(planes)
-            self.downsample = None
-            if stride != 1 or inplanes != planes:
-                self.downsample = nn.Sequential(
-                    nn.Conv2d(inplanes, planes, 1, stride, bias=False), nn.BatchNorm2d(planes))
-
-        def forward(self, x):
-            identity = x if self.downsample is None else self.downsample(x)
-            out = self.relu(self.bn1(self.conv1(x)))
-            return self.relu(self.bn2(self.conv2(out)) + identity)
-
-    class ResNet(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.conv1 = nn.Conv2d(3, 64, 7, 2, 3, bias=False)
-            self.bn1 = nn.BatchNorm2d(64)
-            self.relu = nn.ReLU(inplace=True)
-            self.maxpool = nn.MaxPool2d(3, 2, 1)
-            widths, inplanes = (64, 128, 256, 512), 64
-            for i, planes in enumerate(widths):
-                stride = 1 if i == 0 else 2
-                setattr(self, f"layer{i + 1}", nn.Sequential(
-                    BasicBlock(inplanes, planes, stride), BasicBlock(planes, planes)))
-                inplanes = planes
-            self.avgpool = nn.AdaptiveAvgPool2d((1, 1))
-            self.fc = nn.Linear(512, num_classes)
-
-        def forward(self, x):
-            x = self.maxpool(self.relu(self.bn1(self.conv1(x))))
-            x = self.layer4(self.layer3(self.layer2(self.layer1(x))))
-            return self.fc(fw.flatten(self.avgpool(x), 1))
-
-    return ResNet()
 
 
 class CartPole:
