@@ -188,6 +188,8 @@ def run(name: str, framework: str = "dongjing", argv=(), subs=None, cwd=None, mo
     finally:
         sys.argv = old_argv
         os.chdir(old_cwd)
+        if "matplotlib.pyplot" in sys.modules:  # the programs' figures, never shown here
+            sys.modules["matplotlib.pyplot"].close("all")
         for k, v in saved.items():
             if v is None:
                 sys.modules.pop(k, None)
