@@ -4,6 +4,8 @@ probability of exactly 0 or 1 gives a large finite gradient, not 0 * inf = NaN."
 
 from __future__ import annotations
 
+import contextlib
+
 from ..core import infer as inf
 from ..core.registry import Cost, Kind, Spec, define
 from ..errors import DTypeError
@@ -23,7 +25,6 @@ def _forward(xp, x, t):
 def _quiet(xp):
     errstate = getattr(xp, "errstate", None)
     if errstate is None:  # a backend without NumPy's error state
-        import contextlib
         return contextlib.nullcontext()
     return errstate(divide="ignore")
 

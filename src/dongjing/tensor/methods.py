@@ -8,7 +8,6 @@ from . import Tensor
 from . import factories as _new_methods
 from . import inplace as _inplace_methods
 from . import inplace_methods as _inplace_extras
-from . import inplace_shape as _inplace_shape
 from . import torch_methods as _compat_methods
 from .transfer import parse_target, to_device
 
@@ -114,4 +113,3 @@ _new_methods.attach()
 # --- more PyTorch names (torch_methods.py, inplace_methods.py) --------------------------
 _compat_methods.attach()
 _inplace_extras.attach()
-_inplace_shape.attach()
