@@ -68,6 +68,11 @@ CASES: dict[str, list[Case]] = {
     "tanh_backward": [Case(dj.ops.elementwise.tanh_backward, (_r(3, 3), _r(3, 3, seed=1)))],
     "sigmoid": [Case(dj.sigmoid, (_r(6) * 5,))],
     "relu": [Case(dj.relu, (_apart(2, 5),))],
+    "binary_cross_entropy": [
+        Case(dj.ops.bce.binary_cross_entropy, (_r(3, 4, low=0.1, high=0.9),
+                                               _r(3, 4, seed=1, low=0.0, high=1.0))),
+        Case(dj.ops.bce.binary_cross_entropy, (_r(2, 3, low=0.2, high=0.8),
+                                               _r(3, seed=2, low=0.0, high=1.0)), "broadcast")],
     "log_softmax": [Case(lambda x: dj.log_softmax(x, dim=1), (_r(3, 4) * 3,)),
                     Case(lambda x: dj.softmax(x, dim=0), (_r(3, 2),), "softmax")],
     "relu_backward": [Case(dj.ops.elementwise.relu_backward, (_r(2, 5), _apart(2, 5)))],

@@ -35,7 +35,7 @@ from .autograd.inference import inference_mode
 from .backends import default_namespace as backend
 from .backends.buffer_pool import empty_cache, memory_stats, set_memory_cache_limit
 from .devices import cuda
-from .devices.device import device
+from .devices.device import device, get_default_device, set_default_device
 from .devices.random import manual_seed
 from .dtypes import bfloat16, float16, float32, float64, int16, int32, int64, uint8
 from .dtypes import bool_ as bool
@@ -86,8 +86,10 @@ from .tensor.creation import (
     ones,
     ones_like,
     rand,
+    rand_like,
     randint,
     randn,
+    randn_like,
     randperm,
     tensor,
     zeros,

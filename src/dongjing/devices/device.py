@@ -163,10 +163,32 @@ class Placement(NamedTuple):
         return self.backend.move(array, self.index)
 
 
+_DEFAULT: list = [None]  # the device set by dj.set_default_device (None: the CPU)
+
+
+def set_default_device(dev) -> None:
+    """PyTorch's `torch.set_default_device`: where factories without `device=` create their
+    tensors from now on ("cpu", "cuda", "cuda:1", a dj.device; None resets to the CPU)."""
+    if dev is None:
+        _DEFAULT[0] = None
+        return
+    dev = check_device(dev, "dj.set_default_device", placed=True)
+    if dev.type != "cpu" and for_device_type(dev.type) is None:
+        raise DeviceError(f"dj.set_default_device: no dongjing backend for {str(dev)!r} here")
+    _DEFAULT[0] = None if dev.type == "cpu" else dev
+
+
+def get_default_device() -> device:
+    """The device factories use when not given one (see `set_default_device`)."""
+    return cpu if _DEFAULT[0] is None else _DEFAULT[0]
+
+
 def placement(dev, what: str) -> Placement:
-    """Where a factory's `device=` argument puts its result (None: the default backend)."""
+    """Where a factory's `device=` argument puts its result (None: the default device)."""
     if dev is None:  # the common case first
-        return Placement(_default_backend(), None, what)
+        if _DEFAULT[0] is None:
+            return Placement(_default_backend(), None, what)
+        dev = _DEFAULT[0]
     dev = check_device(dev, what, placed=True)
     if dev.type == "cpu":
         return Placement(default_backend(), None, what)

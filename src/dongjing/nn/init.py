@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 
@@ -146,3 +147,28 @@ def default_(weight: Tensor, bias: Tensor | None) -> None:
         bound = 1.0 / math.sqrt(fan)
     if bias is not None:
         uniform_(bias, -bound, bound)
+
+
+def _deprecated(new):
+    """PyTorch's old name without the trailing underscore: warns (FutureWarning, as PyTorch
+    does) and calls `new`."""
+    old = new.__name__[:-1]
+
+    def call(*args, **kwargs):
+        warnings.warn(f"`nn.init.{old}` is now deprecated in favor of `nn.init.{new.__name__}`.",
+                      FutureWarning, stacklevel=2)
+        return new(*args, **kwargs)
+
+    call.__name__ = call.__qualname__ = old
+    call.__doc__ = f"Deprecated alias of `{new.__name__}` (PyTorch keeps it, with a warning)."
+    return call
+
+
+uniform = _deprecated(uniform_)
+normal = _deprecated(normal_)
+constant = _deprecated(constant_)
+xavier_uniform = _deprecated(xavier_uniform_)
+xavier_normal = _deprecated(xavier_normal_)
+kaiming_uniform = _deprecated(kaiming_uniform_)
+kaiming_normal = _deprecated(kaiming_normal_)
+orthogonal = _deprecated(orthogonal_)

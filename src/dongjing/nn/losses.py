@@ -224,9 +224,7 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = 
     if target.shape != x.shape and None not in target.shape + x.shape:
         raise ShapeError(f"binary_cross_entropy: target of shape {target.shape} does not match "
                          f"input of shape {x.shape}")
-    log_x = ops.clip(ops.log(x), -100.0)
-    log_1mx = ops.clip(ops.log(1.0 - x), -100.0)
-    loss = ops.neg(target * log_x + (1.0 - target) * log_1mx)
+    loss = ops.bce.binary_cross_entropy(x, target)  # PyTorch's gradient at x = 0 or 1
     if weight is not None:
         loss = loss * weight
     return _reduce(loss, reduction, "binary_cross_entropy")

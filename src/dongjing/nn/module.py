@@ -73,10 +73,10 @@ class Module:
                 "first"
             )
         if isinstance(value, Parameter):
-            self._forget(name)
+            self._forget(name, keep="_parameters")
             self._parameters[name] = value
         elif isinstance(value, Module):
-            self._forget(name)
+            self._forget(name, keep="_modules")
             self._modules[name] = value
             _changed()
         elif name in self._parameters:
@@ -100,10 +100,14 @@ class Module:
             if tree_changes:
                 _changed()
 
-    def _forget(self, name: str) -> None:
-        self._parameters.pop(name, None)
-        self._buffers.pop(name, None)
-        if name in self._modules:
+    def _forget(self, name: str, keep: str = "") -> None:
+        """Drop `name` from every table but `keep` (whose entry a new value then replaces in
+        place, so a reassigned submodule or parameter keeps its position, as in PyTorch)."""
+        if keep != "_parameters":
+            self._parameters.pop(name, None)
+        if keep != "_buffers":
+            self._buffers.pop(name, None)
+        if name in self._modules and keep != "_modules":
             del self._modules[name]
             _changed()
         self.__dict__.pop(name, None)
@@ -128,13 +132,13 @@ class Module:
         """Add a parameter (or None, a declared but absent one such as `bias=False`)."""
         if param is not None and not isinstance(param, Parameter):
             raise TypeError(f"register_parameter({name!r}): expected a Parameter or None")
-        self._forget(name)
+        self._forget(name, keep="_parameters")
         self._parameters[name] = param
 
     def register_buffer(self, name: str, tensor: Tensor | np.ndarray | None,
                         persistent: bool = True) -> None:
         """Add saved, untrained state (running statistics...), kept as a non-trainable Variable."""
-        self._forget(name)
+        self._forget(name, keep="_buffers")
         if tensor is not None and not isinstance(tensor, Variable):
             data = tensor._data if isinstance(tensor, Tensor) else np.asarray(tensor)
             tensor = Variable(data, trainable=False)
@@ -143,7 +147,7 @@ class Module:
             self._non_persistent.add(name)
 
     def add_module(self, name: str, module: Module | None) -> None:
-        self._forget(name)
+        self._forget(name, keep="_modules")
         self._modules[name] = module
         _changed()
 

@@ -25,6 +25,7 @@ from ..core.registry import (
 from ..tensor import Tensor
 from . import (  # issue 12's surface
     activation,
+    bce,
     broadcast,
     compare,
     convert,

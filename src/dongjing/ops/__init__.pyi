@@ -39,6 +39,7 @@ from .torch_shape_more import atleast_1d as atleast_1d
 from .torch_shape_more import atleast_2d as atleast_2d
 from .torch_shape_more import atleast_3d as atleast_3d
 from .torch_products import baddbmm as baddbmm
+from . import bce as bce
 from .torch_statistics import bincount as bincount
 from ..core.registry import bind as bind
 from . import bindings as bindings

@@ -190,6 +190,27 @@ def randn(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor
     return _make(array.astype(_float(dtype)), requires_grad)
 
 
+def rand_like(x, dtype: DTypeLike | None = None, device: DeviceLike | None = None,
+              requires_grad: bool = False) -> Tensor:
+    """Uniform samples in [0, 1) with `x`'s shape, (floating) dtype and device unless given."""
+    return rand(tuple(np.shape(x)), dtype=dtype or _like_float(x, "dj.rand_like"),
+                device=_device_of(x, device), requires_grad=requires_grad)
+
+
+def randn_like(x, dtype: DTypeLike | None = None, device: DeviceLike | None = None,
+               requires_grad: bool = False) -> Tensor:
+    """Standard normal samples with `x`'s shape, (floating) dtype and device unless given."""
+    return randn(tuple(np.shape(x)), dtype=dtype or _like_float(x, "dj.randn_like"),
+                 device=_device_of(x, device), requires_grad=requires_grad)
+
+
+def _like_float(x, func: str) -> np.dtype:
+    dtype = dtypes.as_dtype(x.dtype) if isinstance(x, Tensor) else np.asarray(x).dtype
+    if not dtypes.is_floating(dtype):
+        raise ArgumentError(f"{func}: needs a floating point input, got dtype {dtype}")
+    return dtype
+
+
 def randint(low: int = 0, high: int | Sequence[int] | None = None, size: Sequence[int] = (), *,
             generator: object = None,  # noqa: F811 - PyTorch's keyword
             dtype: DTypeLike | None = None, device: DeviceLike | None = None,

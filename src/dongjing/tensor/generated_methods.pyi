@@ -85,6 +85,10 @@ from .inplace_methods import masked_fill_ as _dongjing_tensor_inplace_methods_ma
 from .inplace_methods import scatter_ as _dongjing_tensor_inplace_methods_scatter_
 from .inplace_methods import scatter_add_ as _dongjing_tensor_inplace_methods_scatter_add_
 from .inplace_methods import square_ as _dongjing_tensor_inplace_methods_square_
+from .inplace_methods import squeeze_ as _dongjing_tensor_inplace_methods_squeeze_
+from .inplace_methods import t_ as _dongjing_tensor_inplace_methods_t_
+from .inplace_methods import transpose_ as _dongjing_tensor_inplace_methods_transpose_
+from .inplace_methods import unsqueeze_ as _dongjing_tensor_inplace_methods_unsqueeze_
 from .methods import _expand_as as _dongjing_tensor_methods__expand_as
 from .methods import _positive as _dongjing_tensor_methods__positive
 from .methods import _reshape_as as _dongjing_tensor_methods__reshape_as
@@ -551,6 +555,7 @@ class GeneratedMethods:
     def square(self) -> Tensor: ...
     square_ = _dongjing_tensor_inplace_methods_square_
     squeeze = _dongjing_ops_shape_squeeze
+    squeeze_ = _dongjing_tensor_inplace_methods_squeeze_
     def std(self, dim: Dim | None = ..., correction: float = ..., keepdim: bool = ...) -> Tensor: ...
     storage_offset = _dongjing_tensor_torch_methods_more_storage_offset
     stride = _dongjing_tensor_torch_methods_stride
@@ -564,6 +569,7 @@ class GeneratedMethods:
     swapaxes = _dongjing_ops_torch_compat_shape_swapaxes
     swapdims = _dongjing_ops_torch_compat_shape_swapdims
     t = _dongjing_tensor_factories_t
+    t_ = _dongjing_tensor_inplace_methods_t_
     def take(self, *args: Any, **kwargs: Any) -> Any: ...  # untyped: annotate its source
     def take_along_dim(self, indices: Tensor, dim: int | None = ...) -> Tensor: ...
     def tan(self) -> Tensor: ...
@@ -576,6 +582,7 @@ class GeneratedMethods:
     def topk(self, k: int, dim: int | None = ..., largest: bool = ..., sorted: bool = ...) -> tuple[Tensor, Tensor]: ...
     trace = _dongjing_ops_torch_compat_shape_trace
     transpose = _dongjing_ops_shape_transpose
+    transpose_ = _dongjing_tensor_inplace_methods_transpose_
     def tril(self, diagonal: int = ...) -> Tensor: ...
     def tril_(self, *args: Any, **kwargs: Any) -> Any: ...  # untyped: annotate its source
     def triu(self, diagonal: int = ...) -> Tensor: ...
@@ -595,6 +602,7 @@ class GeneratedMethods:
     def unsafe_split(self, *args: Any, **kwargs: Any) -> Any: ...  # untyped: annotate its source
     def unsafe_split_with_sizes(self, *args: Any, **kwargs: Any) -> Any: ...  # untyped: annotate its source
     unsqueeze = _dongjing_ops_shape_unsqueeze
+    unsqueeze_ = _dongjing_tensor_inplace_methods_unsqueeze_
     def var(self, dim: Dim | None = ..., correction: float = ..., keepdim: bool = ...) -> Tensor: ...
     def vdot(self, *args: Any, **kwargs: Any) -> Any: ...  # untyped: annotate its source
     def view(self, *shape: int | Sequence[int]) -> Tensor: ...

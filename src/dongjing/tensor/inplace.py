@@ -11,6 +11,7 @@ requires grad, or a view of one, is refused as PyTorch refuses it.
 from __future__ import annotations
 
 import inspect
+import warnings
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -116,8 +117,22 @@ def _direct(t: Tensor, name: str, ufunc, other, alpha=1) -> bool:
     return True
 
 
-def add_(self: Tensor, other: TensorLike, *, alpha: float = 1) -> Tensor:
+def _deprecated_overload(name: str, other, rest: tuple, alpha):
+    """PyTorch's old `x.add_(alpha, other)` form (still accepted there, with a warning):
+    (other, alpha) either way."""
+    if not rest:
+        return other, alpha
+    if len(rest) > 1 or alpha != 1:
+        raise TypeError(f"{name}() takes an `other` and a keyword `alpha`, got "
+                        f"{2 + len(rest)} positional arguments")
+    warnings.warn(f"This overload of {name} is deprecated: {name}(Number alpha, Tensor other); "
+                  f"use {name}(other, alpha=alpha)", UserWarning, stacklevel=3)
+    return rest[0], other
+
+
+def add_(self: Tensor, other: TensorLike, *rest: TensorLike, alpha: float = 1) -> Tensor:
     """`self += alpha * other` in place."""
+    other, alpha = _deprecated_overload("add_", other, rest, alpha)
     _check_factor(alpha, "add_", "alpha")
     if _direct(self, "add_", np.add, other, alpha):
         return self
@@ -125,8 +140,9 @@ def add_(self: Tensor, other: TensorLike, *, alpha: float = 1) -> Tensor:
                        _tensors(other))
 
 
-def sub_(self: Tensor, other: TensorLike, *, alpha: float = 1) -> Tensor:
+def sub_(self: Tensor, other: TensorLike, *rest: TensorLike, alpha: float = 1) -> Tensor:
     """`self -= alpha * other` in place."""
+    other, alpha = _deprecated_overload("sub_", other, rest, alpha)
     _check_factor(alpha, "sub_", "alpha")
     if _direct(self, "sub_", np.subtract, other, alpha):
         return self
@@ -134,13 +150,15 @@ def sub_(self: Tensor, other: TensorLike, *, alpha: float = 1) -> Tensor:
                        _tensors(other))
 
 
-def add(self: Tensor, other: TensorLike, *, alpha: float = 1) -> Tensor:
+def add(self: Tensor, other: TensorLike, *rest: TensorLike, alpha: float = 1) -> Tensor:
     """`self + alpha * other`."""
+    other, alpha = _deprecated_overload("add", other, rest, alpha)
     return ops.add(self, _scaled(other, alpha, "add", "alpha"))
 
 
-def sub(self: Tensor, other: TensorLike, *, alpha: float = 1) -> Tensor:
+def sub(self: Tensor, other: TensorLike, *rest: TensorLike, alpha: float = 1) -> Tensor:
     """`self - alpha * other`."""
+    other, alpha = _deprecated_overload("sub", other, rest, alpha)
     return ops.sub(self, _scaled(other, alpha, "sub", "alpha"))
 
 
