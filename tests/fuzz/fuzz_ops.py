@@ -304,7 +304,8 @@ GENERATORS = {
     "reshape_like": [_reshape_like], "permute": [_permute, _transpose], "expand": [_expand],
     "broadcast_to_like": [_broadcast_like], "unsqueeze": [_unsqueeze], "squeeze": [_squeeze],
     "concat": [_concat], "getitem": [_getitem], "getitem_grad": [_getitem],  # via gradients
-    "unfold2d": [_conv], "fold2d": [_fold], "one_hot": [_one_hot],
+    "unfold2d": [_conv, _fold], "fold2d": [_fold], "one_hot": [_one_hot],  # _conv: paths off
+    "conv2d": [_conv], "conv2d_input_grad": [_conv], "conv2d_weight_grad": [_conv],
     "max_pool2d": [_max_pool], "max_pool2d_backward": [_max_pool],  # via gradients
     "cond": [_cond], "while_loop": [_while], "tuple_get": [_while],  # a loop's outputs
     "constant": [_binary("dj.mul")],  # Python numbers become constants
