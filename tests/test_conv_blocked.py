@@ -14,7 +14,7 @@ from dongjing.ops import conv
 
 F = dj.nn.functional
 SHAPES = [((3, 2, 7, 6), (4, 2, 3, 2), 1, 0), ((5, 3, 9, 8), (2, 3, 3, 3), (2, 1), (1, 2)),
-          ((4, 1, 11, 10), (3, 1, 5, 5), 2, 2), ((2, 4, 5, 5), (3, 4, 1, 1), 1, 0)]
+          ((4, 2, 11, 10), (3, 2, 5, 5), 2, 2), ((2, 4, 5, 5), (3, 4, 1, 1), 1, 0)]
 
 
 @pytest.fixture(params=[conv.BLOCK_BYTES, 500], ids=["one-block", "many-blocks"])
@@ -100,3 +100,13 @@ def test_bad_input_is_a_dongjing_error():
         conv.conv2d(x, dj.tensor(np.zeros((3, 2, 5, 5), np.float32)))
     with pytest.raises(DongjingError, match="conv2d_input_grad"):
         conv.conv2d_input_grad(x, dj.tensor(np.zeros((2, 3, 2, 2), np.float32)), (9, 9))
+
+
+def test_one_input_channel_takes_the_general_path():
+    """The per-shape choice: one input channel is unfold2d + matmul (measured no faster)."""
+    g = dj.Graph()
+    with g.as_default():
+        for channels, op in ((1, "unfold2d"), (2, "conv2d")):
+            x = dj.placeholder(np.float32, (None, channels, 6, 6))
+            F.conv2d(x, dj.placeholder(np.float32, (4, channels, 3, 3)))
+            assert op in [n.op.name for n in g.nodes]

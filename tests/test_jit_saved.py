@@ -21,10 +21,10 @@ def test_forward_returns_only_what_the_backward_reads(blocked_conv):
 
 def _forward_returns_only_what_the_backward_reads(blocked_conv):
     dj.manual_seed(0)
-    model = nn.Sequential(nn.Conv2d(1, 4, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+    model = nn.Sequential(nn.Conv2d(2, 4, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
                           nn.Flatten(), nn.Linear(16, 3))
     run = dj.jit(model)
-    x = dj.tensor(np.random.default_rng(0).standard_normal((5, 1, 4, 4)).astype(np.float32))
+    x = dj.tensor(np.random.default_rng(0).standard_normal((5, 2, 4, 4)).astype(np.float32))
     run(x).sum().backward()
     (plan,) = run._last_trace.grad_plans.values()
     saved = [i for kind, i in plan.bwd_sources if kind == "saved"]
