@@ -127,14 +127,15 @@ def _weight_grad_forward(xp, x, g, kernel, stride, padding):
 
 
 def takes_blocked(x, weight) -> bool:
-    """Whether F.conv2d of these tensors is the conv2d op (else unfold2d + matmul).
+    """Whether F.conv2d of these tensors is the conv2d op (else unfold2d + matmul, which also
+    serves float16 and bfloat16 through float32).
 
     One input channel stays on the general path: its windows are kh*kw copies of the input and
     its GEMMs have an inner dimension of kh*kw; measured (bench/conv_dongjing.py) the blocked
     form was no faster on W7's first layer and 1.4x slower on the TF1 CNN's.
     """
     # short path: conv.blocked
-    return (_short.on and x.dtype == weight.dtype and x.dtype.kind == "f"
+    return (_short.on and x.dtype == weight.dtype and x.dtype.name in ("float32", "float64")
             and None not in tuple(weight.shape) and None not in tuple(x.shape[1:])
             and weight.shape[1] > 1)
 
