@@ -7,6 +7,7 @@ import numpy as np
 from op_cases import Case
 
 from dongjing.ops import dropout_mask, erf, fold2d, one_hot, unfold2d, uniform_like
+from dongjing.ops.conv import conv2d, conv2d_input_grad, conv2d_weight_grad
 from dongjing.ops.pooling import max_pool2d, max_pool2d_backward
 
 
@@ -25,6 +26,13 @@ def _conv(x, w, b):
     return F.conv2d(x, w, b, stride=1, padding=1)
 
 
+def _im2col_conv(x, w, b):
+    from dongjing import short_paths
+
+    with short_paths.disabled():
+        return _conv(x, w, b)
+
+
 def _max_pool(x):
     import dongjing.nn.functional as F
 
@@ -33,8 +41,16 @@ def _max_pool(x):
 
 NN_CASES: dict[str, list[Case]] = {
     "unfold2d": [Case(lambda x: unfold2d(x, (3, 2), (2, 1), 1), (_r(2, 2, 5, 4),)),
-                 Case(_conv, (_r(2, 2, 4, 4), _r(3, 2, 3, 3, seed=1), _r(3, seed=2)), "conv2d"),
+                 Case(_im2col_conv, (_r(2, 2, 4, 4), _r(3, 2, 3, 3, seed=1), _r(3, seed=2)),
+                      "conv2d as unfold2d + matmul (short paths off)"),
                  ],
+    "conv2d": [Case(_conv, (_r(2, 2, 4, 4), _r(3, 2, 3, 3, seed=1), _r(3, seed=2)), "F.conv2d"),
+               Case(lambda x, w: conv2d(x, w, (2, 1), (0, 1)), (_r(3, 2, 5, 4), _r(2, 2, 2, 3)),
+                    "strided, padded, odd sizes")],
+    "conv2d_input_grad": [Case(lambda g, w: conv2d_input_grad(g, w, (5, 4), (2, 1), (1, 0)),
+                               (_r(2, 3, 3, 2), _r(3, 2, 2, 3, seed=1)))],
+    "conv2d_weight_grad": [Case(lambda x, g: conv2d_weight_grad(x, g, (2, 3), (2, 1), (1, 0)),
+                                (_r(2, 2, 5, 4), _r(2, 3, 3, 2, seed=1)))],
     "max_pool2d": [Case(lambda x: max_pool2d(x, 2), (_apart(2, 3, 4, 6),), "tiling windows"),
                    Case(_max_pool, (_apart(1, 2, 3, 4),), "padded"),
                    Case(lambda x: max_pool2d(x, 3, 1, 1), (_apart(1, 2, 4, 5),),

@@ -3,23 +3,36 @@ backward program still reads after the compiler's passes (each kept value costs 
 
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
+import pytest
 
 import dongjing as dj
 import dongjing.nn as nn
+from dongjing import short_paths
 
 
-def test_forward_returns_only_what_the_backward_reads():
+@pytest.mark.parametrize("blocked_conv", [True, False], ids=["conv2d-op", "im2col"])
+def test_forward_returns_only_what_the_backward_reads(blocked_conv):
+    with contextlib.nullcontext() if blocked_conv else short_paths.disabled():
+        _forward_returns_only_what_the_backward_reads(blocked_conv)
+
+
+def _forward_returns_only_what_the_backward_reads(blocked_conv):
     dj.manual_seed(0)
-    model = nn.Sequential(nn.Conv2d(1, 4, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+    model = nn.Sequential(nn.Conv2d(2, 4, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
                           nn.Flatten(), nn.Linear(16, 3))
     run = dj.jit(model)
-    x = dj.tensor(np.random.default_rng(0).standard_normal((5, 1, 4, 4)).astype(np.float32))
+    x = dj.tensor(np.random.default_rng(0).standard_normal((5, 2, 4, 4)).astype(np.float32))
     run(x).sum().backward()
     (plan,) = run._last_trace.grad_plans.values()
     saved = [i for kind, i in plan.bwd_sources if kind == "saved"]
     assert sorted(saved) == list(range(len(plan.forward.fetch_nodes) - plan.n_forward))
-    assert ("none", 0) in plan.bwd_sources  # max-pool's mask: simplified away in the backward
+    if blocked_conv:  # the conv2d op's weight gradient reads the fed input, no im2col is kept
+        assert ("fed", 0) in plan.bwd_sources
+    else:
+        assert ("none", 0) in plan.bwd_sources  # max-pool's mask: simplified away
     read = [kept is not None for kept in plan.backward.feed_nodes]
     for (kind, _), used in zip(plan.bwd_sources, read):
         assert used == (kind != "none")
@@ -28,7 +41,13 @@ def test_forward_returns_only_what_the_backward_reads():
 
 def test_views_are_saved_as_the_values_they_view():
     """A reshaped im2col matrix is kept as the unfold2d output (new storage of the run, returned
-    as it is) and reshaped again by the backward, not copied by the forward."""
+    as it is) and reshaped again by the backward, not copied by the forward (F.conv2d's general
+    path: with short paths on it is the conv2d op, which keeps no im2col)."""
+    with short_paths.disabled():
+        _views_are_saved_as_the_values_they_view()
+
+
+def _views_are_saved_as_the_values_they_view():
     dj.manual_seed(0)
     model = nn.Sequential(nn.Conv2d(2, 3, 3, padding=1), nn.Flatten(), nn.Linear(48, 2))
     run = dj.jit(model)

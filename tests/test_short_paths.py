@@ -219,6 +219,27 @@ def _index_in_range():
     return out + _grads(dj.sum(dj.nn.functional.embedding(dj.tensor([0, 0, 2]), w)), [w])
 
 
+def _blocked_conv():
+    """F.conv2d as the conv2d op (several blocks of images) vs unfold2d + matmul: outputs and
+    gradients, float32 and float64, strides and padding, odd sizes (second-order gradients
+    agree to rounding only: tests/test_conv_blocked.py)."""
+    from dongjing.ops import conv
+
+    rng = np.random.default_rng(3)
+    out, block = [], conv.BLOCK_BYTES
+    conv.BLOCK_BYTES = 700  # a few images per block, so that blocks meet
+    try:
+        for dtype, stride, padding in ((np.float32, 1, 0), (np.float64, (2, 1), (1, 2))):
+            x = _leaf(rng.standard_normal((5, 3, 7, 6)), dtype)
+            w = _leaf(rng.standard_normal((4, 3, 3, 2)), dtype)
+            b = _leaf(rng.standard_normal(4), dtype)
+            y = dj.nn.functional.conv2d(x, w, b, stride, padding)
+            out += [y] + _grads(dj.sum(y * y), [x, w, b])
+    finally:
+        conv.BLOCK_BYTES = block
+    return out
+
+
 # name -> a case (a function giving the results to compare), or a fixture-taking factory
 CASES = {
     "dispatch.apply1": [_apply1],
@@ -236,7 +257,8 @@ CASES = {
     "tensor_inplace.direct": [_inplace_direct],
     "scatter.index_in_range": [_index_in_range],
     "parallel.halves": ["halves"],  # test_two_halves_equal_one_call below
-    "fold_kernel.fold_planes": ["fold"],  # test_compiled_fold_equals_numpy below
+    "fold_kernel.fold_planes": ["fold"],
+    "conv.blocked": [_blocked_conv],  # test_compiled_fold_equals_numpy below
 }
 
 

@@ -183,6 +183,15 @@ def _conv(p):
     return f"F.conv2d(dj.reshape({a}, (-1, 1, {h}, {w})), {weight}, None, 1, 1)"
 
 
+def _conv_channels(p):
+    """A convolution of two input channels (F.conv2d's conv2d op; one channel is im2col)."""
+    a = p.float(min_ndim=2)
+    h, w = p.shape(a)[-2:]
+    weight = p.new_input((3, 2, 2, 2))
+    image = f"dj.reshape({a}, (-1, 1, {h}, {w}))"
+    return f"F.conv2d(dj.cat([{image}, {image} * 0.5], 1), {weight}, None, 1, 1)"
+
+
 def _max_pool(p):
     a = p.float(min_ndim=2)
     h, w = p.shape(a)[-2:]
@@ -304,7 +313,9 @@ GENERATORS = {
     "reshape_like": [_reshape_like], "permute": [_permute, _transpose], "expand": [_expand],
     "broadcast_to_like": [_broadcast_like], "unsqueeze": [_unsqueeze], "squeeze": [_squeeze],
     "concat": [_concat], "getitem": [_getitem], "getitem_grad": [_getitem],  # via gradients
-    "unfold2d": [_conv], "fold2d": [_fold], "one_hot": [_one_hot],
+    "unfold2d": [_conv, _fold], "fold2d": [_fold], "one_hot": [_one_hot],
+    "conv2d": [_conv_channels], "conv2d_input_grad": [_conv_channels],  # and via gradients
+    "conv2d_weight_grad": [_conv_channels],
     "max_pool2d": [_max_pool], "max_pool2d_backward": [_max_pool],  # via gradients
     "cond": [_cond], "while_loop": [_while], "tuple_get": [_while],  # a loop's outputs
     "constant": [_binary("dj.mul")],  # Python numbers become constants

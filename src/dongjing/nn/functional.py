@@ -14,6 +14,7 @@ import numpy as np
 from .. import dtypes, ops
 from ..autocasting import autocast_policy
 from ..errors import DTypeError, ShapeError
+from ..ops import conv as conv_op
 from ..ops import erf, sigmoid, tanh, unfold2d
 from ..ops.convert import as_tensor
 from ..ops.nn import dropout_mask, window_arguments
@@ -186,6 +187,9 @@ def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Si
         raise ShapeError(f"conv2d: the weight's shape {weight.shape} must be known except "
                          f"dim 0 (the kernel size and channels fix the im2col layout)")
     _, stride, padding = window_arguments("conv2d", 1, stride, padding)
+    if conv_op.takes_blocked(x, weight):
+        out = conv_op.conv2d(x, weight, stride, padding)
+        return out if bias is None else out + ops.reshape(bias, (1, o, 1, 1))
     cols = unfold2d(x, (kh, kw), stride, padding)  # (N, C, kh, kw, OH, OW)
     oh, ow = cols.shape[4], cols.shape[5]
     cols = ops.reshape(cols, (-1, c * kh * kw, oh * ow))

@@ -28,6 +28,7 @@ from . import (  # issue 12's surface
     bce,
     broadcast,
     compare,
+    conv,
     convert,
     einsum,
     elementwise,

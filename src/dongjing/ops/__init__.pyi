@@ -68,6 +68,7 @@ from .torch_elementwise import real as conj
 from .torch_elementwise import real as conj_physical
 from .torch_shape_more import constant_pad_nd as constant_pad_nd
 from . import control as control
+from . import conv as conv
 from . import convert as convert
 from .torch_elementwise import copysign as copysign
 from .torch_statistics import corrcoef as corrcoef
