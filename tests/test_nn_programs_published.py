@@ -24,6 +24,11 @@ import pt_standins  # noqa: E402
 # what the published programs themselves trip (PyTorch warns the same): their docstrings' "\s"
 # and the old add_(alpha, other) overload of the char-RNN generation tutorial
 pytestmark = [pytest.mark.filterwarnings("ignore:invalid escape sequence:DeprecationWarning"),
+              # the published programs' own warnings (matplotlib ticks; PyTorch's nested-tensor
+              # note, which dongjing's TransformerEncoder gives as PyTorch does)
+              pytest.mark.filterwarnings(
+                  "ignore:set_ticklabels\\(\\) should only be used:UserWarning"),
+              pytest.mark.filterwarnings("ignore:enable_nested_tensor is True:UserWarning"),
               pytest.mark.filterwarnings("ignore:This overload of add_ is deprecated")]
 
 
