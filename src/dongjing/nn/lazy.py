@@ -75,9 +75,9 @@ def _conv_arguments(name, out_channels, kernel_size, stride, padding, dilation, 
     if two_d and (dilation not in (1, (1, 1)) or groups != 1 or padding_mode != "zeros"):
         raise ArgumentError(f"{name}: dilation, groups and padding_mode other than their "
                             f"defaults are not supported (as in nn.Conv2d)")
-    if two_d:
-        return (out_channels, kernel_size, stride, padding, bias), dict(device=device,
-                                                                         dtype=dtype)
+    if two_d:  # (nn.Conv2d takes dilation and groups before bias, as PyTorch's)
+        return (out_channels, kernel_size, stride, padding), dict(bias=bias, device=device,
+                                                                   dtype=dtype)
     return (out_channels, kernel_size, stride, padding, dilation, groups, bias, padding_mode), \
         dict(device=device, dtype=dtype)
 

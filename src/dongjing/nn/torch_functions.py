@@ -70,17 +70,9 @@ def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_paddi
 def batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps,
                cudnn_enabled):
     """Batch normalization; in training with running statistics they are updated in place by
-    `momentum`, as PyTorch's."""
-    x = as_tensor(input)
-    if training and running_mean is not None:
-        mean, var, dims = F.batch_stats(x.detach())
-        n = ops.count(x, dims, x.dtype)
-        shape = tuple(running_mean.shape)
-        unbiased = var * n / ops.maximum(n - 1.0, 1.0)
-        running_mean.copy_(running_mean * (1.0 - momentum) + ops.reshape(mean, shape) * momentum)
-        running_var.copy_(running_var * (1.0 - momentum)
-                          + ops.reshape(unbiased, shape) * momentum)
-    return F.batch_norm(x, running_mean, running_var, weight, bias, training, eps)
+    `momentum` (by `F.batch_norm`), as PyTorch's."""
+    return F.batch_norm(as_tensor(input), running_mean, running_var, weight, bias, training,
+                        momentum=momentum, eps=eps)
 
 
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5, cudnn_enabled=True):
@@ -242,8 +234,9 @@ def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, s
 def binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None,
                                      reduction=0):
     return F.binary_cross_entropy_with_logits(
-        input, target, weight, _reduction("binary_cross_entropy_with_logits", reduction),
-        pos_weight)
+        input, target, weight,
+        reduction=_reduction("binary_cross_entropy_with_logits", reduction),
+        pos_weight=pos_weight)
 
 
 def rms_norm(input, normalized_shape, weight=None, eps=None):

@@ -62,7 +62,7 @@ def expand_copy(input, size, *, implicit: bool = False):
 
 def permute_copy(input, dims):
     """`permute` as a fresh tensor."""
-    return clone(permute(as_tensor(input), *dims))
+    return clone(permute(as_tensor(input), dims))
 
 
 def view_copy(input, size):

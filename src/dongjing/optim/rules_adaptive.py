@@ -36,10 +36,6 @@ def _accept_flags(name: str, differentiable: bool) -> None:
                             "step) is not supported; leave it False")
 
 
-def _signed(g, group):
-    return ops.neg(g) if group.get("maximize") else g
-
-
 def _t(step, p):
     """The step count in the parameter's precision."""
     return ops.cast(step, p.dtype)
@@ -64,7 +60,6 @@ class Adamax(Optimizer):
         return {"step": _step0(p), "exp_avg": _zeros(p), "exp_inf": _zeros(p)}
 
     def update(self, p, g, state, group):
-        g = _signed(g, group)
         (b1, b2), lr = group["betas"], group["lr"]
         if group["weight_decay"]:
             g = g + p * group["weight_decay"]
@@ -99,7 +94,6 @@ class NAdam(Optimizer):
                 "exp_avg": _zeros(p), "exp_avg_sq": _zeros(p)}
 
     def update(self, p, g, state, group):
-        g = _signed(g, group)
         (b1, b2), lr, wd = group["betas"], group["lr"], group["weight_decay"]
         step = state["step"] + 1.0
         t = _t(step, p)
@@ -140,7 +134,6 @@ class RAdam(Optimizer):
         return {"step": _step0(p), "exp_avg": _zeros(p), "exp_avg_sq": _zeros(p)}
 
     def update(self, p, g, state, group):
-        g = _signed(g, group)
         (b1, b2), lr, wd = group["betas"], group["lr"], group["weight_decay"]
         step = state["step"] + 1.0
         t = _t(step, p)
@@ -182,7 +175,6 @@ class ASGD(Optimizer):
                 "mu": _full(p, (), 1.0, np.float32), "ax": _zeros(p)}
 
     def update(self, p, g, state, group):
-        g = _signed(g, group)
         lr, lambd = group["lr"], group["lambd"]
         if group["weight_decay"]:
             g = g + p * group["weight_decay"]
@@ -219,7 +211,6 @@ class Rprop(Optimizer):
                 "step_size": _full(p, p.shape, group["lr"], p.dtype)}
 
     def update(self, p, g, state, group):
-        g = _signed(g, group)
         (eta_minus, eta_plus), (low, high) = group["etas"], group["step_sizes"]
         sign = ops.sign(g * state["prev"])
         factor = ops.where(ops.gt(sign, 0.0), ops.full_like(g, eta_plus),
@@ -248,7 +239,6 @@ class SparseAdam(Optimizer):
         return {"step": _step0(p), "exp_avg": _zeros(p), "exp_avg_sq": _zeros(p)}
 
     def update(self, p, g, state, group):
-        g = _signed(g, group)
         (b1, b2), lr = group["betas"], group["lr"]
         step = state["step"] + 1.0
         t = _t(step, p)
@@ -290,7 +280,6 @@ class Adafactor(Optimizer):
         return state
 
     def update(self, p, g, state, group):
-        g = _signed(g, group)
         lr, (eps1, eps2) = group["lr"], group["eps"]
         if eps1 is None:
             eps1 = float(dtypes.finfo(p.dtype).eps)
