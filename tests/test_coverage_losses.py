@@ -12,6 +12,11 @@ import dongjing.nn as nn
 import dongjing.nn.functional as F
 from dongjing.errors import ShapeError
 
+# the deprecations PyTorch (and dongjing, as PyTorch) warn of for the legacy forms compared
+pytestmark = [pytest.mark.filterwarnings(
+                  "ignore:size_average and reduce args will be deprecated:UserWarning"),
+              pytest.mark.filterwarnings("ignore:`NLLLoss2d` has been deprecated:FutureWarning")]
+
 SIGNS = np.where(r(4, 5, seed=3) > 0, 1.0, -1.0)
 SIGN_ROWS = np.where(r(6, seed=4) > 0, 1.0, -1.0)
 LABELS = np.array([[3, 0, -1, 1], [1, 2, 3, -1], [-1, 0, 0, 0], [0, 1, 2, 3]])

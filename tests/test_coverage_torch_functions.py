@@ -10,6 +10,11 @@ from torch_compare import compare, ints, pos, r
 import dongjing as dj
 from dongjing.errors import ShapeError
 
+# the deprecations PyTorch (and dongjing, as PyTorch) warn of for the legacy forms compared
+pytestmark = [pytest.mark.filterwarnings("ignore:torch.chain_matmul is deprecated:UserWarning"),
+              pytest.mark.filterwarnings("ignore:torch.cholesky is deprecated:UserWarning"),
+              pytest.mark.filterwarnings("ignore:torch.qr is deprecated:UserWarning")]
+
 A = r(3, 4)
 B = r(3, 4, seed=1)
 V = r(4, seed=2)
