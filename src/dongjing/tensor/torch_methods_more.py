@@ -6,6 +6,8 @@ PyTorch code asks a tensor (`data_ptr`, `is_signed`, `dim_order`, ...), random f
 
 from __future__ import annotations
 
+import inspect
+
 import numpy as np
 
 from .. import dtypes, ops
@@ -53,6 +55,7 @@ def _bound(name: str):
 
     method.__name__ = name
     method.__doc__ = f"`dj.{name}` of this tensor."
+    method.__signature__ = inspect.signature(fn)  # its first parameter stands for self
     return method
 
 
@@ -64,6 +67,9 @@ def _inplace(name: str):
 
     method.__name__ = name + "_"
     method.__doc__ = f"`{name}` in place."
+    target = getattr(ops, name, None) or getattr(_torch_functions, name, None)
+    if target is not None:  # the function's parameters (its first stands for self)
+        method.__signature__ = inspect.signature(target)
     return method
 
 
