@@ -22,6 +22,7 @@ class CArray(WArray):
     """An array of the fake CUDA device (DLPack reports it as kDLCUDA, device 0)."""
 
     __slots__ = ()
+    refuses_host = True  # its namespace's functions refuse NumPy arrays, as CuPy's do
 
     def __dlpack__(self, **kwargs):
         return self.a.__dlpack__(**kwargs)

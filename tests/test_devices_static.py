@@ -144,6 +144,41 @@ def test_a_while_loop_runs_on_the_device(cuda, level):
     assert type(out) is CArray and float(out.a) == pytest.approx(1.5 ** 3)
 
 
+def _rnn_while(device, inits, xs, level):
+    """Loss and parameter gradients of a tanh RNN written as one `while_loop` (W6's form)."""
+    steps, batch, _ = xs.shape
+    params = [dj.Variable(p.copy(), device=device) for p in inits]
+    g = dj.Graph()
+    with g.as_default():
+        x = dj.placeholder(dj.float32, shape=xs.shape)
+        n = dj.placeholder(dj.int64, shape=())
+        h0 = dj.constant(np.zeros((batch, inits[1].shape[0]), np.float32))
+        _, h = dj.while_loop(
+            lambda t, h: t < n,
+            lambda t, h: (t + 1, dj.tanh(x[t] @ params[0] + h @ params[1] + params[2])),
+            [dj.constant(np.int64(0)), h0])
+        loss = h.sum()
+        fetches = [loss, *dj.gradients(loss, params)]
+    with dj.Session(g, optimize=level) as sess:
+        return sess.run(fetches, {x: xs, n: np.int64(steps)})
+
+
+@pytest.mark.parametrize("level", LEVELS)
+def test_a_while_loop_rnn_and_its_gradient_stay_on_the_device(cuda, level):
+    """W6's shape: the loop values (a host constant's initial state included) and the stacks
+    the gradient loop reads live on the device (the strict fake refuses host arrays; found on
+    an H200, where cuBLAS was handed a NumPy array)."""
+    rng = np.random.default_rng(3)
+    steps, batch, dim, hidden = 4, 3, 2, 5
+    xs = rng.standard_normal((steps, batch, dim)).astype(np.float32)
+    inits = [(rng.standard_normal(s) * 0.3).astype(np.float32)
+             for s in [(dim, hidden), (hidden, hidden), (hidden,)]]
+    results = {device: _rnn_while(device, inits, xs, level) for device in ("cpu", "cuda")}
+    assert all(type(r) is CArray for r in results["cuda"])
+    for want, got in zip(results["cpu"], results["cuda"]):
+        np.testing.assert_allclose(got.a, want, rtol=1e-6, atol=1e-6)
+
+
 @pytest.mark.parametrize("level", LEVELS)
 def test_jit_runs_on_the_device_of_its_inputs_and_parameters(cuda, level):
     def build(device):

@@ -43,8 +43,32 @@ def wrap(value, cls=None):
     return value
 
 
+def _host_arrays(value) -> bool:
+    """Whether `value` holds a NumPy array (of any rank) outside a wrapper."""
+    if type(value) is np.ndarray:
+        return True
+    if type(value) in (list, tuple):
+        return any(_host_arrays(v) for v in value)
+    if type(value) is dict:
+        return any(_host_arrays(v) for v in value.values())
+    return False
+
+
+# CuPy's functions that take host arrays (each a copy to the device)
+_TAKES_HOST = frozenset({"asarray", "array", "asanyarray", "ascontiguousarray", "copyto"})
+
+
+def _check_host(cls, args, kwargs, name) -> None:
+    """A device namespace (`cls.refuses_host`) refuses host arrays as CuPy does."""
+    if (getattr(cls, "refuses_host", False) and name not in _TAKES_HOST
+            and (_host_arrays(args) or _host_arrays(kwargs))):
+        raise LeakError(f"{name}: a host (NumPy) array was passed to the device's namespace "
+                        "(CuPy raises TypeError for it)")
+
+
 def _lifted(fn, cls=None):
     def call(*args, **kwargs):
+        _check_host(cls, args, kwargs, getattr(fn, "__name__", "function"))
         return wrap(fn(*unwrap(args), **unwrap(kwargs)), cls)
 
     call.__name__ = getattr(fn, "__name__", "lifted")
@@ -135,6 +159,7 @@ class _Ufunc:
         self.__name__ = ufunc.__name__
 
     def __call__(self, *args, **kwargs):
+        _check_host(self._cls, args, kwargs, self.__name__)
         return wrap(self._u(*unwrap(args), **unwrap(kwargs)), self._cls)
 
     def __getattr__(self, name):

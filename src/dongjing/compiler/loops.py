@@ -167,12 +167,13 @@ def _write_while(gen, node, name: str, level: int) -> str:
         new, grow = (gen.ns.bind("_new_stack", _helper("new_stack")),
                      gen.ns.bind("_grow_stack", _helper("grow_stack")))
         top.append(f"_cap = {hint}[0]")
-        top += [f"_S{j} = {new}(_init{j}, _cap, {_spec(gen, body_graph.args[j])})"
+        top += [f"_S{j} = {new}(_np, _init{j}, _cap, {_spec(gen, body_graph.args[j])})"
                 for j in stacked]
         top += [f"_h{j} = [_init{j}]" for j in range(n) if j not in stacked]
     if not record:
         pair = gen.ns.bind("_pair", _helper("pair"))
-        top += [f"_P{j} = {pair}({_spec(gen, body_graph.args[j])})" for j in sorted(body.written)]
+        top += [f"_P{j} = {pair}(_np, {_spec(gen, body_graph.args[j])})"
+                for j in sorted(body.written)]
     test = [line for j in range(n) for line in cond.bind(j, f"_v{j}")] + cond.each
     step = []
     if stacked:
@@ -240,7 +241,7 @@ def _write_grad(gen, node, name: str, level: int) -> str:
     for j in range(n):
         top += body.bind(exits + j, f"_f{j}")
     pair = gen.ns.bind("_pair", _helper("pair"))
-    enter = [f"_P{j} = {pair}({_spec(gen, grad_graph.args[n + j])})"
+    enter = [f"_P{j} = {pair}(_np, {_spec(gen, grad_graph.args[n + j])})"
              for j in sorted(body.written)]
     step = []
     for j in range(n):

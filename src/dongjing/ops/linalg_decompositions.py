@@ -9,6 +9,8 @@ singular-vector gradients assume distinct eigenvalues / singular values, as PyTo
 
 from __future__ import annotations
 
+import numpy as np
+
 from .. import dtypes
 from ..core import infer as inf
 from ..core.registry import Onnx, Spec, define
@@ -126,7 +128,17 @@ def _solve_grad_a(g, a, b, *, out):
     return neg(matmul(solve_matrix(_mT(a), g), _mT(out)))
 
 
-_solve = define("linalg_solve", forward=lambda xp, a, b: xp.linalg.solve(a, b),
+def _solve_forward(xp, a, b):
+    # CuPy's solve does not broadcast batch dimensions (NumPy's does): broadcast them first
+    batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    if a.shape[:-2] != batch:
+        a = xp.broadcast_to(a, batch + a.shape[-2:])
+    if b.shape[:-2] != batch:
+        b = xp.broadcast_to(b, batch + b.shape[-2:])
+    return xp.linalg.solve(a, b)
+
+
+_solve = define("linalg_solve", forward=_solve_forward,
                 infer=_solve_infer, grads=(_solve_grad_a, _solve_grad_b),
                 grad_name="LinalgSolveExBackward0", onnx=None, onnx_reason=_NO_ONNX)
 

@@ -53,9 +53,10 @@ def stack_history(history: list, init):
     return xp.zeros((0,) + tuple(init.shape), init.dtype)
 
 
-def new_stack(init, capacity: int, shape: tuple, dtype):
-    """An empty stack of `capacity` entries of (shape, dtype), entry 0 = `init`."""
-    stack = backend_of(init, default_backend()).xp.empty((capacity,) + shape, dtype)
+def new_stack(xp, init, capacity: int, shape: tuple, dtype):
+    """An empty stack of `capacity` entries of (shape, dtype) in the program's array module
+    `xp`, entry 0 = `init` (which may be a host constant: the stack is on the device)."""
+    stack = xp.empty((capacity,) + shape, dtype)
     stack[0] = init
     return stack
 
@@ -68,10 +69,10 @@ def grow_stack(stack, capacity: int):
     return new
 
 
-def pair(shape: tuple, dtype):
-    """Two arrays of (shape, dtype) that a generated loop writes in turn (the host backend's:
-    compiled loops run on the host)."""
-    return default_backend().xp.empty((2,) + shape, dtype)
+def pair(xp, shape: tuple, dtype):
+    """Two arrays of (shape, dtype) that a generated loop writes in turn, in the program's
+    array module `xp` (a GPU program's loop values stay on the GPU)."""
+    return xp.empty((2,) + shape, dtype)
 
 
 def accumulator(like):
