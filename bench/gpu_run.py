@@ -115,7 +115,8 @@ def check(runner_probes: list[Any], refs: list[Any], data: Any) -> tuple[list[st
 def cuda_graph_note(runner: Any) -> str:
     """For a dongjing static runner on a GPU: whether its timed program replayed a CUDA graph
     (and how often), or why not; "" for other systems."""
-    sess = getattr(runner, "sess", None)
+    inner = getattr(runner, "runner", runner)  # a Synced wrapper's own runner
+    sess = getattr(inner, "sess", None)
     notes = []
     for run in getattr(sess, "_runs", {}).values():
         graphs = getattr(run.program, "graphs", None)

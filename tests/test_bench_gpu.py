@@ -202,3 +202,9 @@ def test_a_static_cell_says_whether_it_replayed_a_cuda_graph() -> None:
     assert cuda_graph_note(runner(40, None)) == "CUDA graph replayed 40x"
     assert cuda_graph_note(runner(0, "einsum ...")) == "no CUDA graph (einsum ...)"
     assert cuda_graph_note(SimpleNamespace()) == ""
+    # as the bench passes it: inside the Synced wrapper of bench/gpu_systems.py (this case was
+    # missing, and the H200 run's static cells said nothing about their CUDA graphs)
+    from bench.gpu_systems import Synced
+
+    wrapped = Synced(runner(7, None), lambda: None, "optimize=2", lambda: "cuda:0")
+    assert cuda_graph_note(wrapped) == "CUDA graph replayed 7x"

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import dongjing as dj
-from dongjing.optim import SGD, Adam, AdamW
+from dongjing.optim import SGD, Adam, AdamW, fused
 
 STEPS = 5
 
@@ -23,22 +23,24 @@ def _reference(cls):
     return Reference
 
 
-def _train(cls, dtype, **hyper):
+def _train(cls, dtype, device="cpu", **hyper):
     """Parameters and state after STEPS steps on fixed gradients (two groups, one frozen)."""
     rng = np.random.default_rng(0)
     shapes = [(4, 3), (3,), ()]
-    params = [dj.nn.Parameter(dj.tensor(rng.standard_normal(s), dtype=dtype)) for s in shapes]
+    params = [dj.nn.Parameter(dj.tensor(rng.standard_normal(s), dtype=dtype, device=device))
+              for s in shapes]
     grads = [[rng.standard_normal(s) for s in shapes] for _ in range(STEPS)]
     opt = cls([{"params": params[:2]}, {"params": params[2:], "lr": 0.03}], **hyper)
     versions = []
     for step in range(STEPS):
         for p, g in zip(params, grads[step]):
-            p.grad = None if (step == 2 and p is params[1]) else dj.tensor(g, dtype=dtype)
+            p.grad = (None if (step == 2 and p is params[1])
+                      else dj.tensor(g, dtype=dtype, device=device))
         before = [p._version[0] for p in params]
         opt.step()
         versions.append([p._version[0] - b for p, b in zip(params, before)])
-    state = [{k: np.array(v._data) for k, v in opt.state[p].items()} for p in params]
-    return [p.numpy().copy() for p in params], state, versions, opt
+    state = [{k: v.cpu().numpy().copy() for k, v in opt.state[p].items()} for p in params]
+    return [p.detach().cpu().numpy().copy() for p in params], state, versions, opt
 
 
 CASES = [
@@ -67,6 +69,42 @@ def test_fused_step_equals_the_rule_bit_for_bit(cls, hyper, dtype):
         for k in a:
             assert a[k].dtype == b[k].dtype and np.array_equal(a[k], b[k]), k
     assert fast_versions == ref_versions
+
+
+FAKE_DEVICE = pytest.mark.skipif(dj.cuda.is_available(), reason="a real GPU owns 'cuda' here "
+                                 "(tests/gpu/test_gpu_fast_paths.py)")
+
+
+@FAKE_DEVICE
+@pytest.mark.parametrize("cls,hyper", CASES)
+def test_fused_step_on_a_device_equals_the_rule_bit_for_bit(cls, hyper):
+    """On a device (the strict fake CUDA backend) the in-place path runs with the backend's
+    namespace and its cached device scalars, and equals the rule run as dispatched ops."""
+    from fake_cuda import fake_cuda
+
+    with fake_cuda():
+        fast, fast_state, fast_versions, _ = _train(cls, dj.float32, "cuda", **hyper)
+        ref, ref_state, ref_versions, _ = _train(_reference(cls), dj.float32, "cuda", **hyper)
+    for a, b in zip(fast, ref):
+        assert a.dtype == b.dtype and np.array_equal(a, b)
+    for a, b in zip(fast_state, ref_state):
+        assert a.keys() == b.keys()
+        for k in a:
+            assert a[k].dtype == b[k].dtype and np.array_equal(a[k], b[k]), k
+    assert fast_versions == ref_versions
+
+
+@FAKE_DEVICE
+def test_fused_step_takes_device_arrays_and_refuses_mixed_places():
+    from fake_cuda import fake_cuda
+
+    with fake_cuda():
+        p = dj.nn.Parameter(dj.ones(3, device="cuda"))
+        group = {"lr": 0.5, "momentum": 0.0, "dampening": 0.0, "weight_decay": 0.0,
+                 "nesterov": False}
+        assert fused.sgd(p, dj.ones(3, device="cuda"), {}, group)
+        np.testing.assert_array_equal(p.detach().cpu().numpy(), [0.5, 0.5, 0.5])
+        assert not fused.sgd(p, dj.ones(3), {}, group)  # a host gradient: the rule's checks
 
 
 def test_fused_step_keeps_grad_and_state_versions():

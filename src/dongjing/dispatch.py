@@ -465,8 +465,16 @@ def _run_on(op: Op, backend, arrays, attrs: dict):
         if isinstance(out, tuple):  # control ops give a tuple of values
             return tuple(None if v is None else backend.asarray(v) for v in out)
         return backend.asarray(out)
-    arrays = [a if backend.owns(a) else backend.asarray(a) for a in arrays]
-    return op.forward_for(backend.xp)(*arrays, **attrs)
+    for a in arrays:
+        if not backend.owns(a):  # a CPU scalar beside device arrays: its cached device copy
+            arrays = [a if backend.owns(a) else backend.scalar(a)
+                      if type(a) is ndarray and a.ndim == 0 else backend.asarray(a)
+                      for a in arrays]
+            break
+    out = op.forward_for(backend.xp)(*arrays, **attrs)
+    if type(out) is not tuple and backend.is_cached_scalar(out):
+        out = out.copy()  # the result is a shared scalar itself: the caller gets its own
+    return out
 
 
 def _as_array(value, inputs=()):

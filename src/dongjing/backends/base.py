@@ -13,6 +13,9 @@ __all__ = ["Backend", "backend_of", "default_backend", "for_device_type", "is_ar
            "random_types", "register", "registered", "unregister", "write_into"]
 
 
+_SCALAR_CACHE_SIZE = 256
+
+
 @dataclass(eq=False)
 class Backend:
     """One array library as dongjing sees it.
@@ -56,6 +59,26 @@ class Backend:
             if other is not None and other is not self:
                 value = other.to_numpy(value)
         return self.xp.asarray(value, dtype=dtype)
+
+    def scalar(self, value):
+        """The NumPy 0-d array `value` (a CPU scalar beside this backend's tensors, as in
+        ``x * 0.9``) as this backend's 0-d array, copied to the device once per device, dtype
+        and value rather than once per op (an eager step reuses the same few numbers)."""
+        key = (self.current_index(), value.dtype, value.tobytes())
+        cache = self.__dict__.setdefault("_scalars", {})
+        found = cache.get(key)
+        if found is None:
+            ids = self.__dict__.setdefault("_scalar_ids", set())
+            if len(cache) >= _SCALAR_CACHE_SIZE:  # numbers that keep changing: start over
+                cache.clear()
+                ids.clear()
+            found = cache[key] = self.xp.asarray(value)
+            ids.add(id(found))
+        return found
+
+    def is_cached_scalar(self, array) -> bool:
+        """Whether `array` is one of `scalar`'s shared arrays (never handed out to be written)."""
+        return id(array) in self.__dict__.get("_scalar_ids", ())
 
     def array(self, value, dtype=None):
         """A new array holding a copy of `value` (own storage, never a view)."""

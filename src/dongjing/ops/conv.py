@@ -11,6 +11,8 @@ else. Measured against the other options (bench/conv_options.py): see docs/perfo
 
 from __future__ import annotations
 
+import numpy as np
+
 from ..core.registry import Spec, binds, define
 from ..dispatch import apply2
 from ..errors import DTypeError, ShapeError
@@ -22,11 +24,15 @@ from .nn import _fold_forward, out_size, unfold_strided
 _declare_short_path("conv.blocked", __name__, "F.conv2d as one conv2d op (blocked im2col per "
                     "few images) instead of the composition unfold2d + matmul over the batch")
 
-BLOCK_BYTES = 4 << 20  # the windows of this many bytes' worth of images per GEMM
+BLOCK_BYTES = 4 << 20  # the windows of this many bytes' worth of images per GEMM (in cache)
+# On a device every block costs its launches (kh*kw copies and a GEMM): one block for the
+# batch wherever its windows fit this many bytes
+DEVICE_BLOCK_BYTES = 512 << 20
 
 
-def _images_per_block(per_image: int, n: int) -> int:
-    return max(1, min(n, BLOCK_BYTES // max(per_image, 1)))
+def _images_per_block(per_image: int, n: int, xp=np) -> int:
+    budget = BLOCK_BYTES if xp is np else DEVICE_BLOCK_BYTES
+    return max(1, min(n, budget // max(per_image, 1)))
 
 
 def _check(op: str, a: Spec, b: Spec) -> None:
@@ -60,7 +66,7 @@ def _conv_forward(xp, x, w, stride, padding):
     oh, ow = _spatial(x.shape[2:], (kh, kw), stride, padding, "conv2d")
     w2 = w.reshape(o, c * kh * kw)
     out = xp.empty((n, o, oh * ow), dtype=x.dtype)
-    step = _images_per_block(c * kh * kw * oh * ow * x.itemsize, n)
+    step = _images_per_block(c * kh * kw * oh * ow * x.itemsize, n, xp)
     buf = xp.empty((step, c, kh, kw, oh, ow), dtype=x.dtype)
     for s in range(0, n, step):
         e = min(n, s + step)
@@ -86,7 +92,7 @@ def _input_grad_forward(xp, g, w, size, stride, padding):
     wt = xp.ascontiguousarray(w.reshape(o, c * kh * kw).T)
     g2 = g.reshape(n, o, oh * ow)
     out = xp.empty((n, c, size[0], size[1]), dtype=g.dtype)
-    step = _images_per_block(c * kh * kw * oh * ow * g.itemsize, n)
+    step = _images_per_block(c * kh * kw * oh * ow * g.itemsize, n, xp)
     buf = xp.empty((step, c * kh * kw, oh * ow), dtype=g.dtype)
     for s in range(0, n, step):
         e = min(n, s + step)
@@ -113,7 +119,7 @@ def _weight_grad_forward(xp, x, g, kernel, stride, padding):
     kh, kw = kernel
     g2 = g.reshape(n, o, oh * ow)
     total = xp.zeros((o, c * kh * kw), dtype=x.dtype)
-    step = _images_per_block(c * kh * kw * oh * ow * x.itemsize, n)
+    step = _images_per_block(c * kh * kw * oh * ow * x.itemsize, n, xp)
     buf = xp.empty((step, c, kh, kw, oh, ow), dtype=x.dtype)
     part = xp.empty((step, o, c * kh * kw), dtype=x.dtype)
     for s in range(0, n, step):

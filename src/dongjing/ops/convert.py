@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from .. import dtypes
 from ..backends import backend_of, default_backend
 from ..core.registry import OPS
@@ -9,6 +11,7 @@ from ..tensor import Tensor
 from ..tensor.conversion import to_array
 
 _make = Tensor._make
+_NUMBERS = (bool, int, float)
 
 
 def as_tensor(value, like: Tensor | None = None) -> Tensor:
@@ -23,6 +26,19 @@ def as_tensor(value, like: Tensor | None = None) -> Tensor:
     return _make(to_array(value))
 
 
+def _operand_scalar(value, like: Tensor) -> Tensor:
+    """A Python number beside `like` as a binary op's operand: on a device, the backend's
+    cached copy of it (a per-op host-to-device copy cost an eager GPU step more than its
+    kernels); the op reads it and makes a new array, so sharing it is safe."""
+    data = like._data
+    if data is not None and type(data) is not np.ndarray:
+        backend = backend_of(data)
+        if backend.device_type != "cpu":
+            dtype = dtypes.scalar_dtype(value, like.dtype)
+            return _make(backend.scalar(np.asarray(value, dtype)))
+    return as_tensor(value, like)
+
+
 def pair(a, b) -> tuple[Tensor, Tensor]:
     """Two operands of a binary op as Tensors of one dtype (a cast is inserted if needed)."""
     if type(a) is Tensor and type(b) is Tensor:  # the per-op fast path: two eager tensors
@@ -31,9 +47,9 @@ def pair(a, b) -> tuple[Tensor, Tensor]:
             return a, b
     if isinstance(a, Tensor):
         if not isinstance(b, Tensor):
-            b = as_tensor(b, a)
+            b = _operand_scalar(b, a) if type(b) in _NUMBERS else as_tensor(b, a)
     elif isinstance(b, Tensor):
-        a = as_tensor(a, b)
+        a = _operand_scalar(a, b) if type(a) in _NUMBERS else as_tensor(a, b)
     else:
         a = as_tensor(a)
         b = as_tensor(b, a)

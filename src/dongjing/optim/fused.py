@@ -4,9 +4,11 @@ dispatched op per term, writing into the parameter's and the state's existing ar
 
 Each function does exactly the arithmetic of its rule in `rules.py` (the same ufuncs, in the
 same order, on scalars of the same dtypes), so the results are bit-identical to the reference
-path. It returns False, having changed nothing, when its preconditions do not hold (a device
-array, mixed dtypes, a tensor hyperparameter, state of an unexpected form, ...); the caller
-then runs the rule itself.
+path. It returns False, having changed nothing, when its preconditions do not hold (arrays of
+two backends or devices, mixed dtypes, a tensor hyperparameter, state of an unexpected form,
+...); the caller then runs the rule itself. On a device (CuPy) the same calls go to the
+backend's namespace with its cached device scalars: a few kernel launches per parameter and no
+host-to-device copy, where the rule's dispatched ops cost a launch, a copy and the dispatch.
 """
 
 from __future__ import annotations
@@ -16,11 +18,37 @@ import threading
 
 import numpy as np
 
+from ..backends import backend_of
 from ..cpu_kernels import kernels
 from ..dtypes import is_floating, scalar_dtype
 from ..tensor import Tensor
 
 _ndarray = np.ndarray
+
+
+class _Place:
+    """Where an update runs: the array namespace, its 0-d scalars and scratch arrays."""
+
+    __slots__ = ("xp", "scalar", "scratch", "backend")
+
+    def __init__(self, xp, scalar, scratch, backend=None):
+        self.xp, self.scalar, self.scratch, self.backend = xp, scalar, scratch, backend
+
+
+_places: dict = {}  # id(backend) -> its _Place
+
+
+def _device_place(backend) -> _Place:
+    found = _places.get(id(backend))
+    if found is None or found.backend is not backend:
+        def scalar(value, dtype):
+            return backend.scalar(_scalar(value, dtype))
+
+        def scratch(like, pool=None):
+            return backend.xp.empty_like(like)
+
+        found = _places[id(backend)] = _Place(backend.xp, scalar, scratch, backend)
+    return found
 
 
 def _number(value) -> bool:
@@ -43,18 +71,40 @@ def _scalar(value, dtype):
     return found
 
 
+_HOST: _Place  # NumPy's, made below once `_scratch` exists
+
+
+def _place_of(pd, gd):
+    """The `_Place` of arrays `pd` and `gd` when both are NumPy's or both one device's; else
+    None."""
+    if type(pd) is _ndarray:
+        return _HOST if type(gd) is _ndarray else None
+    backend = backend_of(pd, None)
+    if (backend is None or backend.device_type == "cpu" or not backend.owns(gd)
+            or backend.index_of(pd) != backend.index_of(gd)):
+        return None
+    return _device_place(backend)
+
+
+def _writable(data) -> bool:
+    flags = data.flags
+    return getattr(flags, "writeable", True)  # CuPy's arrays have no read-only flag
+
+
 def _arrays(p: Tensor, g: Tensor):
-    """(parameter array, gradient array) when both are plain NumPy arrays of one floating
-    dtype and shape, not aliasing each other; else None."""
+    """(parameter array, gradient array, place) when both are arrays of one place (NumPy or
+    one device), of one floating dtype and shape, not aliasing each other; else None."""
     pd, gd = p._data, g._data
-    if (type(pd) is not _ndarray or type(gd) is not _ndarray or g._node is not None
-            or p._node is not None):
+    if g._node is not None or p._node is not None:
+        return None
+    place = _place_of(pd, gd)
+    if place is None:
         return None
     if pd.dtype != gd.dtype or not is_floating(pd.dtype) or pd.shape != gd.shape:
         return None
-    if not pd.flags.writeable or np.may_share_memory(pd, gd):
+    if not _writable(pd) or place.xp.may_share_memory(pd, gd):
         return None
-    return pd, gd
+    return pd, gd, place
 
 
 def _operands(p: Tensor, g: Tensor, hyper: tuple):
@@ -64,33 +114,33 @@ def _operands(p: Tensor, g: Tensor, hyper: tuple):
     return _arrays(p, g)
 
 
-def _state_arrays(state: dict, names, like: np.ndarray):
+def _state_arrays(state: dict, names, like, place: _Place):
     """The arrays of the state Variables `names` (each of `like`'s shape and dtype), or None."""
     found = []
     for name in names:
-        data = _buffer(state.get(name), like)
+        data = _buffer(state.get(name), like, place)
         if data is None:
             return None
         found.append(data)
     return found
 
 
-def _buffer(t, like: np.ndarray):
+def _buffer(t, like, place: _Place):
     """The array of state tensor `t` when it can be updated in place beside `like`, or None."""
     data = t._data if isinstance(t, Tensor) else None
-    if (type(data) is not _ndarray or t._node is not None or data.dtype != like.dtype
-            or data.shape != like.shape or not data.flags.writeable
-            or np.may_share_memory(data, like)):
+    if (data is None or _place_of(data, like) is not place or t._node is not None
+            or data.dtype != like.dtype or data.shape != like.shape or not _writable(data)
+            or place.xp.may_share_memory(data, like)):
         return None
     return data
 
 
-def _step_array(state: dict):
-    """The float32 0-d array of a rule's step counter, or None."""
+def _step_array(state: dict, like, place: _Place):
+    """The float32 0-d array of a rule's step counter (beside `like`), or None."""
     t = state.get("step")
     data = getattr(t, "_data", None) if isinstance(t, Tensor) else None
-    if type(data) is not _ndarray or t._node is not None or data.shape != () or \
-            data.dtype != np.float32 or not data.flags.writeable:
+    if data is None or _place_of(data, like) is not place or t._node is not None or \
+            data.shape != () or data.dtype != np.float32 or not _writable(data):
         return None
     return data
 
@@ -119,6 +169,9 @@ def _scratch(like: np.ndarray, pool: dict | None = None) -> np.ndarray:
     return found
 
 
+_HOST = _Place(np, _scalar, _scratch)
+
+
 def _bump(*tensors) -> None:
     for t in tensors:
         t._version[0] += 1
@@ -131,35 +184,39 @@ def sgd(p: Tensor, g: Tensor, state: dict, group: dict) -> bool:
     arrays = _operands(p, g, (lr, mu, damp, wd))
     if arrays is None:
         return False
-    pd, gd = arrays
+    pd, gd, place = arrays
+    xp, sc = place.xp, place.scalar
     dt = pd.dtype
     bufs = step = None
     if mu:
-        bufs = _state_arrays(state, ("momentum_buffer",), pd)
+        bufs = _state_arrays(state, ("momentum_buffer",), pd, place)
         if bufs is None:
             return False
         if damp:
-            step = _step_array(state)
+            step = _step_array(state, pd, place)
             if step is None:
                 return False
     if wd:
-        gd = gd + pd * _scalar(wd, dt)
+        gd = gd + pd * sc(wd, dt)
     if mu:
         buf = bufs[0]
         if not damp:
-            np.multiply(buf, _scalar(mu, dt), out=buf)
-            np.add(buf, gd, out=buf)
+            xp.multiply(buf, sc(mu, dt), out=buf)
+            xp.add(buf, gd, out=buf)
         else:  # dampening does not apply to the first step: b = g there
-            if step == 0:
+            if place is _HOST and step == 0:
                 np.copyto(buf, gd)
+            elif place is not _HOST:  # the step count stays on the device: no host read
+                later = xp.add(xp.multiply(buf, sc(mu, dt)), gd * sc(1.0 - damp, dt))
+                xp.copyto(buf, xp.where(step == sc(0.0, step.dtype), gd, later))
             else:
-                np.multiply(buf, _scalar(mu, dt), out=buf)
-                np.add(buf, gd * _scalar(1.0 - damp, dt), out=buf)
-            np.add(step, _scalar(1.0, step.dtype), out=step)
+                np.multiply(buf, sc(mu, dt), out=buf)
+                np.add(buf, gd * sc(1.0 - damp, dt), out=buf)
+            xp.add(step, sc(1.0, step.dtype), out=step)
             _bump(state["step"])
         _bump(state["momentum_buffer"])
-        gd = gd + buf * _scalar(mu, dt) if group["nesterov"] else buf
-    np.subtract(pd, np.multiply(gd, _scalar(lr, dt), out=_scratch(pd)), out=pd)
+        gd = gd + buf * sc(mu, dt) if group["nesterov"] else buf
+    xp.subtract(pd, xp.multiply(gd, sc(lr, dt), out=place.scratch(pd)), out=pd)
     _bump(p)
     return True
 
@@ -173,31 +230,32 @@ def adam(p: Tensor, g: Tensor, state: dict, group: dict, decoupled: bool) -> boo
     arrays = _operands(p, g, (lr, b1, b2, wd, eps))
     if arrays is None:
         return False
-    pd, gd = arrays
+    pd, gd, place = arrays
+    xp, sc = place.xp, place.scalar
     dt = pd.dtype
     names = ("exp_avg", "exp_avg_sq") + (("max_exp_avg_sq",) if group["amsgrad"] else ())
-    moments = _state_arrays(state, names, pd)
-    step = _step_array(state)
+    moments = _state_arrays(state, names, pd, place)
+    step = _step_array(state, pd, place)
     if moments is None or step is None:
         return False
     if wd and decoupled:
-        np.multiply(pd, _scalar(1.0 - lr * wd, dt), out=pd)
+        xp.multiply(pd, sc(1.0 - lr * wd, dt), out=pd)
     elif wd:
-        gd = gd + pd * _scalar(wd, dt)
-    np.add(step, _scalar(1.0, step.dtype), out=step)
+        gd = gd + pd * sc(wd, dt)
+    xp.add(step, sc(1.0, step.dtype), out=step)
     m, v = moments[0], moments[1]
-    np.multiply(m, _scalar(b1, dt), out=m)
-    np.add(m, gd * _scalar(1.0 - b1, dt), out=m)
-    np.multiply(v, _scalar(b2, dt), out=v)
-    np.add(v, gd * gd * _scalar(1.0 - b2, dt), out=v)
+    xp.multiply(m, sc(b1, dt), out=m)
+    xp.add(m, gd * sc(1.0 - b1, dt), out=m)
+    xp.multiply(v, sc(b2, dt), out=v)
+    xp.add(v, gd * gd * sc(1.0 - b2, dt), out=v)
     if group["amsgrad"]:
-        v = np.maximum(moments[2], v, out=moments[2])
+        v = xp.maximum(moments[2], v, out=moments[2])
     t = step.astype(dt)  # bias corrections in the parameter's precision
-    one = _scalar(1.0, dt)
-    m_hat = m / np.subtract(one, np.power(_scalar(b1, dt), t))
-    v_hat = v / np.subtract(one, np.power(_scalar(b2, dt), t))
-    denom = np.sqrt(v_hat) + _scalar(eps, dt)
-    np.subtract(pd, (m_hat * _scalar(lr, dt)) / denom, out=pd)
+    one = sc(1.0, dt)
+    m_hat = m / xp.subtract(one, xp.power(sc(b1, dt), t))
+    v_hat = v / xp.subtract(one, xp.power(sc(b2, dt), t))
+    denom = xp.sqrt(v_hat) + sc(eps, dt)
+    xp.subtract(pd, (m_hat * sc(lr, dt)) / denom, out=pd)
     _bump(p, *(state[name] for name in ("step",) + names))
     return True
 
@@ -240,7 +298,7 @@ def sgd_group(opt, group: dict) -> list:
             or not (_number(lr) and _number(mu))):
         return params
     left = []
-    scalars: dict = {}  # dtype -> (mu, lr) as that dtype's 0-d arrays
+    scalars: dict = {}  # (dtype, place) -> (mu, lr) as that dtype's 0-d arrays there
     states = opt.state
     pool = _pool()
     for p in params:
@@ -251,30 +309,31 @@ def sgd_group(opt, group: dict) -> list:
         if arrays is None:
             left.append(p)
             continue
-        pd, gd = arrays
+        pd, gd, place = arrays
         if mu:
             state = states.get(p) or opt._state_of(p)
             buf_t = state.get("momentum_buffer")
-            buf = _buffer(buf_t, pd)
+            buf = _buffer(buf_t, pd, place)
             if buf is None:
                 left.append(p)
                 continue
         dt = pd.dtype
-        found = scalars.get(dt)
+        found = scalars.get((dt, place))
         if found is None:
-            found = scalars[dt] = (_scalar(mu, dt), _scalar(lr, dt))
+            found = scalars[dt, place] = (place.scalar(mu, dt), place.scalar(lr, dt))
         mu_s, lr_s = found
-        if mu and (kernel := _sgd_kernel(dt)) is not None and pd.flags.c_contiguous and (
-                gd.flags.c_contiguous and buf.flags.c_contiguous
+        xp = place.xp
+        if mu and place is _HOST and (kernel := _sgd_kernel(dt)) is not None and (
+                pd.flags.c_contiguous and gd.flags.c_contiguous and buf.flags.c_contiguous
                 and not np.may_share_memory(gd, buf)):
             kernel(pd.size, mu_s[()], lr_s[()], gd.reshape(-1), buf.reshape(-1), pd.reshape(-1))
             buf_t._version[0] += 1
             p._version[0] += 1
             continue
         if mu:
-            np.multiply(buf, mu_s, out=buf)
-            gd = np.add(buf, gd, out=buf)
+            xp.multiply(buf, mu_s, out=buf)
+            gd = xp.add(buf, gd, out=buf)
             buf_t._version[0] += 1
-        np.subtract(pd, np.multiply(gd, lr_s, out=_scratch(pd, pool)), out=pd)
+        xp.subtract(pd, xp.multiply(gd, lr_s, out=place.scratch(pd, pool)), out=pd)
         p._version[0] += 1
     return left

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import inspect
 import warnings
+from contextlib import nullcontext
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -21,9 +22,10 @@ from ..autograd import views as _views
 from ..autograd.grad_mode import no_grad
 from ..autograd.grad_mode import state as _grad_state
 from ..autograd.provenance import note_modified
-from ..backends import is_array
+from ..backends import backend_of, is_array
 from ..core.torch_args import as_method, unlisted_keywords
 from ..devices.random import generator as _global
+from ..dtypes import is_floating, scalar_dtype
 from ..errors import DTypeError, ShapeError
 from ..ops.index import build_key, parse_key
 from ..short_paths import declare as _declare_short_path
@@ -84,8 +86,10 @@ def _direct(t: Tensor, name: str, ufunc, other, alpha=1) -> bool:
     """The untracked fast path: the ufunc writes straight into `t`'s memory. False when the
     op must go through `run_inplace` (symbolic, or gradients to record)."""
     # short path: tensor_inplace.direct
-    if t._node is not None or type(t._data) is not np.ndarray or not _short.on:
-        return False  # symbolic, on a device, or short paths off
+    if t._node is not None or not _short.on:
+        return False  # symbolic, or short paths off
+    if type(t._data) is not np.ndarray:
+        return _direct_on_device(t, name, ufunc, other, alpha)
     if _grad_state.grad_enabled and t._view_of is not None:
         return False  # a view: its root decides (run_inplace checks the chain)
     if isinstance(other, Tensor):
@@ -112,6 +116,35 @@ def _direct(t: Tensor, name: str, ufunc, other, alpha=1) -> bool:
             f"{name}: result of shape {np.broadcast_shapes(t.shape, np.shape(value))} does not "
             f"fit in place into a tensor of shape {t.shape}"
         ) from exc
+    t._version[0] += 1
+    note_modified(t, name)
+    return True
+
+
+def _direct_on_device(t: Tensor, name: str, ufunc, other, alpha) -> bool:
+    """`_direct` for a tensor on a device, taken only where nothing can fail or promote: the
+    other operand is a number of the tensor's dtype (its cached device scalar) or an untracked
+    tensor of the same backend, device, dtype and shape; else False (`run_inplace`)."""
+    data = t._data
+    backend = backend_of(data, None)
+    if backend is None or backend.device_type == "cpu" or alpha != 1:
+        return False
+    if _grad_state.grad_enabled and (t.requires_grad or t._view_of is not None):
+        return False
+    if ufunc is np.true_divide and not is_floating(data.dtype):
+        return False
+    if isinstance(other, Tensor):
+        value = other._data
+        if (other._node is not None or not backend.owns(value) or value.dtype != data.dtype
+                or value.shape != data.shape or backend.index_of(value) != backend.index_of(data)
+                or (_grad_state.grad_enabled and other.requires_grad)):
+            return False
+    elif type(other) in (int, float) and scalar_dtype(other, data.dtype) == data.dtype:
+        value = backend.scalar(np.asarray(other, data.dtype))
+    else:
+        return False
+    with backend.using(backend.index_of(data)) if backend.multi_device else nullcontext():
+        getattr(backend.xp, ufunc.__name__)(data, value, out=data)
     t._version[0] += 1
     note_modified(t, name)
     return True

@@ -1,0 +1,56 @@
+"""The eager GPU fast paths with CuPy itself, against the general path bit for bit: cached device
+scalars (CuPy's own promotion of a 0-d operand), in-place arithmetic written by CuPy's ufuncs,
+and the optimizers' in-place steps on CuPy arrays (tests/test_device_fast_paths.py and
+tests/test_optim_fused.py run the same on the fake device)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from gpu_helpers import host, on_gpu
+
+import dongjing as dj
+from dongjing import short_paths
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from test_device_fast_paths import _inplace_program  # noqa: E402
+from test_optim_fused import CASES, _reference, _train  # noqa: E402
+
+
+def test_inplace_arithmetic_on_the_gpu_equals_the_general_path():
+    fast = _inplace_program("cuda")
+    assert all(on_gpu(t) for t in fast)
+    with short_paths.disabled():
+        slow = _inplace_program("cuda")
+    cpu = _inplace_program("cpu")
+    for a, b, c in zip(fast, slow, cpu):
+        a, b = host(a), host(b)
+        assert a.dtype == b.dtype == c.dtype and a.tobytes() == b.tobytes()
+        np.testing.assert_allclose(a, c.numpy(), rtol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", [dj.float16, dj.float32, dj.float64, dj.int32, dj.int64])
+def test_scalars_beside_gpu_tensors_promote_as_on_the_cpu(dtype):
+    values = np.array([1, 2, 3]).astype(dtype)
+    for number in (2, 0.5, -1.25, True):
+        for fn in (lambda t, v: t + v, lambda t, v: v * t, lambda t, v: t / v,
+                   lambda t, v: dj.maximum(t, dj.tensor(v)) if isinstance(v, float) else t - v):
+            gpu = fn(dj.tensor(values, device="cuda"), number)
+            cpu = fn(dj.tensor(values), number)
+            assert gpu.dtype == cpu.dtype, (dtype, number)
+            np.testing.assert_allclose(host(gpu), cpu.numpy(), rtol=1e-3 if dtype == dj.float16
+                                       else 1e-6)
+
+
+@pytest.mark.parametrize("cls,hyper", CASES)
+def test_fused_optimizer_steps_on_the_gpu_equal_the_rule(cls, hyper):
+    fast, fast_state, _, _ = _train(cls, dj.float32, "cuda", **hyper)
+    ref, ref_state, _, _ = _train(_reference(cls), dj.float32, "cuda", **hyper)
+    for a, b in zip(fast, ref):
+        assert a.dtype == b.dtype and np.array_equal(a, b)
+    for a, b in zip(fast_state, ref_state):
+        for k in a:
+            assert np.array_equal(a[k], b[k]), k
