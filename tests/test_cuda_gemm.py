@@ -1,4 +1,4 @@
-"""The operand layouts `compiler/cuda_gemm.py` hands cuBLAS, checked without a GPU: a
+"""The operand layouts `backends/cuda_gemm.py` hands cuBLAS, checked without a GPU: a
 column-major gemm written out in NumPy over the operands' raw memory, given the ops and
 leading dimensions the module computes, must give ``a @ b`` for contiguous operands,
 transposed views, row slices, single rows and columns."""
@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dongjing.compiler.cuda_gemm import gemm_call, operand
+from dongjing.backends.cuda_gemm import gemm_call, operand
 
 
 def _column_major(buf, offset, ld, op, rows, cols):

@@ -121,3 +121,29 @@ def test_device_inplace_keeps_the_general_checks(cuda):
     leaf = dj.tensor([1.0, 2.0], device="cuda", requires_grad=True)
     with pytest.raises(RuntimeError, match="leaf"):
         leaf += 1.0
+
+
+def test_a_backends_own_forward_serves_eager_ops_and_their_gradients(cuda):
+    """`Backend.forwards` (CuPy: matmul through cuBLAS) replaces the op's `xp` forward in eager
+    dispatch, forward and backward, with the same results."""
+    calls = []
+
+    def own_matmul(a, b):
+        calls.append((a.shape, b.shape))
+        return cuda.xp.matmul(a, b)
+
+    rng = np.random.default_rng(1)
+    x0, w0 = rng.standard_normal((4, 3)), rng.standard_normal((3, 2))
+    results = {}
+    for own in (False, True):
+        cuda.forwards.clear()
+        if own:
+            cuda.forwards["matmul"] = own_matmul
+        x = dj.tensor(x0, device="cuda", requires_grad=True)
+        w = dj.tensor(w0, device="cuda", requires_grad=True)
+        loss = (x @ w).tanh().sum()
+        loss.backward()
+        results[own] = [_host(t) for t in (loss, x.grad, w.grad)]
+    assert calls == [((4, 3), (3, 2)), ((4, 2), (2, 3)), ((3, 4), (4, 2))]
+    for a, b in zip(results[False], results[True]):
+        assert a.tobytes() == b.tobytes()

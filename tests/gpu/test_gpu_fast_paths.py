@@ -54,3 +54,33 @@ def test_fused_optimizer_steps_on_the_gpu_equal_the_rule(cls, hyper):
     for a, b in zip(fast_state, ref_state):
         for k in a:
             assert np.array_equal(a[k], b[k]), k
+
+
+def test_eager_products_go_through_cublas_and_match_cupy():
+    from dongjing.backends import for_device_type
+
+    backend = for_device_type("cuda")
+    cp = backend.xp
+    rng = np.random.default_rng(5)
+    for dtype in (np.float32, np.float64):
+        a0 = rng.standard_normal((7, 5)).astype(dtype)
+        b0 = rng.standard_normal((5, 3)).astype(dtype)
+        a = dj.tensor(a0, device="cuda", requires_grad=True)
+        b = dj.tensor(b0, device="cuda", requires_grad=True)
+        out = a @ b
+        (out * out).sum().backward()
+        want = cp.matmul(cp.asarray(a0), cp.asarray(b0)).get()
+        np.testing.assert_allclose(host(out), want, rtol=1e-6, atol=1e-6)
+        g = 2 * want
+        np.testing.assert_allclose(host(a.grad), g @ b0.T, rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(host(b.grad), a0.T @ g, rtol=1e-5, atol=1e-5)
+        # a transposed view, a batched and a 1-d product (the last two through cupy.matmul)
+        np.testing.assert_allclose(host(dj.tensor(b0.T.copy(), device="cuda").T @
+                                        dj.tensor(b0.T.copy(), device="cuda")),
+                                   b0 @ b0.T, rtol=1e-5, atol=1e-5)
+        batch = rng.standard_normal((2, 7, 5)).astype(dtype)
+        np.testing.assert_allclose(host(dj.tensor(batch, device="cuda") @ b.detach()),
+                                   batch @ b0, rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(host(a.detach() @ dj.tensor(b0[:, 0].copy(), device="cuda")),
+                                   a0 @ b0[:, 0], rtol=1e-5, atol=1e-5)
+    assert backend.forwards["matmul"] is not cp.matmul  # cuBLAS loaded

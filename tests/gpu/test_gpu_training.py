@@ -243,7 +243,7 @@ def _elementwise_batches(n: int):
 
 
 def _graph_of(kind: str):
-    if kind == "mlp":  # products through cuBLAS directly (compiler/cuda_gemm.py)
+    if kind == "mlp":  # products through cuBLAS directly (backends/cuda_gemm.py)
         return _mlp_graph("cuda", 2), _batches(10)
     return _elementwise_graph(), _elementwise_batches(10)
 
@@ -272,8 +272,7 @@ def test_cuda_graph_replay_matches_plain_execution(monkeypatch, kind):
 def test_products_through_cublas_match_cupy():
     import cupy
 
-    from dongjing.backends import for_device_type
-    from dongjing.compiler import cuda_gemm
+    from dongjing.backends import cuda_gemm, for_device_type
 
     gemm = cuda_gemm.for_backend(for_device_type("cuda"))
     assert gemm is not None

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import DongjingError
@@ -47,6 +47,9 @@ class Backend:
     multi_device: bool = False  # more than one device: ops check and select the array's device
     random_types: tuple = ()
     capturing_fn: Callable[[], bool] | None = None  # a CUDA graph is being captured now
+    # op name -> this backend's own forward for it, used by eager dispatch in place of the
+    # op's `xp` forward (same arguments and result; e.g. CuPy's matmul through cuBLAS)
+    forwards: dict = field(default_factory=dict)
 
     def owns(self, value) -> bool:
         """True when `value` is an array of this backend."""

@@ -9,6 +9,7 @@ extra ``dongjing[gpu]`` (``cupy-cuda12x``).
 
 from __future__ import annotations
 
+from . import cuda_gemm
 from .base import Backend, register, register_loader
 
 __all__ = ["load", "unavailable_reason"]
@@ -46,6 +47,18 @@ class _Generator:
         return self._rs.choice(a, size, replace, p)
 
 
+def _own_matmul(backend: Backend):
+    """`backend.forwards["matmul"]`: on first use, cuBLAS through `cuda_gemm` (2-D float
+    products; the rest go to `cupy.matmul`), or `cupy.matmul` itself where cuBLAS cannot be
+    loaded."""
+    def matmul(a, b):
+        gemm = cuda_gemm.for_backend(backend) or backend.xp.matmul
+        backend.forwards["matmul"] = gemm
+        return gemm(a, b)
+
+    return matmul
+
+
 def _make_backend(cupy) -> Backend:
     import cupyx
 
@@ -54,7 +67,7 @@ def _make_backend(cupy) -> Backend:
         device.synchronize()
 
     count = cupy.cuda.runtime.getDeviceCount()
-    return Backend(
+    backend = Backend(
         name="cupy",
         xp=cupy,
         array_types=(cupy.ndarray,),
@@ -72,6 +85,8 @@ def _make_backend(cupy) -> Backend:
                            if hasattr(cupy.random, n)),
         capturing_fn=lambda: cupy.cuda.get_current_stream().is_capturing(),
     )
+    backend.forwards["matmul"] = _own_matmul(backend)
+    return backend
 
 
 def load() -> Backend | None:

@@ -13,11 +13,12 @@ import functools
 
 import numpy as np
 
+from ..backends import cuda_gemm
 from ..core.low_precision import needs_widening, widened
 from ..cpu_kernels import parallel
 from ..cpu_kernels.kernels import FORMULA_NAMES, compile_kernel, formula_lines
 from ..ops.index import Slot
-from . import cuda_gemm, cuda_kernels, loops
+from . import cuda_kernels, loops
 from .device_ops import concat_by_copies
 from .ir import numel
 from .memory import MemoryPlan, kernel_output

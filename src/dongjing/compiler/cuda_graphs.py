@@ -48,7 +48,7 @@ def enabled() -> bool:
 
 # CuPy refuses cuBLAS calls while a stream captures (NotImplementedError, seen with CuPy 14.2
 # on an H100): products are captured only when the program computes them through cuBLAS
-# itself (compiler/cuda_gemm.py: 2-D float32/float64), else they stay uncaptured rather than
+# itself (backends/cuda_gemm.py: 2-D float32/float64), else they stay uncaptured rather than
 # fail one capture per program
 _PRODUCT_DTYPES = frozenset({"float32", "float64"})
 
