@@ -63,6 +63,10 @@ CASES = {
     "a single row": (M[3:4], N),
     "a single column": (M, N[:, 2:3]),
     "a broadcast (copied)": (np.broadcast_to(M[:1], (7, 5)), N),
+    # size-1 dims with stride 0 (broadcast views, as a 1-d @ 1-d gradient makes on the GPU)
+    "1x1 with zero strides": (np.lib.stride_tricks.as_strided(M[2:3, 1:2], (1, 1), (0, 0)),
+                              np.broadcast_to(N[:1, :4], (1, 4))),
+    "a zero-stride column": (M, np.lib.stride_tricks.as_strided(N[:, 1:2], (5, 1), (48, 0))),
 }
 
 
@@ -70,6 +74,12 @@ CASES = {
 def test_the_layout_cublas_is_given_computes_a_at_b(name):
     a, b = CASES[name]
     np.testing.assert_allclose(_gemm(a, b), a @ b, rtol=1e-12, atol=1e-12)
+
+
+def test_size_one_dims_never_ask_for_a_copy():
+    assert operand((1, 1), (0, 0), 8) == (0, 1)
+    assert operand((1, 4), (0, 8), 8) == (0, 4)
+    assert operand((4, 1), (8, 0), 8) == (0, 1)
 
 
 def test_strides_that_no_op_reads_ask_for_a_copy():

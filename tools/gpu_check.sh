@@ -11,12 +11,14 @@ mkdir -p "$OUT"
   python3 -c "import sys, numpy, cupy; print(sys.version.split()[0], 'numpy', numpy.__version__, 'cupy', cupy.__version__)"
 } > "$OUT/machine.txt" 2>&1
 cat "$OUT/machine.txt"
-timeout "${TRAIN_S:-240}" python3 -m pytest tests/gpu/test_gpu_training.py tests/gpu/test_gpu_devices.py \
-  tests/test_devices_static.py -q -p no:warnings -rfE --tb=short > "$OUT/train.log" 2>&1
-echo "train+devices: $(tail -1 "$OUT/train.log")"
+# pytest-xdist, where installed, spreads the tests over the machine's cores
+XDIST=$(python3 -c "import xdist" 2>/dev/null && echo "-n ${JOBS:-8}")
+timeout "${TRAIN_S:-240}" python3 -m pytest tests/gpu --ignore=tests/gpu/test_gpu_ops.py \
+  tests/test_devices_static.py -q -p no:warnings -rfE --tb=short $XDIST > "$OUT/train.log" 2>&1
+echo "gpu tests but ops, devices: $(tail -1 "$OUT/train.log")"
 if [ -z "${SKIP_OPS:-}" ]; then
   timeout "${OPS_S:-200}" python3 -m pytest tests/gpu/test_gpu_ops.py -q -p no:warnings -rfE \
-    --tb=line > "$OUT/ops.log" 2>&1
+    --tb=line $XDIST > "$OUT/ops.log" 2>&1
   echo "ops: $(tail -1 "$OUT/ops.log")"
 fi
 if [ -n "${BENCH:-}" ]; then

@@ -32,6 +32,12 @@ def operand(shape, strides, itemsize: int):
     s0, s1 = strides[0] // itemsize, strides[1] // itemsize
     if strides[0] % itemsize or strides[1] % itemsize:
         return None
+    # the stride of a dim of size 1 is never used (broadcast views give 0 there): the gemm
+    # reads such an operand as if it were contiguous
+    if rows == 1:
+        s0 = max(cols, 1)
+    if cols == 1:
+        s1 = 1
     if (s1 == 1 or cols == 1) and (rows == 1 or s0 >= cols) and s0 > 0:
         return _OP_N, max(s0, cols, 1)  # rows contiguous: column-major it is the transpose
     if (s0 == 1 or rows == 1) and (cols == 1 or s1 >= rows) and s1 > 0:
@@ -64,8 +70,8 @@ class _Cublas:
             ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p, ctypes.c_int,
             ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int]
         self.gemm = {}
-        for dtype, name, scalar in (("float32", "cublasSgemm_v2", ctypes.c_float),
-                                    ("float64", "cublasDgemm_v2", ctypes.c_double)):
+        for dtype, name, scalar in (("f", "cublasSgemm_v2", ctypes.c_float),  # dtype.char
+                                    ("d", "cublasDgemm_v2", ctypes.c_double)):
             fn = getattr(self.lib, name)
             fn.argtypes, fn.restype = args, ctypes.c_int
             one, zero = scalar(1.0), scalar(0.0)
@@ -120,8 +126,8 @@ def _make(xp, blas: _Cublas):
     current_stream = xp.cuda.get_current_stream
 
     def matmul(a, b, out=None):
-        dtype = a.dtype.name
-        if (a.ndim != 2 or b.ndim != 2 or b.dtype.name != dtype or dtype not in blas.gemm
+        dtype = a.dtype.char  # ("f", "d"): a C attribute (`dtype.name` runs Python code)
+        if (a.ndim != 2 or b.ndim != 2 or b.dtype.char != dtype or dtype not in blas.gemm
                 or 0 in a.shape or 0 in b.shape or a.shape[1] != b.shape[0]):
             return xp.matmul(a, b, out=out)
         itemsize = a.dtype.itemsize
@@ -133,6 +139,8 @@ def _make(xp, blas: _Cublas):
         if b_op is None:
             b = xp.ascontiguousarray(b)
             b_op = operand(b.shape, b.strides, itemsize)
+        if a_op is None or b_op is None:  # a layout no copy made readable: CuPy's own
+            return xp.matmul(a, b, out=out)
         shape = (a.shape[0], b.shape[1])
         target = out
         if target is None or not target.flags.c_contiguous or target.dtype != a.dtype:
