@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dongjing.backends.cuda_gemm import gemm_call, operand
+from dongjing.backends.cuda_gemm import gemm_call, layout, operand
 
 
 def _column_major(buf, offset, ld, op, rows, cols):
@@ -86,3 +86,64 @@ def test_strides_that_no_op_reads_ask_for_a_copy():
     x = rng.standard_normal((6, 6))[::2, ::2]
     assert operand(x.shape, x.strides, x.itemsize) is None
     assert operand((3, 3), (24, 8), 8) == (0, 3) and operand((3, 3), (8, 24), 8) == (1, 3)
+
+
+def _batched_gemm(a, b):
+    """`cuda_gemm`'s strided-batched call for a 2-D/3-D `a @ b`, run over the raw memory."""
+    a_lay, b_lay = layout(a.shape, a.strides, a.itemsize), layout(b.shape, b.strides, b.itemsize)
+    if a_lay is None:
+        a = np.ascontiguousarray(a)
+        a_lay = layout(a.shape, a.strides, a.itemsize)
+    if b_lay is None:
+        b = np.ascontiguousarray(b)
+        b_lay = layout(b.shape, b.strides, b.itemsize)
+    count = max(a.shape[0] if a.ndim == 3 else 1, b.shape[0] if b.ndim == 3 else 1)
+    tb, ta, m, n, k, _, ld_b, _, ld_a, _ = gemm_call(a.shape[-2:], b.shape[-2:], a_lay[:2],
+                                                     b_lay[:2], max(b.shape[-1], 1))
+    b_buf, b_off = _raw(b)
+    a_buf, a_off = _raw(a)
+    out = []
+    for i in range(count):
+        first = _column_major(b_buf, b_off + i * b_lay[2], ld_b, tb, m, k)
+        second = _column_major(a_buf, a_off + i * a_lay[2], ld_a, ta, k, n)
+        out.append((first @ second).T)
+    return np.stack(out)
+
+
+W = rng.standard_normal((6, 9))
+COLS = rng.standard_normal((4, 9, 11))
+BATCHED = {
+    "2-d @ 3-d (conv2d's forward: the weight read by every product)": (W, COLS),
+    "3-d @ 2-d": (COLS.transpose(0, 2, 1), W.T),
+    "3-d @ transposed 3-d (conv2d's weight gradient)": (
+        rng.standard_normal((4, 6, 11)), COLS.transpose(0, 2, 1)),
+    "a batch of one with 3-d": (W[None], COLS),
+    "every other batch entry": (rng.standard_normal((8, 6, 9))[::2], COLS),
+    "a strided batch (copied)": (W, rng.standard_normal((4, 9, 22))[:, :, ::2]),
+}
+
+
+@pytest.mark.parametrize("name", list(BATCHED))
+def test_the_batched_layout_cublas_is_given_computes_a_at_b(name):
+    a, b = BATCHED[name]
+    np.testing.assert_allclose(_batched_gemm(a, b), np.matmul(a, b), rtol=1e-12, atol=1e-12)
+
+
+def test_products_a_cuda_graph_may_capture():
+    """2-D and 3-D float products go through cuda_gemm (capturable); the rest through CuPy."""
+    from types import SimpleNamespace
+
+    from dongjing.compiler.cuda_graphs import _product_reason
+
+    def node(name, *shapes, dtype=np.float32):
+        inputs = [SimpleNamespace(shape=s, dtype=np.dtype(dtype)) for s in shapes]
+        return SimpleNamespace(op=SimpleNamespace(name=name), inputs=inputs)
+
+    assert _product_reason(node("matmul", (3, 4), (4, 5)), own_gemm=True) is None
+    assert _product_reason(node("matmul", (32, 9), (64, 9, 676)), own_gemm=True) is None
+    assert _product_reason(node("matmul", (2, 3, 4), (2, 4, 5), dtype=np.float64), True) is None
+    for refused in (node("matmul", (4,), (4, 5)), node("matmul", (2, 2, 3, 4), (4, 5)),
+                    node("matmul", (3, 4), (4, 5), dtype=np.float16), node("einsum", (3, 4))):
+        assert _product_reason(refused, own_gemm=True) is not None
+    assert _product_reason(node("matmul", (3, 4), (4, 5)), own_gemm=False) is not None
+    assert _product_reason(node("add", (3, 4), (3, 4)), own_gemm=False) is None

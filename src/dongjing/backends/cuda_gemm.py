@@ -45,6 +45,20 @@ def operand(shape, strides, itemsize: int):
     return None
 
 
+def layout(shape, strides, itemsize: int):
+    """How cuBLAS reads a 2-D or 3-D row-major operand: (op, ld, batch stride in elements; 0
+    for a single matrix or a batch of one, which every product of the batch then reads), or
+    None when its layout needs a copy first."""
+    found = operand(shape[-2:], strides[-2:], itemsize)
+    if found is None:
+        return None
+    if len(shape) == 2 or shape[0] == 1:
+        return found + (0,)
+    if strides[0] % itemsize or strides[0] < 0:
+        return None
+    return found + (strides[0] // itemsize,)
+
+
 def gemm_call(a_shape, b_shape, a_op, b_op, out_ld: int) -> tuple:
     """The (transa, transb, m, n, k, first operand, lda, second operand, ldb, ldc) of the
     column-major gemm computing row-major ``out = a @ b``; operands named "a"/"b"."""
@@ -76,6 +90,15 @@ class _Cublas:
             fn.argtypes, fn.restype = args, ctypes.c_int
             one, zero = scalar(1.0), scalar(0.0)
             self.gemm[dtype] = (fn, ctypes.addressof(one), ctypes.addressof(zero), one, zero)
+        batched = [ctypes.c_void_p] + [ctypes.c_int] * 5 + [
+            ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int, ctypes.c_longlong,
+            ctypes.c_void_p, ctypes.c_int, ctypes.c_longlong,
+            ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int, ctypes.c_longlong, ctypes.c_int]
+        self.batched = {}
+        for dtype, name in (("f", "cublasSgemmStridedBatched"), ("d", "cublasDgemmStridedBatched")):
+            fn = getattr(self.lib, name)
+            fn.argtypes, fn.restype = batched, ctypes.c_int
+            self.batched[dtype] = fn
         self.set_stream = self.lib.cublasSetStream_v2
         self.set_stream.argtypes, self.set_stream.restype = [ctypes.c_void_p,
                                                              ctypes.c_void_p], ctypes.c_int
@@ -125,11 +148,19 @@ def for_backend(backend):
 def _make(xp, blas: _Cublas):
     current_stream = xp.cuda.get_current_stream
 
+    def stream_ready() -> None:
+        stream = current_stream().ptr
+        if stream != blas.stream:
+            _check(blas.set_stream(blas.handle, ctypes.c_void_p(stream)), "cublasSetStream")
+            blas.stream = stream
+
     def matmul(a, b, out=None):
         dtype = a.dtype.char  # ("f", "d"): a C attribute (`dtype.name` runs Python code)
-        if (a.ndim != 2 or b.ndim != 2 or b.dtype.char != dtype or dtype not in blas.gemm
-                or 0 in a.shape or 0 in b.shape or a.shape[1] != b.shape[0]):
+        if (b.dtype.char != dtype or dtype not in blas.gemm or 0 in a.shape or 0 in b.shape
+                or a.ndim < 2 or b.ndim < 2 or a.shape[-1] != b.shape[-2]):
             return xp.matmul(a, b, out=out)
+        if a.ndim != 2 or b.ndim != 2:
+            return batched(a, b, out, dtype)
         itemsize = a.dtype.itemsize
         a_op = operand(a.shape, a.strides, itemsize)
         if a_op is None:
@@ -142,18 +173,54 @@ def _make(xp, blas: _Cublas):
         if a_op is None or b_op is None:  # a layout no copy made readable: CuPy's own
             return xp.matmul(a, b, out=out)
         shape = (a.shape[0], b.shape[1])
-        target = out
-        if target is None or not target.flags.c_contiguous or target.dtype != a.dtype:
-            target = xp.empty(shape, a.dtype)
+        target = _target(out, shape, a.dtype)
         tb, ta, m, n, k, _, ld_b, _, ld_a, ldc = gemm_call(
             a.shape, b.shape, a_op, b_op, max(shape[1], 1))
-        stream = current_stream().ptr
-        if stream != blas.stream:
-            _check(blas.set_stream(blas.handle, ctypes.c_void_p(stream)), "cublasSetStream")
-            blas.stream = stream
+        stream_ready()
         fn, one, zero, _, _ = blas.gemm[dtype]
         _check(fn(blas.handle, tb, ta, m, n, k, one, b.data.ptr, ld_b, a.data.ptr, ld_a, zero,
                   target.data.ptr, ldc), f"cublas gemm ({dtype})")
+        return _result(out, target)
+
+    def batched(a, b, out, dtype):
+        """A batch of products (2-D or 3-D operands; a 2-D one, or a batch of one, is read by
+        every product) by one strided-batched gemm; other batch shapes go to CuPy."""
+        if a.ndim > 3 or b.ndim > 3:
+            return xp.matmul(a, b, out=out)
+        count_a = a.shape[0] if a.ndim == 3 else 1
+        count_b = b.shape[0] if b.ndim == 3 else 1
+        if count_a != count_b and 1 not in (count_a, count_b):
+            return xp.matmul(a, b, out=out)  # CuPy raises its own error
+        itemsize = a.dtype.itemsize
+        a_lay = layout(a.shape, a.strides, itemsize)
+        if a_lay is None:
+            a = xp.ascontiguousarray(a)
+            a_lay = layout(a.shape, a.strides, itemsize)
+        b_lay = layout(b.shape, b.strides, itemsize)
+        if b_lay is None:
+            b = xp.ascontiguousarray(b)
+            b_lay = layout(b.shape, b.strides, itemsize)
+        if a_lay is None or b_lay is None:
+            return xp.matmul(a, b, out=out)
+        rows, cols = a.shape[-2], b.shape[-1]
+        shape = (max(count_a, count_b), rows, cols)
+        target = _target(out, shape, a.dtype)
+        tb, ta, m, n, k, _, ld_b, _, ld_a, ldc = gemm_call(
+            a.shape[-2:], b.shape[-2:], a_lay[:2], b_lay[:2], max(cols, 1))
+        stream_ready()
+        _, one, zero, _, _ = blas.gemm[dtype]
+        _check(blas.batched[dtype](blas.handle, tb, ta, m, n, k, one, b.data.ptr, ld_b, b_lay[2],
+                                   a.data.ptr, ld_a, a_lay[2], zero, target.data.ptr, ldc,
+                                   rows * cols, shape[0]), f"cublas batched gemm ({dtype})")
+        return _result(out, target)
+
+    def _target(out, shape, dtype):
+        if (out is None or not out.flags.c_contiguous or out.dtype != dtype
+                or out.shape != shape):
+            return xp.empty(shape, dtype)
+        return out
+
+    def _result(out, target):
         if out is not None and target is not out:
             xp.copyto(out, target)
             return out

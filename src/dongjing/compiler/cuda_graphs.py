@@ -48,8 +48,8 @@ def enabled() -> bool:
 
 # CuPy refuses cuBLAS calls while a stream captures (NotImplementedError, seen with CuPy 14.2
 # on an H100): products are captured only when the program computes them through cuBLAS
-# itself (backends/cuda_gemm.py: 2-D float32/float64), else they stay uncaptured rather than
-# fail one capture per program
+# itself (backends/cuda_gemm.py: 2-D and 3-D float32/float64), else they stay uncaptured
+# rather than fail one capture per program
 _PRODUCT_DTYPES = frozenset({"float32", "float64"})
 
 
@@ -60,7 +60,7 @@ def _product_reason(node, own_gemm: bool) -> str | None:
         return None
     if not own_gemm:
         return "matmul calls cuBLAS through CuPy, which refuses it during stream capture"
-    if any(len(i.shape) != 2 or getattr(i.dtype, "name", None) not in _PRODUCT_DTYPES
+    if any(len(i.shape) not in (2, 3) or getattr(i.dtype, "name", None) not in _PRODUCT_DTYPES
            for i in node.inputs):
         return (f"matmul of {[tuple(i.shape) for i in node.inputs]} goes through CuPy's "
                 "cuBLAS, which refuses stream capture")
