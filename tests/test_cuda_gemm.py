@@ -30,14 +30,17 @@ def _raw(view):
     return flat, offset // view.itemsize
 
 
+def _readable(x, describe):
+    """As cuda_gemm does: `x` and its layout, copied to C order where needed."""
+    found = describe(x.shape, x.strides, x.itemsize)
+    if found is None:
+        x = np.ascontiguousarray(x)
+        found = describe(x.shape, x.strides, x.itemsize)
+    return x, found
+
+
 def _gemm(a, b):
-    a_op, b_op = operand(a.shape, a.strides, a.itemsize), operand(b.shape, b.strides, b.itemsize)
-    if a_op is None:
-        a = np.ascontiguousarray(a)
-        a_op = operand(a.shape, a.strides, a.itemsize)
-    if b_op is None:
-        b = np.ascontiguousarray(b)
-        b_op = operand(b.shape, b.strides, b.itemsize)
+    (a, a_op), (b, b_op) = _readable(a, operand), _readable(b, operand)
     tb, ta, m, n, k, _, ld_b, _, ld_a, ldc = gemm_call(a.shape, b.shape, a_op, b_op,
                                                        max(b.shape[1], 1))
     b_buf, b_off = _raw(b)
@@ -90,13 +93,7 @@ def test_strides_that_no_op_reads_ask_for_a_copy():
 
 def _batched_gemm(a, b):
     """`cuda_gemm`'s strided-batched call for a 2-D/3-D `a @ b`, run over the raw memory."""
-    a_lay, b_lay = layout(a.shape, a.strides, a.itemsize), layout(b.shape, b.strides, b.itemsize)
-    if a_lay is None:
-        a = np.ascontiguousarray(a)
-        a_lay = layout(a.shape, a.strides, a.itemsize)
-    if b_lay is None:
-        b = np.ascontiguousarray(b)
-        b_lay = layout(b.shape, b.strides, b.itemsize)
+    (a, a_lay), (b, b_lay) = _readable(a, layout), _readable(b, layout)
     count = max(a.shape[0] if a.ndim == 3 else 1, b.shape[0] if b.ndim == 3 else 1)
     tb, ta, m, n, k, _, ld_b, _, ld_a, _ = gemm_call(a.shape[-2:], b.shape[-2:], a_lay[:2],
                                                      b_lay[:2], max(b.shape[-1], 1))

@@ -154,6 +154,15 @@ def _make(xp, blas: _Cublas):
             _check(blas.set_stream(blas.handle, ctypes.c_void_p(stream)), "cublasSetStream")
             blas.stream = stream
 
+    def readable(x, describe):
+        """`x` and how cuBLAS reads it (`describe`: `operand` or `layout`), copied to C order
+        first where its layout is not readable as it is (None: not even then)."""
+        found = describe(x.shape, x.strides, x.dtype.itemsize)
+        if found is None:
+            x = xp.ascontiguousarray(x)
+            found = describe(x.shape, x.strides, x.dtype.itemsize)
+        return x, found
+
     def matmul(a, b, out=None):
         dtype = a.dtype.char  # ("f", "d"): a C attribute (`dtype.name` runs Python code)
         if (b.dtype.char != dtype or dtype not in blas.gemm or 0 in a.shape or 0 in b.shape
@@ -161,15 +170,7 @@ def _make(xp, blas: _Cublas):
             return xp.matmul(a, b, out=out)
         if a.ndim != 2 or b.ndim != 2:
             return batched(a, b, out, dtype)
-        itemsize = a.dtype.itemsize
-        a_op = operand(a.shape, a.strides, itemsize)
-        if a_op is None:
-            a = xp.ascontiguousarray(a)
-            a_op = operand(a.shape, a.strides, itemsize)
-        b_op = operand(b.shape, b.strides, itemsize)
-        if b_op is None:
-            b = xp.ascontiguousarray(b)
-            b_op = operand(b.shape, b.strides, itemsize)
+        (a, a_op), (b, b_op) = readable(a, operand), readable(b, operand)
         if a_op is None or b_op is None:  # a layout no copy made readable: CuPy's own
             return xp.matmul(a, b, out=out)
         shape = (a.shape[0], b.shape[1])
@@ -191,15 +192,7 @@ def _make(xp, blas: _Cublas):
         count_b = b.shape[0] if b.ndim == 3 else 1
         if count_a != count_b and 1 not in (count_a, count_b):
             return xp.matmul(a, b, out=out)  # CuPy raises its own error
-        itemsize = a.dtype.itemsize
-        a_lay = layout(a.shape, a.strides, itemsize)
-        if a_lay is None:
-            a = xp.ascontiguousarray(a)
-            a_lay = layout(a.shape, a.strides, itemsize)
-        b_lay = layout(b.shape, b.strides, itemsize)
-        if b_lay is None:
-            b = xp.ascontiguousarray(b)
-            b_lay = layout(b.shape, b.strides, itemsize)
+        (a, a_lay), (b, b_lay) = readable(a, layout), readable(b, layout)
         if a_lay is None or b_lay is None:
             return xp.matmul(a, b, out=out)
         rows, cols = a.shape[-2], b.shape[-1]
