@@ -158,6 +158,13 @@ CASES["all_reduce"] = [
     Case(lambda x: dj.distributed.functional.all_reduce(x * x, "mean"), (_r(5),), "mean"),
     Case(lambda x: dj.distributed.functional.all_reduce(x, "max"), (_apart(2, 3),), "max"),
 ]
+# dj.distributed.tensor_parallel's ops: at world size 1 identities (split and gather whole)
+_tp = dj.distributed.tensor_parallel
+CASES["tp_copy"] = [Case(lambda x: _tp.copy(x * x), (_r(3, 4),))]
+CASES["tp_reduce"] = [Case(lambda x: _tp.reduce(x * x), (_r(3, 4),))]
+CASES["tp_gather"] = [Case(lambda x: _tp.gather(x * x, -1), (_r(3, 4),))]
+CASES["tp_split"] = [Case(lambda x: _tp.split(x * x, 0), (_r(3, 4),))]
+CASES["tp_reduce_scatter"] = [Case(lambda x: _tp.reduce_scatter(x * x, 1), (_r(3, 4),))]
 
 from dongjing.compat.v1.random_ops import _random  # noqa: E402  (registered by compat.v1)
 from dongjing.dispatch import apply, apply1  # noqa: E402

@@ -4,7 +4,7 @@ Start a script with `mpiexec -n 4 python train.py`; without `mpiexec` it runs as
 (world size 1) and every collective returns at once.
 """
 
-from . import functional, optim, pipeline
+from . import functional, optim, pipeline, tensor_parallel
 from .buckets import Bucket, plan_buckets
 from .checkpoint import save
 from .collectives import broadcast_parameters
