@@ -62,29 +62,36 @@ def _is_assign(node) -> bool:
     return node.op.kind == Kind.EFFECT and "ref" in node.attrs
 
 
-def assign_ranks(order: list[Node], world_size: int) -> dict:
-    """A rank for every node of `order` (COPIED for the ones every rank copies)."""
+def assign_ranks(order: list[Node], world_size: int, placement: dict | None = None) -> dict:
+    """A rank for every node of `order` (COPIED for the ones every rank copies).
+
+    `placement` (node -> rank), when given, replaces the ranks `dj.device` gave the nodes: the
+    planner's choice (`planner.py`); nodes it leaves out count as unplaced."""
+    def chosen(n):
+        return n.rank if placement is None else placement.get(n)
+
     rank: dict = {}
     for n in order:
         if n.op.kind == Kind.CONTROL:
             raise DistributedError(f"placing a graph on ranks: {n.op.name} node {n.name!r} runs "
                                    "sub-graphs, which the partitioner does not split yet")
-        if n.rank is not None and not (0 <= n.rank < world_size):
-            raise DistributedError(f"node {n.name!r} is placed on rank {n.rank}, but the world "
+        where = chosen(n)
+        if where is not None and not (0 <= where < world_size):
+            raise DistributedError(f"node {n.name!r} is placed on rank {where}, but the world "
                                    f"has {world_size} rank(s) (run it under mpiexec -n "
-                                   f"{n.rank + 1} or more)")
+                                   f"{where + 1} or more)")
         if n.op.name in ("placeholder", "constant") or (n.op.kind == Kind.EFFECT
                                                       and not _is_assign(n)):
             rank[n] = COPIED
         elif n.op.name == "variable" or _is_assign(n):
-            rank[n] = n.rank  # decided below unless placed
-        elif n.rank is not None:
-            rank[n] = n.rank
+            rank[n] = where  # decided below unless placed
+        elif where is not None:
+            rank[n] = where
         else:
             placed = [rank[i] for i in n.inputs if rank.get(i) is not None and rank[i] >= 0]
             rank[n] = placed[0] if placed else 0
     for n in order:  # an unplaced Variable only ever set to constants: a copy on every rank
-        if n.op.name == "variable" and n.rank is None:
+        if n.op.name == "variable" and chosen(n) is None:
             sets = [a for a in order if _is_assign(a) and a.inputs[0] is n]
             if sets and all(rank[a.inputs[1]] == COPIED for a in sets):
                 rank[n] = COPIED
@@ -103,10 +110,12 @@ def assign_ranks(order: list[Node], world_size: int) -> dict:
     return rank
 
 
-def partition(graph: Graph, fetch_nodes: list, my_rank: int, world_size: int) -> Partition:
-    """This rank's partition of `graph` for `fetch_nodes` (every rank gets every fetch)."""
+def partition(graph: Graph, fetch_nodes: list, my_rank: int, world_size: int,
+              placement: dict | None = None) -> Partition:
+    """This rank's partition of `graph` for `fetch_nodes` (every rank gets every fetch);
+    `placement` as for `assign_ranks`."""
     order = needed(fetch_nodes)
-    rank = assign_ranks(order, world_size)
+    rank = assign_ranks(order, world_size, placement)
     tags = {n: i for i, n in enumerate(order)}
     if len(order) > _TAG_LIMIT:
         raise DistributedError(f"placing a graph on ranks: {len(order)} nodes are more than "

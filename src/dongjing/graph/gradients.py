@@ -105,8 +105,14 @@ def gradients(ys, xs, grad_ys=None) -> list:
                 grads.setdefault(node, []).append(seed)
         order = sorted(relevant, key=lambda n: n.id, reverse=True)
         for node in order:
+            first = len(graph.nodes)
             _propagate(node, grads, relevant)
-        return [_total(grads.get(n)) if n is not None else None for n in x_nodes]
+            graph.backward_of.update(dict.fromkeys(graph.nodes[first:], node))
+        results = [_total(grads.get(n)) if n is not None else None for n in x_nodes]
+        for x, g in zip(x_nodes, results):
+            if g is not None and g._node is not None and x.op.name == "variable":
+                graph.gradient_of[g._node] = x
+        return results
 
 
 def _total(parts):

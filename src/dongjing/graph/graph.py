@@ -59,6 +59,10 @@ class Graph:
         self._captured: dict[int, tuple] = {}  # id(eager tensor) -> (tensor, node)
         self.version = 0  # bumped on every change; sessions cache compiled code per version
         self.name_prefix = ""  # prefixed to new node names (compat.v1's tf.name_scope sets it)
+        # what dj.gradients built, for the distributed planner: gradient node -> the Variable
+        # node it is the gradient of, and backward node -> the forward node it differentiates
+        self.gradient_of: dict[Node, Node] = {}
+        self.backward_of: dict[Node, Node] = {}
 
     # --- building ---------------------------------------------------------------------------
     def unique_name(self, base: str) -> str:

@@ -28,7 +28,7 @@ def placed(session) -> bool:
 class PartitionedRun:
     """This rank's partition for one fetch structure, compiled by an inner Session."""
 
-    def __init__(self, session, fetches, feed_dict, session_type):
+    def __init__(self, session, fetches, feed_dict, session_type, placement=None):
         world = ensure_init()
         leaves: list = []
         self.rebuild = rebuilder(fetches, leaves)
@@ -39,7 +39,7 @@ class PartitionedRun:
             if node.op.name != "placeholder":
                 raise FeedError(f"feed_dict key {node.name!r}: a graph placed on ranks is fed "
                                 "through its placeholders only")
-        self.part = partition(self.graph, fetch_nodes, world.rank, world.size)
+        self.part = partition(self.graph, fetch_nodes, world.rank, world.size, placement)
         self.session = session_type(self.part.graph, optimize=session.optimize)
         self.values = [n for n in self.part.fetches if n is not None]
         self.targets = self.values + self.part.sends

@@ -14,6 +14,7 @@ from ..graph import builder
 from ..graph.graph import Graph, Node
 from ..tensor import Tensor
 from . import feeds, interpreter, partitioned, placement
+from .auto_distribute import AutoDistribute
 from .check_numerics import checked_program
 from .fetch_structure import flatten, identified, rebuilder, run_key
 from .runner import Runner
@@ -46,10 +47,17 @@ class Session:
     ``device="cuda"``), else where the feeds live; fetched values come back as arrays of that
     device. `device=` fixes the device instead (host feeds are copied to it). See
     docs/backends.md.
+
+    `distribute="auto"` lets the planner choose, at the first run of each set of fetches, how
+    the graph runs over the MPI world (data parallel, a pipeline of stages, or replicated),
+    from a cost model (`cost_model=`, a `dj.distributed.CostModel`; measured when not given)
+    and a memory limit per rank (`max_memory=`, bytes or e.g. "64 MiB"); `session.plan` is the
+    plan of the latest run. See docs/distributed.md.
     """
 
     def __init__(self, graph=None, optimize: int = 2, check_numerics: bool = False,
-                 device=None):
+                 device=None, distribute: str | None = None, max_memory=None,
+                 cost_model=None):
         graph = graph if graph is not None else builder.get_default_graph()
         if graph is None:
             raise GraphError("dj.Session needs a graph: dj.Session(g), or create it inside "
@@ -61,6 +69,18 @@ class Session:
         self._runs: dict = {}  # run_key(fetches, feed_dict) -> Runner
         self._closed = False
         self.device = None if device is None else _placement_of(device)
+        check_choice("dj.Session", "distribute", distribute, (None, "auto"))
+        if distribute is None and (max_memory is not None or cost_model is not None):
+            raise DongjingError("dj.Session: max_memory= and cost_model= plan a distributed "
+                                "run; pass distribute='auto' with them")
+        self._auto = (None if distribute is None
+                      else AutoDistribute(self, max_memory, cost_model))
+
+    @property
+    def plan(self):
+        """The distribution plan of the latest run (`distribute="auto"`; None before a run
+        or without it): print it, or draw it with `dj.viz.render(session.plan, "plan.svg")`."""
+        return None if self._auto is None else self._auto.plan
 
     # --- context manager ---------------------------------------------------------------------
     def __enter__(self) -> Session:
@@ -86,7 +106,11 @@ class Session:
         if self._closed:
             raise GraphError("this Session is closed")
         key = run_key(fetches, feed_dict)
-        if partitioned.placed(self):  # nodes on MPI ranks: this rank runs its partition
+        if self._auto is not None:  # the planner's choice, made at the first run of `key`
+            handled, values = self._auto.run(fetches, feed_dict, key, Session)
+            if handled:
+                return values
+        elif partitioned.placed(self):  # nodes on MPI ranks: this rank runs its partition
             runner = self._runs.get(key)
             if not isinstance(runner, partitioned.PartitionedRun) or (
                     runner.version != self.graph.version):

@@ -81,11 +81,14 @@ def graph_to_dot(graph: Graph) -> str:
 
 
 def to_dot(obj) -> str:
-    """DOT text for an eager tensor's tape, a symbolic tensor's graph, or a Graph."""
+    """DOT text for an eager tensor's tape, a symbolic tensor's graph, a Graph, or an object
+    that draws itself (a `to_dot()` method: a distribution plan)."""
     if isinstance(obj, Graph):
         return graph_to_dot(obj)
     if isinstance(obj, Tensor):
         if obj._node is not None:
             return graph_to_dot(obj._node.graph)
         return tape_to_dot(obj)
+    if callable(getattr(obj, "to_dot", None)):
+        return obj.to_dot()
     raise TypeError(f"to_dot: expected a Tensor or a dj.Graph, got {type(obj).__name__}")

@@ -1,0 +1,141 @@
+"""A distribution plan (what `dj.Session(g, distribute="auto")` chose) and how it reads: as text
+(`print(session.plan)`) and as a picture (`plan.to_dot()`, `dj.viz.render(plan, "plan.svg")`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+STRATEGIES = {
+    "single": "one process runs the whole graph",
+    "data": "data parallel: every rank runs the whole graph on its share of the batch rows; "
+            "gradients averaged by all-reduce",
+    "pipeline": "pipeline: consecutive layers form one stage per rank; activations go forward "
+                "and their gradients back between stages",
+    "replicated": "replicated: every rank runs the whole graph on the whole batch (no split "
+                  "pays)",
+}
+
+
+def size_text(nbytes: float) -> str:
+    """Bytes as B, KiB, MiB or GiB."""
+    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if nbytes >= scale:
+            return f"{nbytes / scale:.2f} {unit}"
+    return f"{int(nbytes)} B"
+
+
+def time_text(seconds: float) -> str:
+    if seconds >= 1:
+        return f"{seconds:.3f} s"
+    if seconds >= 1e-3:
+        return f"{seconds * 1e3:.3f} ms"
+    return f"{seconds * 1e6:.1f} us"
+
+
+@dataclass
+class Candidate:
+    """One strategy the planner weighed: its prediction, and why it was or was not taken."""
+
+    strategy: str
+    predicted_s: float | None
+    memory: list[int] = field(default_factory=list)  # bytes per rank
+    note: str = ""
+
+    @property
+    def peak_memory(self) -> int:
+        return max(self.memory) if self.memory else 0
+
+
+@dataclass
+class Plan:
+    """How a graph's step is split over the ranks of the world it runs in."""
+
+    strategy: str
+    world: int
+    batch: int | None
+    rank_nodes: list[list[str]]  # per rank: the names of the compute nodes it runs
+    memory: list[dict]  # per rank: {"state", "gradients", "activations", "total"} in bytes
+    compute_s: list[float]  # per rank: predicted compute seconds of one step
+    communication_s: float
+    predicted_s: float
+    schedule: str
+    cuts: list[tuple[str, int, int, int]] = field(default_factory=list)  # (value, from, to, bytes)
+    candidates: list[Candidate] = field(default_factory=list)
+    cost_source: str = ""
+    max_memory: int | None = None
+    placement: dict | None = field(default=None, repr=False)  # pipeline: node -> its rank
+
+    @property
+    def memory_per_rank(self) -> list[int]:
+        """Predicted bytes each rank holds (state, gradients and activations)."""
+        return [m["total"] for m in self.memory]
+
+    def __str__(self) -> str:
+        lines = [f"plan: {self.strategy} over {self.world} rank(s) -- "
+                 f"{STRATEGIES[self.strategy]}",
+                 f"  batch {self.batch}; predicted step {time_text(self.predicted_s)} "
+                 f"(communication {time_text(self.communication_s)}); "
+                 f"costs {self.cost_source}"]
+        if self.max_memory is not None:
+            lines.append(f"  max_memory {size_text(self.max_memory)} per rank")
+        lines.append(f"  schedule: {self.schedule}")
+        for r, names in enumerate(self.rank_nodes):
+            m = self.memory[r]
+            shown = ", ".join(names[:8]) + (f", ... ({len(names)} nodes)" if len(names) > 8
+                                              else "")
+            lines.append(f"  rank {r}: {size_text(m['total'])} (state "
+                         f"{size_text(m['state'])}, gradients {size_text(m['gradients'])}, "
+                         f"activations {size_text(m['activations'])}); compute "
+                         f"{time_text(self.compute_s[r])}; nodes: {shown}")
+        for value, src, dst, nbytes in self.cuts[:12]:
+            lines.append(f"  cut: {value} rank {src} -> rank {dst} ({size_text(nbytes)})")
+        if len(self.cuts) > 12:
+            lines.append(f"  ... {len(self.cuts) - 12} more cut values")
+        lines.append("  candidates:")
+        for c in self.candidates:
+            when = "-" if c.predicted_s is None else time_text(c.predicted_s)
+            peak = "-" if not c.memory else size_text(c.peak_memory)
+            mark = "*" if c.strategy == self.strategy else " "
+            lines.append(f"   {mark} {c.strategy:<10} step {when:>11}  peak memory {peak:>10}"
+                         f"  {c.note}")
+        return "\n".join(lines)
+
+    def to_dot(self) -> str:
+        """DOT text of the plan: one cluster per rank with its nodes, the values that cross
+        between ranks as edges (for data parallelism, the gradients' all-reduce). Draw it with
+        `dj.viz.render(plan, "plan.svg")`."""
+        lines = ['digraph plan {', '  rankdir=LR; node [fontname="Helvetica", shape=box];',
+                 f'  label="{self.strategy} over {self.world} rank(s): predicted step '
+                 f'{time_text(self.predicted_s)}"; labelloc=t;']
+        for r, names in enumerate(self.rank_nodes):
+            lines.append(f'  subgraph cluster_rank{r} {{')
+            lines.append(f'    label="rank {r}: {size_text(self.memory[r]["total"])}, compute '
+                         f'{time_text(self.compute_s[r])}"; style=rounded;')
+            if self.strategy in ("data", "replicated") or len(names) > 12:
+                rows = (f"rows {r}/{self.world} of the batch" if self.strategy == "data"
+                        else "the whole batch")
+                lines.append(f'    r{r}_all [label="{len(names)} nodes: {names[0]} ... '
+                             f'{names[-1]}\\n{rows}"];' if names else
+                             f'    r{r}_all [label="(no nodes)"];')
+            else:
+                for i, name in enumerate(names):
+                    lines.append(f'    r{r}_{i} [label="{name}"];')
+                for i in range(len(names) - 1):
+                    lines.append(f'    r{r}_{i} -> r{r}_{i + 1} [style=dotted, arrowhead=none];')
+            lines.append('  }')
+        index = {(r, n): i for r, names in enumerate(self.rank_nodes)
+                 for i, n in enumerate(names)}
+        if self.strategy == "data" and self.world > 1:
+            lines.append('  allreduce [label="all-reduce (mean) of the gradients", '
+                         'shape=ellipse];')
+            for r in range(self.world):
+                lines.append(f'  r{r}_all -> allreduce [dir=both];')
+        for value, src, dst, nbytes in self.cuts:
+            a = index.get((src, value))
+            tail = f"r{src}_{a}" if a is not None else f"r{src}_all"
+            head = f"r{dst}_0" if self.rank_nodes[dst] and len(self.rank_nodes[dst]) <= 12 \
+                else f"r{dst}_all"
+            lines.append(f'  {tail} -> {head} [label="{value} ({size_text(nbytes)})", '
+                         'color=blue];')
+        lines.append("}")
+        return "\n".join(lines) + "\n"

@@ -1,0 +1,258 @@
+"""The compiler's distribution strategy: for one set of fetches of a static graph and the world
+it runs in, weigh data parallelism, a pipeline of one stage per rank and plain replication with
+the cost model (`cost_model.py`), keep the ones whose memory per rank fits `max_memory`, and
+take the fastest predicted (`choose`).
+
+What the graph tells the planner (`graph.gradient_of` and `graph.backward_of`, which
+`dj.gradients` records): which nodes are the gradients of which Variables (data parallelism
+averages them over the ranks), and which forward node each backward node differentiates (a
+pipeline computes it on that node's stage). Forward nodes are split into stages in the order
+they were built, balancing each stage's forward and backward cost.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from ..core.registry import Kind
+from .cost_model import CostModel, node_cost, value_bytes
+from .partition import COPIED, assign_ranks, needed
+from .plan import Candidate, Plan, size_text
+from .world import DistributedError
+
+_SOURCES = ("placeholder", "constant", "variable")
+_UNITS = {"": 1, "b": 1, "kb": 1e3, "mb": 1e6, "gb": 1e9, "kib": 1 << 10, "mib": 1 << 20,
+          "gib": 1 << 30}
+
+
+def parse_memory(value) -> int | None:
+    """`max_memory=` as bytes: a number, or a string such as "64 MiB" or "2GB"."""
+    if value is None:
+        return None
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
+        return int(value)
+    match = re.fullmatch(r"\s*([0-9.]+)\s*([A-Za-z]*)\s*", str(value))
+    if match and match.group(2).lower() in _UNITS:
+        return int(float(match.group(1)) * _UNITS[match.group(2).lower()])
+    raise DistributedError(f"max_memory={value!r}: give bytes per rank, a number or a string "
+                           "such as '64 MiB' or '2 GB'")
+
+
+@dataclass
+class Facts:
+    """What the planner reads off the graph for one set of fetches."""
+
+    order: list  # the nodes the fetches need, in the order they were built
+    forward: list  # compute nodes of the forward pass
+    backward: dict  # backward node -> the forward node it differentiates
+    gradients: dict  # gradient node -> its Variable node
+    batch_inputs: list  # placeholders whose first dim is the batch (unknown when built)
+    batch: int | None  # their fed row count
+
+
+def _is_effect(node) -> bool:
+    return node.dtype is None or node.op.kind == Kind.EFFECT
+
+
+def analyse(graph, fetch_nodes: list, fed_rows: dict) -> Facts:
+    """The facts of `graph` for `fetch_nodes`; `fed_rows` maps placeholders to fed row counts."""
+    order = needed(fetch_nodes)
+    backward = {n: graph.backward_of[n] for n in order if n in graph.backward_of}
+    gradients = {n: graph.gradient_of[n] for n in order if n in graph.gradient_of}
+    derived: set = set()  # the optimizer's updates: computed from gradients
+    for n in order:
+        if n not in backward and any(i in backward or i in gradients or i in derived
+                                     for i in n.inputs):
+            derived.add(n)
+    forward = [n for n in order if n.op.name not in _SOURCES and not _is_effect(n)
+               and n not in backward and n not in derived and n.op.kind != Kind.CONTROL]
+    batch_inputs = [n for n in order if n.op.name == "placeholder" and n.shape
+                    and n.shape[0] is None]
+    rows = {fed_rows[n] for n in batch_inputs if n in fed_rows}
+    if len(rows) > 1:
+        raise DistributedError(f"distribute='auto': the batch inputs are fed different row "
+                               f"counts {sorted(rows)}; feed every batch input the same rows")
+    return Facts(order, forward, backward, gradients, batch_inputs, rows.pop() if rows else None)
+
+
+def _stages(facts: Facts, model: CostModel, ranks: int) -> dict | None:
+    """Forward nodes (and their backward nodes) in `ranks` consecutive stages of balanced cost;
+    None when there are fewer forward nodes than ranks."""
+    if len(facts.forward) < ranks:
+        return None
+    batch = facts.batch or 1
+    cost = {n: node_cost(model, n, batch) for n in facts.forward}
+    for b, f in facts.backward.items():
+        if f in cost:
+            cost[f] += node_cost(model, b, batch)
+    total = sum(cost.values())
+    placement, done = {}, 0.0
+    for i, n in enumerate(facts.forward):
+        left = len(facts.forward) - i
+        stage = min(int(done / total * ranks) if total else 0, ranks - 1)
+        stage = max(stage, ranks - left)  # leave at least one node for each later stage
+        if i and placement[facts.forward[i - 1]] > stage:
+            stage = placement[facts.forward[i - 1]]
+        placement[n] = stage
+        done += cost[n]
+    for b, f in facts.backward.items():
+        if f in placement:
+            placement[b] = placement[f]
+    return placement
+
+
+def _memory(facts: Facts, ranks_of: dict, world: int, rows: int) -> list[dict]:
+    """Bytes per rank: Variables (parameters and optimizer state), gradients, activations."""
+    memory = [{"state": 0, "gradients": 0, "activations": 0} for _ in range(world)]
+    for n in facts.order:
+        r = ranks_of.get(n, 0)
+        where = range(world) if r == COPIED else [r]
+        if n.op.name == "variable":
+            part, nbytes = "state", value_bytes(n, rows)
+        elif n in facts.gradients:
+            part, nbytes = "gradients", value_bytes(n, rows)
+        elif n.op.name not in _SOURCES and not _is_effect(n) and n not in facts.backward:
+            part, nbytes = "activations", value_bytes(n, rows)
+        else:
+            continue
+        for w in where:
+            memory[w][part] += nbytes
+    for m in memory:
+        m["total"] = m["state"] + m["gradients"] + m["activations"]
+    return memory
+
+
+def _compute(facts: Facts, model: CostModel, ranks_of: dict, world: int, rows: int) -> list:
+    seconds = [0.0] * world
+    for n in facts.order:
+        if n.op.name in _SOURCES or n.dtype is None:
+            continue
+        r = ranks_of.get(n, 0)
+        for w in (range(world) if r == COPIED else [r]):
+            seconds[w] += node_cost(model, n, rows)
+    return seconds
+
+
+def _names(facts: Facts, ranks_of: dict, world: int) -> list[list[str]]:
+    names: list[list[str]] = [[] for _ in range(world)]
+    for n in facts.forward:
+        r = ranks_of.get(n, 0)
+        for w in (range(world) if r == COPIED else [r]):
+            names[w].append(n.name)
+    return names
+
+
+def _whole(facts: Facts, model: CostModel, world: int, strategy: str, rows: int,
+           fetch_nodes: list) -> Plan:
+    """Every rank runs every node (on `rows` rows): single, replicated or data parallel."""
+    ranks_of = dict.fromkeys(facts.order, COPIED)
+    memory = _memory(facts, ranks_of, world, rows)
+    compute = _compute(facts, model, ranks_of, world, rows)
+    comm = 0.0
+    if strategy == "data":
+        grads = sum(value_bytes(g, rows) for g in facts.gradients)  # one bucket per 25 MB
+        buckets = -(-grads // (25 << 20))
+        comm = buckets * model.all_reduce_seconds(grads / max(buckets, 1), world)
+        comm += sum(model.all_reduce_seconds(value_bytes(f, rows), world) for f in fetch_nodes
+                    if f.dtype is not None and f not in facts.gradients)
+        schedule = (f"each rank: forward and backward of {rows} of the {facts.batch} rows, "
+                    f"then the {len(facts.gradients)} gradients averaged in {buckets} bucketed "
+                    "all-reduce(s), then the update")
+    elif strategy == "replicated":
+        schedule = "each rank: the whole step on the whole batch, no messages"
+    else:
+        schedule = "the whole step in this process"
+    return Plan(strategy, world, facts.batch, _names(facts, ranks_of, world), memory, compute,
+                comm, max(compute) + comm, schedule)
+
+
+def _pipeline(facts: Facts, model: CostModel, world: int, fetch_nodes: list,
+              placement: dict) -> Plan:
+    rows = facts.batch or 1
+    ranks_of = assign_ranks(facts.order, world, placement)
+    memory = _memory(facts, ranks_of, world, rows)
+    compute = _compute(facts, model, ranks_of, world, rows)
+    cuts, seen = [], set()
+    for n in facts.order:
+        r = ranks_of[n]
+        if r == COPIED:
+            continue
+        for i in n.inputs:
+            s = ranks_of[i]
+            if s != COPIED and s != r and i.dtype is not None and (i, r) not in seen:
+                seen.add((i, r))
+                cuts.append((i.name, s, r, value_bytes(i, rows)))
+    for f in fetch_nodes:  # every rank gets every fetch
+        s = ranks_of.get(f, COPIED)
+        if f.dtype is not None and s != COPIED:
+            for r in range(world):
+                if r != s and (f, r) not in seen:
+                    seen.add((f, r))
+                    cuts.append((f.name, s, r, value_bytes(f, rows)))
+    comm = sum(model.message_seconds(c[3]) for c in cuts)
+    stages = " -> ".join(f"rank {r}" for r in range(world))
+    schedule = (f"forward {stages}, backward in reverse, one micro-batch of {rows} rows; "
+                "each rank updates the Variables it holds")
+    return Plan("pipeline", world, facts.batch, _names(facts, ranks_of, world), memory, compute,
+                comm, sum(compute) + comm, schedule, cuts, placement=placement)
+
+
+def choose(facts: Facts, model: CostModel, world: int, fetch_nodes: list,
+           max_memory: int | None = None, follow: Plan | None = None) -> Plan:
+    """The fastest predicted plan whose memory per rank fits `max_memory` (bytes).
+
+    `follow`: the plan a session chose first. Later fetches keep its layout, since the
+    Variables already live where it put them: a pipeline's stages (nodes it did not place go
+    with their inputs), else the whole graph on every rank (data parallel where it applies)."""
+    batch = facts.batch
+    plans, candidates = [], []
+    if follow is not None and world > 1:
+        even = bool(facts.batch_inputs) and batch is not None and batch % world == 0
+        if follow.strategy == "pipeline":
+            plan = _pipeline(facts, model, world, fetch_nodes, follow.placement)
+        elif follow.strategy == "data" and even:
+            plan = _whole(facts, model, world, "data", batch // world, fetch_nodes)
+        else:
+            plan = _whole(facts, model, world, "replicated", batch or 1, fetch_nodes)
+        plan.candidates = [Candidate(plan.strategy, plan.predicted_s, plan.memory_per_rank,
+                                     f"keeps the layout of the session's first plan "
+                                     f"({follow.strategy})")]
+        plan.cost_source, plan.max_memory = model.source, max_memory
+        return plan
+    if world == 1:
+        plans.append(_whole(facts, model, 1, "single", batch or 1, fetch_nodes))
+    else:
+        if not facts.batch_inputs:
+            candidates.append(Candidate("data", None, note="no batch input (a placeholder whose "
+                                        "first dim is None)"))
+        elif batch is None or batch % world:
+            candidates.append(Candidate("data", None, note=f"the batch of {batch} rows does not "
+                                        f"split evenly over {world} ranks"))
+        else:
+            plans.append(_whole(facts, model, world, "data", batch // world, fetch_nodes))
+        placement = _stages(facts, model, world)
+        if placement is None:
+            candidates.append(Candidate("pipeline", None, note=f"fewer forward nodes than "
+                                        f"{world} ranks"))
+        else:
+            plans.append(_pipeline(facts, model, world, fetch_nodes, placement))
+        plans.append(_whole(facts, model, world, "replicated", batch or 1, fetch_nodes))
+    for p in plans:
+        fits = max_memory is None or max(p.memory_per_rank) <= max_memory
+        note = "" if fits else f"needs more than max_memory {size_text(max_memory)}"
+        candidates.append(Candidate(p.strategy, p.predicted_s, p.memory_per_rank, note))
+    fitting = [p for p in plans if max_memory is None or max(p.memory_per_rank) <= max_memory]
+    if not fitting:
+        least = min(plans, key=lambda p: max(p.memory_per_rank))
+        raise DistributedError(
+            f"distribute='auto': no plan over {world} rank(s) fits max_memory="
+            f"{size_text(max_memory)} per rank; the smallest, {least.strategy}, needs "
+            f"{size_text(max(least.memory_per_rank))} on its fullest rank "
+            f"({max(least.memory_per_rank)} bytes)")
+    best = min(fitting, key=lambda p: p.predicted_s)
+    best.candidates = sorted(candidates, key=lambda c: (c.predicted_s is None,
+                                                        c.predicted_s or 0))
+    best.cost_source = model.source
+    best.max_memory = max_memory
+    return best

@@ -1,0 +1,152 @@
+"""`dj.Session(g, distribute="auto")` checks that hold at any world size:
+`tests/test_distributed_auto.py` runs them in one process (the plan is "single") and under
+`mpiexec -n 2`. Each compares with the same model run by a plain Session in this process, and
+prints the plan's predicted step time beside the measured one."""
+
+from __future__ import annotations
+
+import sys
+import time
+
+import numpy as np
+
+import dongjing as dj
+import dongjing.distributed as dist
+import dongjing.nn.functional as F
+from dongjing.distributed import planner
+
+STEPS = 3
+# Fixed figures, so that every run plans the same (the default measures this machine).
+COSTS = dist.CostModel(flops_per_s=1e10, bytes_per_s=5e9, node_overhead_s=5e-6,
+                       link_latency_s=3e-5, link_bytes_per_s=2e9, source="given (tests)")
+
+
+def _mlp(sizes):
+    dj.manual_seed(7)
+    layers = []
+    for i, (a, b) in enumerate(zip(sizes, sizes[1:])):
+        layers.append(dj.nn.Linear(a, b))
+        if i < len(sizes) - 2:
+            layers.append(dj.nn.Tanh())
+    return dj.nn.Sequential(*layers)
+
+
+def _data(rows, features, classes=4):
+    rng = np.random.default_rng(2)
+    return (rng.standard_normal((rows, features)).astype(np.float32),
+            rng.integers(0, classes, rows))
+
+
+def _train(sizes, rows, **session):
+    """STEPS SGD-with-momentum steps: losses, fetched logits and predictions, the final
+    parameters, the training step's plan (None without distribute) and the measured seconds of
+    the fastest step after the first."""
+    model = _mlp(sizes)
+    opt = dj.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    with dj.Graph() as g:
+        x = dj.placeholder((None, sizes[0]))
+        y = dj.placeholder((None,), dj.int64)
+        logits = model(x)
+        loss = F.cross_entropy(logits, y)
+        correct = dj.sum(dj.cast(logits.argmax(1) == y, dj.int64))
+        train = opt.minimize(loss)
+    sess = dj.Session(g, **session)
+    xv, yv = _data(rows, sizes[0])
+    losses, seconds = [], []
+    for _ in range(STEPS):
+        dist.barrier()
+        start = time.perf_counter()
+        out = sess.run({"loss": loss, "train": train}, {x: xv, y: yv})
+        seconds.append(time.perf_counter() - start)
+        losses.append(out["loss"])
+    plan = sess.plan  # the training step's (the fetches below are planned on their own)
+    fetched = sess.run([logits, correct], {x: xv, y: yv})
+    return losses, fetched, [p.numpy().copy() for p in model.parameters()], plan, min(seconds[1:])
+
+
+def _same(got, want):
+    np.testing.assert_allclose(got[0], want[0], rtol=1e-5, err_msg="losses")
+    np.testing.assert_allclose(got[1][0], want[1][0], rtol=1e-4, atol=1e-5, err_msg="logits")
+    assert int(got[1][1]) == int(want[1][1]), (got[1][1], want[1][1])
+
+
+def _report(name, plan, seconds):
+    print(f"rank {dist.get_rank()}/{dist.get_world_size()}: {name}: plan {plan.strategy}, "
+          f"predicted {plan.predicted_s * 1e3:.3f} ms, measured {seconds * 1e3:.3f} ms per step",
+          flush=True)
+
+
+def check_an_mlp_that_fits_runs_data_parallel():
+    sizes, rows = (32, 64, 64, 4), 128
+    want = _train(sizes, rows)
+    got = _train(sizes, rows, distribute="auto", cost_model=COSTS)
+    _same(got, want)
+    for p, w in zip(got[2], want[2]):  # every rank holds every parameter, all equal
+        np.testing.assert_allclose(p, w, rtol=1e-4, atol=1e-6)
+    plan = got[3]
+    assert plan.strategy == ("data" if dist.get_world_size() > 1 else "single"), str(plan)
+    assert f"plan: {plan.strategy} over {dist.get_world_size()} rank(s)" in str(plan)
+    _report("mlp 32-64-64-4, batch 128", got[3], got[4])
+
+
+def _whole_memory(sizes, rows) -> int:
+    """What one process would hold for the big model's step (the planner at world size 1)."""
+    model = _mlp(sizes)
+    opt = dj.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    with dj.Graph():
+        x = dj.placeholder((None, sizes[0]))
+        y = dj.placeholder((None,), dj.int64)
+        loss = F.cross_entropy(model(x), y)
+        train = opt.minimize(loss)
+    fetches = [loss._node, train._node]
+    facts = planner.analyse(loss._node.graph, fetches, {x._node: rows, y._node: rows})
+    return planner.choose(facts, COSTS, 1, fetches).memory_per_rank[0]
+
+
+def check_a_model_too_big_for_one_rank_is_split():
+    sizes, rows = (16, 96, 96, 96, 96, 4), 32
+    limit = int(0.75 * _whole_memory(sizes, rows))
+    if dist.get_world_size() == 1:
+        try:
+            _train(sizes, rows, distribute="auto", cost_model=COSTS, max_memory=limit)
+        except dist.DistributedError as exc:
+            assert "no plan over 1 rank(s) fits max_memory" in str(exc), exc
+            assert "single, needs" in str(exc), exc
+        else:
+            raise AssertionError("a plan over max_memory ran")
+        return
+    want = _train(sizes, rows)
+    got = _train(sizes, rows, distribute="auto", cost_model=COSTS, max_memory=limit)
+    _same(got, want)
+    plan = got[3]
+    assert plan.strategy == "pipeline", str(plan)
+    assert max(plan.memory_per_rank) <= limit, str(plan)
+    assert all(plan.rank_nodes), str(plan)  # every rank runs a stage
+    notes = {c.strategy: c.note for c in plan.candidates}
+    assert "max_memory" in notes["data"] and "max_memory" in notes["replicated"], notes
+    _report(f"mlp {'-'.join(map(str, sizes))}, batch {rows}, max_memory {limit} B", got[3],
+            got[4])
+
+
+def check_the_plan_draws_one_cluster_per_rank():
+    model = _mlp((4, 8, 2))
+    with dj.Graph() as g:
+        x = dj.placeholder((None, 4))
+        out = model(x)
+    sess = dj.Session(g, distribute="auto", cost_model=COSTS)
+    xv = np.ones((4 * dist.get_world_size(), 4), np.float32)
+    np.testing.assert_allclose(sess.run(out, {x: xv}), model(dj.tensor(xv)).numpy(), rtol=1e-5)
+    dot = dj.viz.to_dot(sess.plan)
+    for r in range(dist.get_world_size()):
+        assert f"cluster_rank{r}" in dot, dot
+
+
+CHECKS = [check_an_mlp_that_fits_runs_data_parallel, check_a_model_too_big_for_one_rank_is_split,
+          check_the_plan_draws_one_cluster_per_rank]
+
+if __name__ == "__main__":
+    dist.init(timeout=120)
+    for check in CHECKS:
+        check()
+        print(f"rank {dist.get_rank()}/{dist.get_world_size()}: {check.__name__} ok", flush=True)
+    sys.exit(0)
