@@ -5,6 +5,8 @@ W4 training step at 1 and 2 processes, with and without overlapping communicatio
     mpiexec -n 2 python -m bench.distributed bandwidth
     mpiexec -n 2 python -m bench.distributed w4 --batch 512 --comm overlap
     mpiexec -n 2 python -m bench.distributed progress     # does MPI move during compute?
+    mpiexec -n 2 python -m bench.distributed link   # latency and bandwidth, saved for the planner
+    mpiexec -n 2 python -m bench.distributed plans  # distribute="auto": predicted vs measured
 """
 
 from __future__ import annotations
@@ -258,10 +260,125 @@ def report(steps: int, repeat: int, bandwidth_too: bool = True) -> str:
     return "\n".join(lines)
 
 
+def link(reps: int = 50) -> dict:
+    """Point-to-point latency (half a round trip of 8 bytes) and bandwidth (16 MB one way)
+    between ranks 0 and 1, saved where `dj.Session(distribute="auto")` reads them."""
+    import numpy as np
+
+    import dongjing.distributed as dist
+    from dongjing.distributed.cost_model import link_file
+
+    dist.init()
+    comm, rank = dist.get_communicator(), dist.get_rank()
+
+    def round_trip(buf):
+        comm.Barrier()
+        start = time.perf_counter()
+        if rank == 0:
+            comm.Send(buf, dest=1)
+            comm.Recv(buf, source=1)
+        elif rank == 1:
+            comm.Recv(buf, source=0)
+            comm.Send(buf, dest=0)
+        return time.perf_counter() - start
+
+    small, big = np.zeros(1, np.float64), np.zeros(4 << 20, np.float32)
+    latency = _median([round_trip(small) for _ in range(reps)]) / 2
+    seconds = _median([round_trip(big) for _ in range(5)]) / 2
+    figures = {"link_latency_s": latency, "link_bytes_per_s": big.nbytes / max(seconds - latency,
+                                                                               1e-9)}
+    figures = comm.bcast(figures, root=0)
+    if rank == 0:
+        path = link_file()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(figures))
+        figures["saved_to"] = str(path)
+    return figures
+
+
+def _plan_model(sizes):
+    import dongjing as dj
+
+    dj.manual_seed(7)
+    layers = []
+    for i, (a, b) in enumerate(zip(sizes, sizes[1:])):
+        layers += [dj.nn.Linear(a, b)] + ([dj.nn.Tanh()] if i < len(sizes) - 2 else [])
+    return dj.nn.Sequential(*layers)
+
+
+def _plan_step(sizes, rows, steps, **session):
+    """Median seconds of an SGD step of an MLP of `sizes` on `rows` rows, and its plan."""
+    import numpy as np
+
+    import dongjing as dj
+    import dongjing.distributed as dist
+
+    model = _plan_model(sizes)
+    opt = dj.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    with dj.Graph() as g:
+        x = dj.placeholder((None, sizes[0]))
+        y = dj.placeholder((None,), dj.int64)
+        train = opt.minimize(dj.nn.functional.cross_entropy(model(x), y))
+    sess = dj.Session(g, **session)
+    rng = np.random.default_rng(0)
+    feed = {x: rng.standard_normal((rows, sizes[0])).astype(np.float32),
+            y: rng.integers(0, sizes[-1], rows)}
+    times = []
+    for _ in range(steps + 1):
+        dist.barrier()
+        start = time.perf_counter()
+        sess.run(train, feed)
+        times.append(time.perf_counter() - start)
+    return _median(times[1:]), sess.plan
+
+
+PLAN_MODELS = [  # (name, layer sizes, batch rows, max_memory as a share of one process's need)
+    ("mlp 32-64-64-4", (32, 64, 64, 4), 128, None),
+    ("mlp 256-512-512-10", (256, 512, 512, 10), 512, None),
+    ("mlp 16-96-96-96-96-4, max_memory 3/4", (16, 96, 96, 96, 96, 4), 32, 0.75),
+    ("mlp 64-1024-1024-1024-10, max_memory 3/4", (64, 1024, 1024, 1024, 10), 64, 0.75),
+]
+
+
+def plans(steps: int = 20) -> list[dict]:
+    """For each model of PLAN_MODELS: the plan distribute="auto" chose here (measured costs),
+    its predicted step time, the measured one, and a plain Session's in the same processes."""
+    import dongjing.distributed as dist
+
+    dist.init()
+    rows = []
+    for name, sizes, batch, share in PLAN_MODELS:
+        plain, _ = _plan_step(sizes, batch, steps)
+        limit = None if share is None else int(share * _single_memory(sizes, batch))
+        measured, plan = _plan_step(sizes, batch, steps, distribute="auto", max_memory=limit)
+        rows.append({"model": name, "batch": batch, "ranks": dist.get_world_size(),
+                     "plan": plan.strategy, "predicted_ms": plan.predicted_s * 1e3,
+                     "measured_ms": measured * 1e3, "plain_session_ms": plain * 1e3,
+                     "max_memory": limit, "peak_memory": max(plan.memory_per_rank),
+                     "costs": plan.cost_source})
+    return rows
+
+
+def _single_memory(sizes, rows) -> int:
+    """What one process holds for the step (the planner at world size 1, given costs)."""
+    import dongjing as dj
+    from dongjing.distributed import CostModel, planner
+
+    model = _plan_model(sizes)
+    opt = dj.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    with dj.Graph():
+        x = dj.placeholder((None, sizes[0]))
+        y = dj.placeholder((None,), dj.int64)
+        train = opt.minimize(dj.nn.functional.cross_entropy(model(x), y))
+    fetches = [train._node]
+    facts = planner.analyse(train._node.graph, fetches, {x._node: rows, y._node: rows})
+    return planner.choose(facts, CostModel(), 1, fetches).memory_per_rank[0]
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("what", nargs="?", default="report",
-                        choices=("report", "bandwidth", "w4", "progress"))
+                        choices=("report", "bandwidth", "w4", "progress", "link", "plans"))
     parser.add_argument("--batch", type=int, default=512)
     parser.add_argument("--comm", choices=("none", *COMM), default="overlap")
     parser.add_argument("--steps", type=int, default=20)
@@ -279,6 +396,10 @@ def main(argv: list[str] | None = None) -> None:
         result = bandwidth()
     elif args.what == "progress":
         result = progress()
+    elif args.what == "link":
+        result = link()
+    elif args.what == "plans":
+        result = plans(args.steps)
     else:
         result = w4_step(args.batch, args.comm, args.steps, args.interval)
     import dongjing.distributed as dist
