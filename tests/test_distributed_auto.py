@@ -64,12 +64,14 @@ def test_the_planner_reads_gradients_and_stages_off_the_graph():
         tuple(p.shape) for p in model.parameters())
     assert all(f in facts.forward for f in set(facts.backward.values()) if f.dtype is not None
                and f.op.name not in ("placeholder", "constant", "variable"))
-    stages = planner._stages(facts, COSTS, 2)
+    stages = planner._stages(facts, planner._weights(facts, COSTS, "time"), 2)
     forward = [stages[n] for n in facts.forward]
     assert forward == sorted(forward) and set(forward) == {0, 1}  # consecutive, both used
     for b, f in facts.backward.items():
         if f in stages:
             assert stages[b] == stages[f]  # a gradient is computed on its forward's stage
+    for v in facts.gradients.values():  # a parameter, its gradient and update on one stage
+        assert v in stages
     plan = planner.choose(facts, COSTS, 2, fetches)
     names = {c.strategy for c in plan.candidates}
     assert names == {"data", "pipeline", "replicated"}, plan

@@ -1,4 +1,5 @@
-"""docs/distributed.md: its Python blocks run, in order, as one process (world size 1)."""
+"""docs/distributed.md: its Python blocks run, in order, as one process (world size 1); a block
+after `<!-- continue -->` runs in the namespace of the block before it."""
 
 import pathlib
 import re
@@ -7,8 +8,14 @@ DOC = pathlib.Path(__file__).resolve().parent.parent / "docs" / "distributed.md"
 
 
 def test_distributed_doc_blocks_run(capsys):
-    blocks = re.findall(r"```python\n(.*?)```", DOC.read_text(), re.S)
-    assert len(blocks) == 5
-    for block in blocks:
-        exec(compile(block, str(DOC), "exec"), {})  # the doc's own code
-    assert "0 loaded ['bias', 'weight']" in capsys.readouterr().out
+    blocks = re.findall(r"(<!-- continue -->\n)?```python\n(.*?)```", DOC.read_text(), re.S)
+    assert len(blocks) == 8
+    namespace: dict = {}
+    for continues, block in blocks:
+        if not continues:
+            namespace = {}
+        exec(compile(block, str(DOC), "exec"), namespace)  # the doc's own code
+    out = capsys.readouterr().out
+    assert "0 loaded ['bias', 'weight']" in out
+    assert "(32, 8) (3, 32)" in out and "plan: single over 1 rank(s)" in out
+    assert "no plan over 1 rank(s) fits max_memory=32.00 KiB" in out

@@ -91,6 +91,33 @@ def jit_while():
     return dj.jit(counters).graph(dj.tensor([0.0]), dj.tensor([10.0]))
 
 
+def distributed_plan():
+    """docs/distributed.md's plan: the pipeline `distribute="auto"` takes on 2 ranks for an MLP
+    whose state is over max_memory on one (planned with fixed costs: no MPI, same every build)."""
+    from dongjing.distributed import CostModel, planner
+
+    dj.manual_seed(7)
+    sizes = (16, 96, 96, 96, 96, 4)
+    layers = []
+    for i, (a, b) in enumerate(zip(sizes, sizes[1:])):
+        layers += [dj.nn.Linear(a, b)] + ([dj.nn.Tanh()] if i < len(sizes) - 2 else [])
+    opt = dj.optim.SGD(dj.nn.Sequential(*layers).parameters(), lr=0.1, momentum=0.9)
+    with dj.Graph() as g:
+        x = dj.placeholder((None, sizes[0]), name="x")
+        y = dj.placeholder((None,), dj.int64, name="y")
+        h = x
+        for layer in layers:
+            h = layer(h)
+        loss = dj.nn.functional.cross_entropy(h, y)
+        train = opt.minimize(loss)
+    fetches = [loss.node, train.node]
+    facts = planner.analyse(g, fetches, {x.node: 32, y.node: 32})
+    costs = CostModel(flops_per_s=1e10, bytes_per_s=5e9, node_overhead_s=5e-6,
+                      link_latency_s=3e-5, link_bytes_per_s=2e9, source="given")
+    whole = planner.choose(facts, costs, 1, fetches).memory_per_rank[0]
+    return planner.choose(facts, costs, 2, fetches, max_memory=int(0.75 * whole))
+
+
 PICTURES: dict[str, Callable] = {
     "eager-tape": eager_tape,
     "static-before": static_before,
@@ -98,6 +125,7 @@ PICTURES: dict[str, Callable] = {
     "while-loop": while_loop,
     "jit-trace": jit_trace,
     "jit-while": jit_while,
+    "distributed-plan": distributed_plan,
 }
 
 

@@ -64,6 +64,7 @@ class Plan:
     cost_source: str = ""
     max_memory: int | None = None
     placement: dict | None = field(default=None, repr=False)  # pipeline: node -> its rank
+    balance: str = ""  # pipeline: what its stages balance ("time" or "memory")
 
     @property
     def memory_per_rank(self) -> list[int]:
@@ -95,47 +96,41 @@ class Plan:
         for c in self.candidates:
             when = "-" if c.predicted_s is None else time_text(c.predicted_s)
             peak = "-" if not c.memory else size_text(c.peak_memory)
-            mark = "*" if c.strategy == self.strategy else " "
+            mark = "*" if (c.strategy, c.predicted_s) == (self.strategy, self.predicted_s) else " "
             lines.append(f"   {mark} {c.strategy:<10} step {when:>11}  peak memory {peak:>10}"
                          f"  {c.note}")
         return "\n".join(lines)
 
     def to_dot(self) -> str:
-        """DOT text of the plan: one cluster per rank with its nodes, the values that cross
-        between ranks as edges (for data parallelism, the gradients' all-reduce). Draw it with
-        `dj.viz.render(plan, "plan.svg")`."""
-        lines = ['digraph plan {', '  rankdir=LR; node [fontname="Helvetica", shape=box];',
+        """DOT text of the plan: one box per rank (its nodes, memory and compute), an arrow for
+        the values one rank sends another (how many, how many bytes), and for data parallelism
+        the gradients' all-reduce. Draw it with `dj.viz.render(plan, "plan.svg")`."""
+        lines = ["digraph plan {", '  rankdir=LR; node [fontname="Helvetica", shape=box, '
+                 'style=rounded]; edge [fontname="Helvetica"];',
                  f'  label="{self.strategy} over {self.world} rank(s): predicted step '
                  f'{time_text(self.predicted_s)}"; labelloc=t;']
+        rows = {"data": f"{self.batch // self.world if self.batch else 1} rows of "
+                        f"{self.batch}", "pipeline": f"stage {{r}}, {self.batch} rows"}
         for r, names in enumerate(self.rank_nodes):
-            lines.append(f'  subgraph cluster_rank{r} {{')
-            lines.append(f'    label="rank {r}: {size_text(self.memory[r]["total"])}, compute '
-                         f'{time_text(self.compute_s[r])}"; style=rounded;')
-            if self.strategy in ("data", "replicated") or len(names) > 12:
-                rows = (f"rows {r}/{self.world} of the batch" if self.strategy == "data"
-                        else "the whole batch")
-                lines.append(f'    r{r}_all [label="{len(names)} nodes: {names[0]} ... '
-                             f'{names[-1]}\\n{rows}"];' if names else
-                             f'    r{r}_all [label="(no nodes)"];')
-            else:
-                for i, name in enumerate(names):
-                    lines.append(f'    r{r}_{i} [label="{name}"];')
-                for i in range(len(names) - 1):
-                    lines.append(f'    r{r}_{i} -> r{r}_{i + 1} [style=dotted, arrowhead=none];')
-            lines.append('  }')
-        index = {(r, n): i for r, names in enumerate(self.rank_nodes)
-                 for i, n in enumerate(names)}
+            m = self.memory[r]
+            what = rows.get(self.strategy, f"the whole batch ({self.batch} rows)").format(r=r)
+            span = f"{names[0]} .. {names[-1]}" if names else "no forward nodes"
+            lines.append(f'  rank{r} [label="rank {r}: {what}\\n{len(names)} forward nodes: '
+                         f'{span}\\nmemory {size_text(m["total"])} (state '
+                         f'{size_text(m["state"])}, activations '
+                         f'{size_text(m["activations"])})\\ncompute '
+                         f'{time_text(self.compute_s[r])}"];')
         if self.strategy == "data" and self.world > 1:
             lines.append('  allreduce [label="all-reduce (mean) of the gradients", '
-                         'shape=ellipse];')
+                         'shape=ellipse, style=solid];')
             for r in range(self.world):
-                lines.append(f'  r{r}_all -> allreduce [dir=both];')
-        for value, src, dst, nbytes in self.cuts:
-            a = index.get((src, value))
-            tail = f"r{src}_{a}" if a is not None else f"r{src}_all"
-            head = f"r{dst}_0" if self.rank_nodes[dst] and len(self.rank_nodes[dst]) <= 12 \
-                else f"r{dst}_all"
-            lines.append(f'  {tail} -> {head} [label="{value} ({size_text(nbytes)})", '
-                         'color=blue];')
+                lines.append(f"  rank{r} -> allreduce [dir=both];")
+        sent: dict = {}
+        for _, src, dst, nbytes in self.cuts:
+            count, total = sent.get((src, dst), (0, 0))
+            sent[(src, dst)] = (count + 1, total + nbytes)
+        for (src, dst), (count, total) in sorted(sent.items()):
+            lines.append(f'  rank{src} -> rank{dst} [label="{count} values, '
+                         f'{size_text(total)}", color={"blue" if src < dst else "red"}];')
         lines.append("}")
         return "\n".join(lines) + "\n"

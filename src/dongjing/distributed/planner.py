@@ -65,8 +65,13 @@ def analyse(graph, fetch_nodes: list, fed_rows: dict) -> Facts:
         if n not in backward and any(i in backward or i in gradients or i in derived
                                      for i in n.inputs):
             derived.add(n)
-    forward = [n for n in order if n.op.name not in _SOURCES and not _is_effect(n)
+    compute = [n for n in order if n.op.name not in _SOURCES and not _is_effect(n)
                and n not in backward and n not in derived and n.op.kind != Kind.CONTROL]
+    differentiated = set(backward.values())
+    if differentiated:  # a training step: the forward pass is what the loss depends on
+        reach = set(needed(list(differentiated)))
+        compute = [n for n in compute if n in reach]
+    forward = compute
     batch_inputs = [n for n in order if n.op.name == "placeholder" and n.shape
                     and n.shape[0] is None]
     rows = {fed_rows[n] for n in batch_inputs if n in fed_rows}
@@ -76,17 +81,31 @@ def analyse(graph, fetch_nodes: list, fed_rows: dict) -> Facts:
     return Facts(order, forward, backward, gradients, batch_inputs, rows.pop() if rows else None)
 
 
-def _stages(facts: Facts, model: CostModel, ranks: int) -> dict | None:
-    """Forward nodes (and their backward nodes) in `ranks` consecutive stages of balanced cost;
-    None when there are fewer forward nodes than ranks."""
+def _weights(facts: Facts, model: CostModel, by: str) -> dict:
+    """What each forward node weighs in a stage: its forward and backward time ("time"), or
+    the bytes of its value and of the Variables it reads ("memory")."""
+    batch = facts.batch or 1
+    if by == "time":
+        weight = {n: node_cost(model, n, batch) for n in facts.forward}
+        for b, f in facts.backward.items():
+            if f in weight:
+                weight[f] += node_cost(model, b, batch)
+        return weight
+    weight, seen = {}, set()
+    for n in facts.forward:
+        state = [i for i in n.inputs if i.op.name == "variable" and i not in seen]
+        seen.update(state)
+        weight[n] = value_bytes(n, batch) + 3 * sum(value_bytes(v, batch) for v in state)
+    return weight
+
+
+def _stages(facts: Facts, weight: dict, ranks: int) -> dict | None:
+    """Forward nodes in `ranks` consecutive stages of balanced `weight`, each backward node on
+    its forward node's stage, each Variable and update with what it reads; None when there
+    are fewer forward nodes than ranks."""
     if len(facts.forward) < ranks:
         return None
-    batch = facts.batch or 1
-    cost = {n: node_cost(model, n, batch) for n in facts.forward}
-    for b, f in facts.backward.items():
-        if f in cost:
-            cost[f] += node_cost(model, b, batch)
-    total = sum(cost.values())
+    total = sum(weight.values())
     placement, done = {}, 0.0
     for i, n in enumerate(facts.forward):
         left = len(facts.forward) - i
@@ -95,16 +114,36 @@ def _stages(facts: Facts, model: CostModel, ranks: int) -> dict | None:
         if i and placement[facts.forward[i - 1]] > stage:
             stage = placement[facts.forward[i - 1]]
         placement[n] = stage
-        done += cost[n]
+        done += weight[n]
     for b, f in facts.backward.items():
         if f in placement:
             placement[b] = placement[f]
+    readers: dict = {}
+    for n in facts.order:
+        for i in n.inputs:
+            readers.setdefault(i, []).append(n)
+    changed = True
+    while changed:  # Variables and the optimizer's updates: with what they read or feed
+        changed = False
+        for n in facts.order:
+            if n in placement or n.op.name in ("placeholder", "constant") or _is_effect(n):
+                continue
+            if n.op.name == "variable":  # its first placed reader, or the value assigned to it
+                near = [placement[r] for r in readers.get(n, ()) if r in placement]
+                near += [placement[r.inputs[1]] for r in readers.get(n, ())
+                         if _is_effect(r) and len(r.inputs) > 1 and r.inputs[1] in placement]
+            else:
+                near = [placement[i] for i in n.inputs if i in placement]
+            if near:
+                placement[n] = near[0]
+                changed = True
     return placement
 
 
 def _memory(facts: Facts, ranks_of: dict, world: int, rows: int) -> list[dict]:
     """Bytes per rank: Variables (parameters and optimizer state), gradients, activations."""
     memory = [{"state": 0, "gradients": 0, "activations": 0} for _ in range(world)]
+    forward = set(facts.forward)
     for n in facts.order:
         r = ranks_of.get(n, 0)
         where = range(world) if r == COPIED else [r]
@@ -112,7 +151,7 @@ def _memory(facts: Facts, ranks_of: dict, world: int, rows: int) -> list[dict]:
             part, nbytes = "state", value_bytes(n, rows)
         elif n in facts.gradients:
             part, nbytes = "gradients", value_bytes(n, rows)
-        elif n.op.name not in _SOURCES and not _is_effect(n) and n not in facts.backward:
+        elif n in forward:  # kept for the backward pass
             part, nbytes = "activations", value_bytes(n, rows)
         else:
             continue
@@ -231,16 +270,23 @@ def choose(facts: Facts, model: CostModel, world: int, fetch_nodes: list,
                                         f"split evenly over {world} ranks"))
         else:
             plans.append(_whole(facts, model, world, "data", batch // world, fetch_nodes))
-        placement = _stages(facts, model, world)
-        if placement is None:
-            candidates.append(Candidate("pipeline", None, note=f"fewer forward nodes than "
-                                        f"{world} ranks"))
-        else:
-            plans.append(_pipeline(facts, model, world, fetch_nodes, placement))
+        for by in ("time", "memory"):  # stages balanced by each: two candidates
+            placement = _stages(facts, _weights(facts, model, by), world)
+            if placement is None:
+                candidates.append(Candidate("pipeline", None, note=f"fewer forward nodes than "
+                                            f"{world} ranks"))
+                break
+            plan = _pipeline(facts, model, world, fetch_nodes, placement)
+            plan.schedule += f"; stages balanced by {by}"
+            plan.balance = by
+            plans.append(plan)
         plans.append(_whole(facts, model, world, "replicated", batch or 1, fetch_nodes))
     for p in plans:
         fits = max_memory is None or max(p.memory_per_rank) <= max_memory
-        note = "" if fits else f"needs more than max_memory {size_text(max_memory)}"
+        notes = [f"stages balanced by {p.balance}"] if p.strategy == "pipeline" else []
+        if max_memory is not None:
+            notes.append("fits" if fits else f"needs more than max_memory {size_text(max_memory)}")
+        note = "; ".join(notes)
         candidates.append(Candidate(p.strategy, p.predicted_s, p.memory_per_rank, note))
     fitting = [p for p in plans if max_memory is None or max(p.memory_per_rank) <= max_memory]
     if not fitting:
