@@ -1,5 +1,5 @@
 """`dj.Session(g, distribute="auto")`: the checks of `distributed_auto_ranks.py` in one process
-(the plan is "single") and under `mpiexec -n 2` (data parallel for an MLP that fits, a
+(the plan is "single") and under `mpiexec -n 2` and `-n 4` (data parallel for an MLP that fits, a
 pipeline for one whose state does not fit `max_memory`); the planner's pieces on their own."""
 
 from __future__ import annotations
@@ -29,16 +29,17 @@ def test_one_process_plans_single(check):
     check()
 
 
-def test_two_ranks_plan_data_and_pipeline():
+@pytest.mark.parametrize("ranks", [2, 4])
+def test_ranks_plan_data_and_pipeline(ranks):
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT / "src"), env.get("PYTHONPATH")]))
     env["OMP_NUM_THREADS"] = "1"
-    run = subprocess.run([_mpiexec(), "-n", "2", sys.executable, str(SCRIPT)],
+    run = subprocess.run([_mpiexec(), "-n", str(ranks), sys.executable, str(SCRIPT)],
                          capture_output=True, text=True, timeout=240, env=env, cwd=ROOT)
     assert run.returncode == 0, run.stdout + run.stderr
     for check in CHECKS:
-        for rank in range(2):
-            assert f"rank {rank}/2: {check.__name__} ok" in run.stdout, run.stdout
+        for rank in range(ranks):
+            assert f"rank {rank}/{ranks}: {check.__name__} ok" in run.stdout, run.stdout
     print(run.stdout)  # the plans' predicted and measured step times (pytest -s shows them)
 
 
