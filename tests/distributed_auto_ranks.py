@@ -40,7 +40,7 @@ def _data(rows, features, classes=4):
 def _train(sizes, rows, **session):
     """STEPS SGD-with-momentum steps: losses, fetched logits and predictions, the final
     parameters, the training step's plan (None without distribute) and the measured seconds of
-    the fastest step after the first."""
+    the fastest step after the first, and the first layer's weight gradient at each step."""
     model = _mlp(sizes)
     opt = dj.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
     with dj.Graph() as g:
@@ -49,23 +49,28 @@ def _train(sizes, rows, **session):
         logits = model(x)
         loss = F.cross_entropy(logits, y)
         correct = dj.sum(dj.cast(logits.argmax(1) == y, dj.int64))
+        (grad,) = dj.gradients(loss, [model[0].weight])  # fetched: the whole batch's gradient
         train = opt.minimize(loss)
     sess = dj.Session(g, **session)
     xv, yv = _data(rows, sizes[0])
-    losses, seconds = [], []
+    losses, seconds, grads = [], [], []
     for _ in range(STEPS):
         dist.barrier()
         start = time.perf_counter()
-        out = sess.run({"loss": loss, "train": train}, {x: xv, y: yv})
+        out = sess.run({"loss": loss, "grad": grad, "train": train}, {x: xv, y: yv})
         seconds.append(time.perf_counter() - start)
         losses.append(out["loss"])
+        grads.append(out["grad"])
     plan = sess.plan  # the training step's (the fetches below are planned on their own)
     fetched = sess.run([logits, correct], {x: xv, y: yv})
-    return losses, fetched, [p.numpy().copy() for p in model.parameters()], plan, min(seconds[1:])
+    return (losses, fetched, [p.numpy().copy() for p in model.parameters()], plan,
+            min(seconds[1:]), grads)
 
 
 def _same(got, want):
     np.testing.assert_allclose(got[0], want[0], rtol=1e-5, err_msg="losses")
+    for a, b in zip(got[5], want[5]):
+        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-6, err_msg="fetched gradient")
     np.testing.assert_allclose(got[1][0], want[1][0], rtol=1e-4, atol=1e-5, err_msg="logits")
     assert int(got[1][1]) == int(want[1][1]), (got[1][1], want[1][1])
 
