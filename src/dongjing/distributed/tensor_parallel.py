@@ -42,9 +42,11 @@ def _axis(ndim: int, dim: int, what: str) -> int:
     return dim % ndim
 
 
-def _parts(size, ranks: int, what: str, dim: int):
+def _parts(size, ranks: int, what: str, dim):
+    """`size` // `ranks`; `dim` names the split dim in the error (an index or a name)."""
     if size is not None and size % ranks:
-        raise DistributedError(f"tensor_parallel.{what}: dim {dim} of size {size} does not split "
+        where = f"dim {dim}" if isinstance(dim, int) else dim
+        raise DistributedError(f"tensor_parallel.{what}: {where} of size {size} does not split "
                                f"evenly over {ranks} ranks")
     return None if size is None else size // ranks
 
@@ -159,7 +161,7 @@ class _ParallelLinear:
         rank, ranks = _world()
         out_f, in_f = linear.weight.shape
         size = (out_f, in_f)[axis]
-        _parts(size, ranks, what, axis)
+        _parts(size, ranks, what, ("out_features", "in_features")[axis])
         weight = np.split(linear.weight.numpy(), ranks, axis=axis)[rank]
         module.in_features, module.out_features = in_f, out_f
         module.weight = nn.Parameter(np.ascontiguousarray(weight))
