@@ -29,7 +29,12 @@ pytestmark = [pytest.mark.filterwarnings("ignore:invalid escape sequence:Depreca
               pytest.mark.filterwarnings(
                   "ignore:set_ticklabels\\(\\) should only be used:UserWarning"),
               pytest.mark.filterwarnings("ignore:enable_nested_tensor is True:UserWarning"),
-              pytest.mark.filterwarnings("ignore:This overload of add_ is deprecated")]
+              pytest.mark.filterwarnings("ignore:This overload of add_ is deprecated"),
+              # PyTorch 2.13's own Tensor.__array__ (NumPy 2 asks for copy=; dongjing's takes it)
+              pytest.mark.filterwarnings(
+                  "ignore:__array__ implementation doesn't accept a copy keyword"),
+              # the siamese example's nn.init.xavier_uniform (PyTorch warns the same)
+              pytest.mark.filterwarnings("ignore:`nn.init.xavier_uniform` is now deprecated")]
 
 
 @dataclass
@@ -45,6 +50,7 @@ class Case:
     compare_subs: dict = field(default_factory=dict)  # for both runs, only when compared
     compare_first: int | None = None  # compare only the first numbers (chaotic training)
     compare_argv: tuple | None = None  # for both runs, in place of argv, only when compared
+    atol: float | None = None  # the absolute tolerance when not rtol (small printed numbers)
 
 
 def _losses(pattern: str, out: str, count: int | None = None) -> list[float]:
@@ -175,6 +181,39 @@ _WLM_ARGV = ("--model", "Transformer", "--emsize", "16", "--nhid", "16", "--nlay
              "--lr", "5")
 
 
+def _d2l_linreg_check(out: str) -> None:
+    losses = _losses(r"epoch \d, loss ([\d.]+)", out, 3)
+    assert losses[2] < losses[0] and losses[2] < 1e-3, losses
+    rows = re.findall(r"估计误差: tensor\(\[([^\]]*)\]", out)
+    errors = [float(v) for row in rows for v in row.replace(",", " ").split()]
+    assert len(errors) == 3 and max(abs(e) for e in errors) < 0.01, errors
+
+
+_LENET_SHAPES = ["(1, 1, 28, 28)", "(1, 6, 28, 28)", "(1, 6, 28, 28)", "(1, 6, 14, 14)",
+                 "(1, 16, 10, 10)", "(1, 16, 10, 10)", "(1, 16, 5, 5)", "(1, 400)", "(1, 120)",
+                 "(1, 120)", "(1, 84)", "(1, 84)", "(1, 10)"]
+
+
+def _d2l_lenet_check(out: str) -> None:
+    shapes = re.findall(r"output shape: \t (.*)", out)
+    assert shapes == _LENET_SHAPES, shapes
+    # the chapter's sigmoid LeNet at lr 0.9 needs hundreds of steps before its loss leaves
+    # ln(10) (the book's own curve), and train_ch6 prints only the last loss: a test-sized
+    # run shows no learning; it checks the numbers are finite and sane (PyTorch's run, where
+    # installed, is the real check)
+    loss, train_acc, test_acc = _losses(
+        r"loss ([\d.]+), train acc ([\d.]+), test acc ([\d.]+)", out, 3)
+    assert 1.0 < loss < 5.0 and 0 <= train_acc <= 1 and 0 <= test_acc <= 1, out
+    assert "training on cpu" in out
+
+
+def _d2l(fw):
+    return pt_standins.d2l_support(fw)
+
+
+_D2L = {"d2l.torch": "d2l_torch.py"}
+
+
 def _tv(fw):
     return pt_standins.torchvision(fw)
 
@@ -252,6 +291,16 @@ CASES = {
         # losses differ by 2e-6 after one step, 1e-5 after two, 5e-4 after four, both ways;
         # Adadelta and BatchNorm2d alone agree to 1e-15 in float64): the first epoch is compared
         compare_first=5),
+    "d2l_linear_regression_scratch.py": Case(
+        modules=_D2L, standins=_d2l, check=_d2l_linreg_check,
+        compare=r"epoch \d, loss ([\d.]+)", rtol=1e-4, atol=2e-6),
+    "d2l_lenet.py": Case(
+        # a smaller batch and fewer epochs: 5 batches an epoch (train_ch6 logs, and redraws
+        # its matplotlib figure, every num_batches // 5 batches: fewer than 5 divide by 0)
+        subs={"batch_size = 256": "batch_size = 13",
+              "lr, num_epochs = 0.9, 10": "lr, num_epochs = 0.9, 2"},
+        modules=_D2L, standins=_d2l, check=_d2l_lenet_check,
+        compare=r"loss ([\d.]+), train acc ([\d.]+), test acc ([\d.]+)", rtol=1e-3),
     "torch_actor_critic.py": Case(
         argv=("--log-interval", "1"),
         standins=lambda fw: pt_standins.gym(old_api=True, reward_threshold=12.0),
@@ -298,7 +347,8 @@ def test_program_gives_pytorchs_numbers(name, tmp_path):
     ours = pt_harness.floats(case.compare, _run(name, "dongjing", tmp_path / "dongjing", shared))
     assert len(theirs) > 0 and len(ours) == len(theirs), (theirs, ours)
     theirs, ours = theirs[:case.compare_first], ours[:case.compare_first]
-    np.testing.assert_allclose(ours, theirs, rtol=case.rtol, atol=case.rtol)
+    atol = case.rtol if case.atol is None else case.atol
+    np.testing.assert_allclose(ours, theirs, rtol=case.rtol, atol=atol)
 
 
 def test_every_program_is_tested_and_notes_its_source():
@@ -307,7 +357,8 @@ def test_every_program_is_tested_and_notes_its_source():
     tested |= {f for case in CASES.values() for f in case.modules.values()}
     for name in tested:
         header = (programs / name).read_text().split("\n\n")[0].lower()
-        assert "vendored from" in header and "licence: bsd" in header, name
+        # pytorch/examples and the tutorials: BSD; the d2l book's sample code: MIT-0
+        assert "vendored from" in header and re.search(r"licence: (bsd|.*mit-0)", header), name
         assert re.search(r"commit [0-9a-f]{40}|https://", header), name
 
 

@@ -362,3 +362,32 @@ def write_wikitext2(path, sizes=(120, 30, 30)) -> None:
     for seed, (split, n) in enumerate(zip(("train", "valid", "test"), sizes)):
         (folder / f"{split}.txt").write_text("\n".join(_sentences(n, seed)) + "\n",
                                              encoding="utf-8")
+
+
+DISPLAYED: list[str] = []  # what the d2l programs show: IPython display calls, figure formats
+
+
+def d2l_support(fw, mnist_sizes=(64, 32)) -> dict[str, types.ModuleType]:
+    """What `from d2l import torch as d2l` needs besides the vendored library (d2l_torch.py,
+    which the test installs as `d2l.torch`): the `d2l` package, IPython.display (display and
+    clear_output record what they are given), matplotlib_inline.backend_inline and torchvision
+    (FashionMNIST: `mnist_sizes` synthetic 28x28 images)."""
+    package = types.ModuleType("d2l")
+    package.__path__ = []
+    display = types.ModuleType("IPython.display")
+    display.display = lambda *objects, **kwargs: DISPLAYED.extend(
+        type(o).__name__ for o in objects)
+    display.clear_output = lambda wait=False: None
+    ipython = types.ModuleType("IPython")
+    ipython.display = display
+    # what matplotlib asks an imported IPython: no shell is running, and a version whose
+    # backend names it need not fix
+    ipython.get_ipython = lambda: None
+    ipython.version_info = (8, 24, 0, "final")
+    backend_inline = types.ModuleType("matplotlib_inline.backend_inline")
+    backend_inline.set_matplotlib_formats = lambda *formats, **kwargs: DISPLAYED.extend(formats)
+    inline = types.ModuleType("matplotlib_inline")
+    inline.backend_inline = backend_inline
+    return {"d2l": package, "IPython": ipython, "IPython.display": display,
+            "matplotlib_inline": inline, "matplotlib_inline.backend_inline": backend_inline,
+            **torchvision(fw, mnist_sizes=mnist_sizes)}
