@@ -177,9 +177,10 @@ def _first_call_patch(fw, states: list, recording: bool):
 
 
 def run(name: str, framework: str = "dongjing", argv=(), subs=None, cwd=None, modules=None,
-        shared: Shared | None = None, standins=None) -> str:
+        shared: Shared | None = None, standins=None, module_subs=None) -> str:
     """Run program `name` as __main__ on `framework`; return what it printed. `modules`: sibling
-    program files it imports, {import name: file}; `standins`: {module name: module}."""
+    program files it imports, {import name: file}; `module_subs`: {import name: subs} for them;
+    `standins`: {module name: module}."""
     fw = importlib.import_module(framework)
     installed = dict(standins or {})
     for import_name, file in (modules or {}).items():
@@ -200,7 +201,8 @@ def run(name: str, framework: str = "dongjing", argv=(), subs=None, cwd=None, mo
         context = shared.applied(fw, framework == "torch") if shared else contextlib.nullcontext()
         with context, contextlib.redirect_stdout(out):
             for import_name, file in (modules or {}).items():
-                exec(compile(source_for(file, framework), str(PROGRAMS / file), "exec"),
+                text = source_for(file, framework, (module_subs or {}).get(import_name))
+                exec(compile(text, str(PROGRAMS / file), "exec"),
                      installed[import_name].__dict__)
             namespace = {"__name__": "__main__", "__file__": str(PROGRAMS / name)}
             exec(compile(source_for(name, framework, subs), str(PROGRAMS / name), "exec"),
