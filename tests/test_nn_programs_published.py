@@ -213,8 +213,9 @@ def _d2l_displays_cleared(path: Path, framework: str) -> None:
 
 
 def _d2l_softmax_check(out: str) -> None:
-    # the chapters (softmax regression, MLP) print nothing: train_ch3 asserts that it learned (train loss < 0.5,
-    # train and test accuracy > 0.7), and its Animator shows the figure once an epoch
+    # the chapters (softmax regression, MLP) print nothing: train_ch3 asserts that the model
+    # learned (train loss < 0.5, train and test accuracy > 0.7), and its Animator shows the
+    # figure once an epoch
     assert out == "", out
     assert pt_standins.DISPLAYED.count("Figure") == 10, pt_standins.DISPLAYED
 
