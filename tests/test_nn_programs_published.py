@@ -29,7 +29,12 @@ pytestmark = [pytest.mark.filterwarnings("ignore:invalid escape sequence:Depreca
               pytest.mark.filterwarnings(
                   "ignore:set_ticklabels\\(\\) should only be used:UserWarning"),
               pytest.mark.filterwarnings("ignore:enable_nested_tensor is True:UserWarning"),
-              pytest.mark.filterwarnings("ignore:This overload of add_ is deprecated")]
+              pytest.mark.filterwarnings("ignore:This overload of add_ is deprecated"),
+              # PyTorch 2.13's own Tensor.__array__ (NumPy 2 asks for copy=; dongjing's takes it)
+              pytest.mark.filterwarnings(
+                  "ignore:__array__ implementation doesn't accept a copy keyword"),
+              # the siamese example's nn.init.xavier_uniform (PyTorch warns the same)
+              pytest.mark.filterwarnings("ignore:`nn.init.xavier_uniform` is now deprecated")]
 
 
 @dataclass
@@ -39,11 +44,14 @@ class Case:
     standins: Callable = lambda fw: {}  # framework module -> {module name: stand-in}
     setup: Callable = lambda path, framework: None  # writes the stand-in files in `path`
     modules: dict = field(default_factory=dict)  # sibling program files it imports
+    module_subs: dict = field(default_factory=dict)  # {import name: subs} for those files
     check: Callable = lambda out: None  # torch-free: it learned, its numbers are finite
     compare: str = r"[Ll]oss:? *([-\d.e]+)"  # the printed numbers PyTorch's run must match
     rtol: float = 1e-4
     compare_subs: dict = field(default_factory=dict)  # for both runs, only when compared
     compare_first: int | None = None  # compare only the first numbers (chaotic training)
+    compare_argv: tuple | None = None  # for both runs, in place of argv, only when compared
+    atol: float | None = None  # the absolute tolerance when not rtol (small printed numbers)
 
 
 def _losses(pattern: str, out: str, count: int | None = None) -> list[float]:
@@ -152,6 +160,76 @@ def _polynomial_check(out: str) -> None:
     assert out.strip().splitlines()[-1].startswith("Result: y = ")
 
 
+def _siamese_check(out: str) -> None:
+    _losses(r"\tLoss: ([\d.]+)", out, 6)
+    test = _losses(r"Average loss: ([\d.]+)", out, 2)
+    assert test[1] < test[0], test
+
+
+def _wikitext2(path: Path, framework: str) -> None:
+    pt_standins.write_wikitext2(path)
+
+
+def _wlm_check(out: str) -> None:
+    train = _losses(r"\| loss +([\d.]+)", out, 10)
+    valid = _losses(r"valid loss +([\d.]+)", out, 2)
+    test = _losses(r"test loss +([\d.]+)", out, 1)
+    assert train[-1] < 0.5 * train[0] and valid[-1] < valid[0] and test[0] < train[0]
+
+
+_WLM_ARGV = ("--model", "Transformer", "--emsize", "16", "--nhid", "16", "--nlayers", "1",
+             "--batch_size", "4", "--bptt", "8", "--epochs", "2", "--log-interval", "5",
+             "--lr", "5")
+
+
+def _d2l_linreg_check(out: str) -> None:
+    losses = _losses(r"epoch \d, loss ([\d.]+)", out, 3)
+    assert losses[2] < losses[0] and losses[2] < 1e-3, losses
+    rows = re.findall(r"估计误差: tensor\(\[([^\]]*)\]", out)
+    errors = [float(v) for row in rows for v in row.replace(",", " ").split()]
+    assert len(errors) == 3 and max(abs(e) for e in errors) < 0.01, errors
+
+
+_LENET_SHAPES = ["(1, 1, 28, 28)", "(1, 6, 28, 28)", "(1, 6, 28, 28)", "(1, 6, 14, 14)",
+                 "(1, 16, 10, 10)", "(1, 16, 10, 10)", "(1, 16, 5, 5)", "(1, 400)", "(1, 120)",
+                 "(1, 120)", "(1, 84)", "(1, 84)", "(1, 10)"]
+
+
+def _d2l_lenet_check(out: str) -> None:
+    shapes = re.findall(r"output shape: \t (.*)", out)
+    assert shapes == _LENET_SHAPES, shapes
+    # the chapter's sigmoid LeNet at lr 0.9 needs hundreds of steps before its loss leaves
+    # ln(10) (the book's own curve), and train_ch6 prints only the last loss: a test-sized
+    # run shows no learning; it checks the numbers are finite and sane (PyTorch's run, where
+    # installed, is the real check)
+    loss, train_acc, test_acc = _losses(
+        r"loss ([\d.]+), train acc ([\d.]+), test acc ([\d.]+)", out, 3)
+    assert 1.0 < loss < 5.0 and 0 <= train_acc <= 1 and 0 <= test_acc <= 1, out
+    assert "training on cpu" in out
+
+
+def _d2l_displays_cleared(path: Path, framework: str) -> None:
+    pt_standins.DISPLAYED.clear()
+
+
+def _d2l_softmax_check(out: str) -> None:
+    # the chapters (softmax regression, MLP) print nothing: train_ch3 asserts that the model
+    # learned (train loss < 0.5, train and test accuracy > 0.7), and its Animator shows the
+    # figure once an epoch
+    assert out == "", out
+    assert pt_standins.DISPLAYED.count("Figure") == 10, pt_standins.DISPLAYED
+
+
+def _d2l(fw):
+    return pt_standins.d2l_support(fw)
+
+
+_D2L = {"d2l.torch": "d2l_torch.py"}
+# d2l's loaders read with 4 worker processes: started anew each epoch, they cost the test
+# seconds on 2 shared cores and change nothing a run computes; the tests read in-process
+_D2L_SUBS = {"d2l.torch": {"    return 4\n": "    return 0\n"}}
+
+
 def _tv(fw):
     return pt_standins.torchvision(fw)
 
@@ -205,6 +283,57 @@ CASES = {
         # only the first logs are compared; PyTorch's attention dropout is not patchable
         compare=r"\| loss +([\d.]+) \| ppl +([\d.]+)", compare_first=3,
         compare_subs={"dropout = 0.2  #": "dropout = 0.0  #"}, rtol=2e-3),
+    "torch_wlm_main.py": Case(
+        argv=_WLM_ARGV, setup=_wikitext2, check=_wlm_check,
+        modules={"data": "torch_wlm_data.py", "model": "torch_wlm_model.py"},
+        # the published script saves the whole model object and loads it back with
+        # torch.load(f): PyTorch 2.13 refuses that load (weights_only=True by default), and
+        # dongjing's checkpoints hold no code by design; both runs save the state dict instead
+        subs={"torch.save(model, f)": "torch.save(model.state_dict(), f)",
+              "model = torch.load(f)": "model.load_state_dict(torch.load(f))"},
+        # PyTorch's attention dropout is not patchable: compared without dropout
+        compare_argv=_WLM_ARGV + ("--dropout", "0"),
+        # (the printed losses and perplexities have two decimals: equal to within one unit there)
+        compare=r"(?:loss|ppl) +([\d.]+)", rtol=1e-2),
+    "torch_siamese_network.py": Case(
+        argv=("--batch-size", "8", "--test-batch-size", "20", "--epochs", "2",
+              "--log-interval", "2"),
+        # every class twice or more in each split: the dataset draws a second, different image
+        # of the class (a class seen once would loop forever); resnet18's layers narrower
+        standins=lambda fw: pt_standins.torchvision(fw, mnist_sizes=(40, 20),
+                                                    resnet_widths=(8, 8, 8, 8)),
+        check=_siamese_check, compare=r"(?:Loss|Average loss): ([\d.]+)|Accuracy: (\d+)",
+        # Adadelta at lr 1 with batch norm over 8 examples amplifies float32 rounding (the
+        # losses differ by 2e-6 after one step, 1e-5 after two, 5e-4 after four, both ways;
+        # Adadelta and BatchNorm2d alone agree to 1e-15 in float64): the first epoch is compared
+        compare_first=5),
+    "d2l_linear_regression_scratch.py": Case(
+        modules=_D2L, module_subs=_D2L_SUBS, standins=_d2l, check=_d2l_linreg_check,
+        compare=r"epoch \d, loss ([\d.]+)", rtol=1e-4, atol=2e-6),
+    "d2l_lenet.py": Case(
+        # a smaller batch and fewer epochs: 5 batches an epoch (train_ch6 logs, and redraws
+        # its matplotlib figure, every num_batches // 5 batches: fewer than 5 divide by 0)
+        subs={"batch_size = 256": "batch_size = 13",
+              "lr, num_epochs = 0.9, 10": "lr, num_epochs = 0.9, 2"},
+        modules=_D2L, module_subs=_D2L_SUBS, standins=_d2l, check=_d2l_lenet_check,
+        compare=r"loss ([\d.]+), train acc ([\d.]+), test acc ([\d.]+)", rtol=1e-3),
+    "d2l_softmax_regression_scratch.py": Case(
+        subs={"batch_size = 256": "batch_size = 16"}, modules=_D2L, standins=_d2l,
+        setup=_d2l_displays_cleared, check=_d2l_softmax_check,
+        # compared: what train_ch3 gives its Animator each epoch, printed for both runs
+        compare_subs={"        animator.add(epoch + 1, train_metrics + (test_acc,))":
+                      "        animator.add(epoch + 1, train_metrics + (test_acc,)); "
+                      "print('metrics', *train_metrics, test_acc)"},
+        compare=r"metrics ([\d.e-]+) ([\d.e-]+) ([\d.e-]+)", rtol=1e-5),
+    "d2l_mlp_scratch.py": Case(
+        subs={"batch_size = 256": "batch_size = 16"}, modules=_D2L, module_subs=_D2L_SUBS,
+        standins=_d2l, setup=_d2l_displays_cleared, check=_d2l_softmax_check,
+        # compared: the trained parameters (the chapter prints nothing)
+        compare_subs={"d2l.predict_ch3(net, test_iter)":
+                      "d2l.predict_ch3(net, test_iter); "
+                      "print('params', *[float(p.double().abs().sum()) for p in params])"},
+        # (float32 over 40 SGD steps: W1 agrees to 1e-7, b1's small entries to 5e-5)
+        compare=r"params ([\d.e-]+) ([\d.e-]+) ([\d.e-]+) ([\d.e-]+)", rtol=1e-4),
     "torch_actor_critic.py": Case(
         argv=("--log-interval", "1"),
         standins=lambda fw: pt_standins.gym(old_api=True, reward_threshold=12.0),
@@ -229,9 +358,11 @@ def _run(name: str, framework: str, path: Path, shared=None) -> str:
     fw = importlib.import_module(framework)
     case.setup(path, framework)
     subs = {**case.subs, **(case.compare_subs if shared is not None else {})}
+    argv = case.compare_argv if shared is not None and case.compare_argv else case.argv
     with _one_thread():
-        return pt_harness.run(name, framework, argv=case.argv, subs=subs, cwd=path,
-                              modules=case.modules, shared=shared,
+        return pt_harness.run(name, framework, argv=argv, subs=subs, cwd=path,
+                              modules=case.modules, module_subs=case.module_subs,
+                              shared=shared,
                               standins=case.standins(fw))
 
 
@@ -250,7 +381,8 @@ def test_program_gives_pytorchs_numbers(name, tmp_path):
     ours = pt_harness.floats(case.compare, _run(name, "dongjing", tmp_path / "dongjing", shared))
     assert len(theirs) > 0 and len(ours) == len(theirs), (theirs, ours)
     theirs, ours = theirs[:case.compare_first], ours[:case.compare_first]
-    np.testing.assert_allclose(ours, theirs, rtol=case.rtol, atol=case.rtol)
+    atol = case.rtol if case.atol is None else case.atol
+    np.testing.assert_allclose(ours, theirs, rtol=case.rtol, atol=atol)
 
 
 def test_every_program_is_tested_and_notes_its_source():
@@ -259,7 +391,8 @@ def test_every_program_is_tested_and_notes_its_source():
     tested |= {f for case in CASES.values() for f in case.modules.values()}
     for name in tested:
         header = (programs / name).read_text().split("\n\n")[0].lower()
-        assert "vendored from" in header and "licence: bsd" in header, name
+        # pytorch/examples and the tutorials: BSD; the d2l book's sample code: MIT-0
+        assert "vendored from" in header and re.search(r"licence: (bsd|.*mit-0)", header), name
         assert re.search(r"commit [0-9a-f]{40}|https://", header), name
 
 

@@ -4,9 +4,9 @@ downloads come from pt_standins; `subs` are the named substitutions that keep a 
 
 `Shared` makes two runs comparable: the same initial weights (each model's state is taken
 from the torch run the first time the model is called, and given to the dongjing run's model
-at the same moment) and the same random draws (randn, rand, randint, randperm, multinomial,
-dropout masks, Categorical samples and DataLoader order come from one NumPy generator, seeded
-alike for both runs)."""
+at the same moment) and the same random draws (randn, rand, randint, randperm, normal with
+number arguments, multinomial, dropout masks, xavier_uniform_, Categorical samples and
+DataLoader order come from one NumPy generator, seeded alike for both runs)."""
 
 from __future__ import annotations
 
@@ -72,10 +72,26 @@ def _random_patches(fw, rng):
         return t.requires_grad_() if requires_grad else t
 
     def randn(*size, **kw):
-        return make(rng.standard_normal(_size(size)), **_kw(kw))
+        return make(rng.standard_normal(_size(size or (kw["size"],))), **_kw(kw))
 
     def rand(*size, **kw):
-        return make(rng.random(_size(size)), **_kw(kw))
+        return make(rng.random(_size(size or (kw["size"],))), **_kw(kw))
+
+    original_normal = fw.normal
+
+    def normal(mean, std=1.0, size=None, **kw):
+        if size is None or not all(isinstance(v, (int, float)) for v in (mean, std)):
+            sized = {} if size is None else {"size": size}
+            return original_normal(mean, std, **sized, **kw)  # tensor means: not drawn here
+        return make(rng.normal(mean, std, _size((size,))), **_kw(kw))
+
+    def xavier_uniform_(tensor, gain=1.0, generator=None):
+        shape = tuple(tensor.shape)
+        receptive = int(np.prod(shape[2:])) if len(shape) > 2 else 1
+        bound = gain * np.sqrt(6.0 / (shape[1] * receptive + shape[0] * receptive))
+        with fw.no_grad():
+            tensor.copy_(fw.tensor(rng.uniform(-bound, bound, shape).astype(np.float32)))
+        return tensor
 
     def like(draw):
         return lambda t, dtype=None, **kw: make(draw(tuple(t.shape)), dtype or t.dtype)
@@ -112,12 +128,16 @@ def _random_patches(fw, rng):
     class InOrderLoader(loader):  # the order is the one thing a shuffle would change
         def __init__(self, dataset, *args, **kwargs):
             kwargs["shuffle"] = False
+            # worker processes change nothing a run computes, and cost seconds (PyTorch's)
+            for name in ("num_workers", "prefetch_factor", "persistent_workers"):
+                kwargs.pop(name, None)
             super().__init__(dataset, *args, **kwargs)
 
     rnd = (randn, rand, like(rng.standard_normal), like(rng.random), randint, randperm)
     names = ("randn", "rand", "randn_like", "rand_like", "randint", "randperm")
     patches = [(fw, n, f) for n, f in zip(names, rnd)]
-    patches += [(fw, "multinomial", multinomial), (fw.nn.functional, "dropout", dropout),
+    patches += [(fw, "normal", normal), (fw.nn.init, "xavier_uniform_", xavier_uniform_),
+                (fw, "multinomial", multinomial), (fw.nn.functional, "dropout", dropout),
                 (fw.distributions.Categorical, "sample", categorical_sample),
                 (fw.utils.data, "DataLoader", InOrderLoader)]
     return patches
@@ -157,9 +177,10 @@ def _first_call_patch(fw, states: list, recording: bool):
 
 
 def run(name: str, framework: str = "dongjing", argv=(), subs=None, cwd=None, modules=None,
-        shared: Shared | None = None, standins=None) -> str:
+        shared: Shared | None = None, standins=None, module_subs=None) -> str:
     """Run program `name` as __main__ on `framework`; return what it printed. `modules`: sibling
-    program files it imports, {import name: file}; `standins`: {module name: module}."""
+    program files it imports, {import name: file}; `module_subs`: {import name: subs} for them;
+    `standins`: {module name: module}."""
     fw = importlib.import_module(framework)
     installed = dict(standins or {})
     for import_name, file in (modules or {}).items():
@@ -180,7 +201,8 @@ def run(name: str, framework: str = "dongjing", argv=(), subs=None, cwd=None, mo
         context = shared.applied(fw, framework == "torch") if shared else contextlib.nullcontext()
         with context, contextlib.redirect_stdout(out):
             for import_name, file in (modules or {}).items():
-                exec(compile(source_for(file, framework), str(PROGRAMS / file), "exec"),
+                text = source_for(file, framework, (module_subs or {}).get(import_name))
+                exec(compile(text, str(PROGRAMS / file), "exec"),
                      installed[import_name].__dict__)
             namespace = {"__name__": "__main__", "__file__": str(PROGRAMS / name)}
             exec(compile(source_for(name, framework, subs), str(PROGRAMS / name), "exec"),

@@ -25,9 +25,11 @@ def digit_images(n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
     return images.astype(np.uint8), labels.astype(np.int64)
 
 
-def torchvision(fw, mnist_sizes=(64, 32), fake_size=12) -> dict[str, types.ModuleType]:
-    """`torchvision` with datasets.MNIST (`mnist_sizes` train/test images) and FakeData
-    (`fake_size` images unless told), transforms and utils.save_image."""
+def torchvision(fw, mnist_sizes=(64, 32), fake_size=12,
+                resnet_widths=(64, 128, 256, 512)) -> dict[str, types.ModuleType]:
+    """`torchvision` with datasets.MNIST and FashionMNIST (`mnist_sizes` train/test images),
+    FakeData (`fake_size` images unless told), transforms, utils.save_image and
+    models.resnet18 (see resnet_models)."""
     datasets = types.ModuleType("torchvision.datasets")
     transforms = types.ModuleType("torchvision.transforms")
     utils = types.ModuleType("torchvision.utils")
@@ -87,13 +89,86 @@ def torchvision(fw, mnist_sizes=(64, 32), fake_size=12) -> dict[str, types.Modul
             raise ValueError(f"save_image: a 3-d or 4-d image tensor, got {tuple(tensor.shape)}")
         SAVED_IMAGES.append((str(fp), tuple(tensor.shape)))
 
-    datasets.MNIST, datasets.FakeData = MNIST, FakeData
+    datasets.MNIST, datasets.FashionMNIST, datasets.FakeData = MNIST, MNIST, FakeData
     transforms.ToTensor, transforms.Normalize, transforms.Compose = ToTensor, Normalize, Compose
     utils.save_image = save_image
+    models = resnet_models(fw, resnet_widths)
     top = types.ModuleType("torchvision")
-    top.datasets, top.transforms, top.utils = datasets, transforms, utils
+    top.datasets, top.transforms, top.utils, top.models = datasets, transforms, utils, models
     return {"torchvision": top, "torchvision.datasets": datasets,
-            "torchvision.transforms": transforms, "torchvision.utils": utils}
+            "torchvision.transforms": transforms, "torchvision.utils": utils,
+            "torchvision.models": models}
+
+
+def resnet_models(fw, widths=(64, 128, 256, 512)) -> types.ModuleType:
+    """`torchvision.models` with resnet18, untrained: torchvision's layout and layer names (so
+    a program may take its children apart) and its initialisation, built from `fw.nn`.
+    `widths`: the channels of layer1..layer4 (torchvision's are the default; a test may make
+    them narrower, as an 11M-parameter network trains too slowly for it on NumPy)."""
+    nn = fw.nn
+
+    class BasicBlock(nn.Module):
+        expansion = 1
+
+        def __init__(self, inplanes, planes, stride=1, downsample=None):
+            super().__init__()
+            self.conv1 = nn.Conv2d(inplanes, planes, 3, stride, 1, bias=False)
+            self.bn1 = nn.BatchNorm2d(planes)
+            self.relu = nn.ReLU(inplace=True)
+            self.conv2 = nn.Conv2d(planes, planes, 3, 1, 1, bias=False)
+            self.bn2 = nn.BatchNorm2d(planes)
+            self.downsample = downsample
+
+        def forward(self, x):
+            identity = x if self.downsample is None else self.downsample(x)
+            out = self.relu(self.bn1(self.conv1(x)))
+            out = self.bn2(self.conv2(out))
+            return self.relu(out + identity)
+
+    class ResNet(nn.Module):
+        def __init__(self, layers, num_classes=1000):
+            super().__init__()
+            self.inplanes = 64
+            self.conv1 = nn.Conv2d(3, 64, kernel_size=7, stride=2, padding=3, bias=False)
+            self.bn1 = nn.BatchNorm2d(64)
+            self.relu = nn.ReLU(inplace=True)
+            self.maxpool = nn.MaxPool2d(kernel_size=3, stride=2, padding=1)
+            self.layer1 = self._layer(widths[0], layers[0], 1)
+            self.layer2 = self._layer(widths[1], layers[1], 2)
+            self.layer3 = self._layer(widths[2], layers[2], 2)
+            self.layer4 = self._layer(widths[3], layers[3], 2)
+            self.avgpool = nn.AdaptiveAvgPool2d((1, 1))
+            self.fc = nn.Linear(widths[3], num_classes)
+            for m in self.modules():
+                if isinstance(m, nn.Conv2d):
+                    nn.init.kaiming_normal_(m.weight, mode="fan_out", nonlinearity="relu")
+                elif isinstance(m, nn.BatchNorm2d):
+                    nn.init.constant_(m.weight, 1)
+                    nn.init.constant_(m.bias, 0)
+
+        def _layer(self, planes, blocks, stride):
+            downsample = None
+            if stride != 1 or self.inplanes != planes:
+                downsample = nn.Sequential(nn.Conv2d(self.inplanes, planes, 1, stride, bias=False),
+                                           nn.BatchNorm2d(planes))
+            layers = [BasicBlock(self.inplanes, planes, stride, downsample)]
+            self.inplanes = planes
+            layers += [BasicBlock(planes, planes) for _ in range(1, blocks)]
+            return nn.Sequential(*layers)
+
+        def forward(self, x):
+            x = self.maxpool(self.relu(self.bn1(self.conv1(x))))
+            x = self.layer4(self.layer3(self.layer2(self.layer1(x))))
+            return self.fc(fw.flatten(self.avgpool(x), 1))
+
+    def resnet18(pretrained=False, weights=None, progress=True, **kwargs):
+        if pretrained or weights is not None:
+            raise ValueError("stand-in torchvision: no pretrained weights (nothing is downloaded)")
+        return ResNet([2, 2, 2, 2], **kwargs)
+
+    models = types.ModuleType("torchvision.models")
+    models.resnet18 = resnet18
+    return models
 
 
 
@@ -277,3 +352,42 @@ def torchtext(sizes=(120, 30, 30)) -> dict[str, types.ModuleType]:
     top.datasets, top.data, top.vocab = datasets, data, vocab_module
     return {"torchtext": top, "torchtext.datasets": datasets, "torchtext.data": data,
             "torchtext.data.utils": data_utils, "torchtext.vocab": vocab_module}
+
+
+def write_wikitext2(path, sizes=(120, 30, 30)) -> None:
+    """data/wikitext-2/{train,valid,test}.txt as the word language model reads them: lines of
+    the tiny regular language above."""
+    folder = path / "data" / "wikitext-2"
+    folder.mkdir(parents=True, exist_ok=True)
+    for seed, (split, n) in enumerate(zip(("train", "valid", "test"), sizes)):
+        (folder / f"{split}.txt").write_text("\n".join(_sentences(n, seed)) + "\n",
+                                             encoding="utf-8")
+
+
+DISPLAYED: list[str] = []  # what the d2l programs show: IPython display calls, figure formats
+
+
+def d2l_support(fw, mnist_sizes=(64, 32)) -> dict[str, types.ModuleType]:
+    """What `from d2l import torch as d2l` needs besides the vendored library (d2l_torch.py,
+    which the test installs as `d2l.torch`): the `d2l` package, IPython.display (display and
+    clear_output record what they are given), matplotlib_inline.backend_inline and torchvision
+    (FashionMNIST: `mnist_sizes` synthetic 28x28 images)."""
+    package = types.ModuleType("d2l")
+    package.__path__ = []
+    display = types.ModuleType("IPython.display")
+    display.display = lambda *objects, **kwargs: DISPLAYED.extend(
+        type(o).__name__ for o in objects)
+    display.clear_output = lambda wait=False: None
+    ipython = types.ModuleType("IPython")
+    ipython.display = display
+    # what matplotlib asks an imported IPython: no shell is running, and a version whose
+    # backend names it need not fix
+    ipython.get_ipython = lambda: None
+    ipython.version_info = (8, 24, 0, "final")
+    backend_inline = types.ModuleType("matplotlib_inline.backend_inline")
+    backend_inline.set_matplotlib_formats = lambda *formats, **kwargs: DISPLAYED.extend(formats)
+    inline = types.ModuleType("matplotlib_inline")
+    inline.backend_inline = backend_inline
+    return {"d2l": package, "IPython": ipython, "IPython.display": display,
+            "matplotlib_inline": inline, "matplotlib_inline.backend_inline": backend_inline,
+            **torchvision(fw, mnist_sizes=mnist_sizes)}

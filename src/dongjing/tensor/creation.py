@@ -63,6 +63,17 @@ def _shape(size, func: str) -> tuple:
     return check_size(func, size)
 
 
+def _sized(args: tuple, size, func: str) -> tuple:
+    """The shape given as ints or one tuple (`dj.rand(2, 3)`), or as `size=` (PyTorch takes
+    both: `torch.rand(size=(2, 3))`), not both."""
+    if size is None:
+        return _shape(args, func)
+    if args:
+        raise ArgumentError(f"{func}: the size is given twice (as positional arguments "
+                            f"{args} and as size={size!r})")
+    return _shape((size,) if isinstance(size, int) else tuple(size), func)
+
+
 def _make(array, requires_grad):
     t = Tensor._make(array)
     if requires_grad:
@@ -74,22 +85,22 @@ def _float(dtype):
     return dtypes.as_dtype(dtype) if dtype is not None else dtypes.default_float
 
 
-def zeros(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-    """A tensor of shape `size` (ints, or one tuple of them) filled with zeros."""
+def zeros(*args, size=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """A tensor of shape `size` (ints, or one tuple of them, or `size=`) filled with zeros."""
     where = placement(device, "dj.zeros")
-    return _make(where.call("zeros", _shape(size, "dj.zeros"), _float(dtype)), requires_grad)
+    return _make(where.call("zeros", _sized(args, size, "dj.zeros"), _float(dtype)), requires_grad)
 
 
-def ones(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-    """A tensor of shape `size` (ints, or one tuple of them) filled with ones."""
+def ones(*args, size=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """A tensor of shape `size` (ints, or one tuple of them, or `size=`) filled with ones."""
     where = placement(device, "dj.ones")
-    return _make(where.call("ones", _shape(size, "dj.ones"), _float(dtype)), requires_grad)
+    return _make(where.call("ones", _sized(args, size, "dj.ones"), _float(dtype)), requires_grad)
 
 
-def empty(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-    """A tensor of shape `size` (ints, or one tuple of them), uninitialised."""
+def empty(*args, size=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """A tensor of shape `size` (ints, or one tuple of them, or `size=`), uninitialised."""
     where = placement(device, "dj.empty")
-    return _make(where.call("empty", _shape(size, "dj.empty"), _float(dtype)), requires_grad)
+    return _make(where.call("empty", _sized(args, size, "dj.empty"), _float(dtype)), requires_grad)
 
 
 def full(size, fill_value, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
@@ -176,17 +187,19 @@ def eye(n: int, m: int | None = None, dtype=None, device=None,
     return _make(where.call("eye", n, m, dtype=_float(dtype)), requires_grad)
 
 
-def rand(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+def rand(*args, size=None, dtype=None, device=None,
+          requires_grad: bool = False) -> Tensor:
     """Uniform samples in [0, 1) from dongjing's seeded generator."""
     where = placement(device, "dj.rand")
-    array = where.draw("random", _shape(size, "dj.rand"))
+    array = where.draw("random", _sized(args, size, "dj.rand"))
     return _make(array.astype(_float(dtype)), requires_grad)
 
 
-def randn(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+def randn(*args, size=None, dtype=None, device=None,
+          requires_grad: bool = False) -> Tensor:
     """Standard normal samples from dongjing's seeded generator."""
     where = placement(device, "dj.randn")
-    array = where.draw("standard_normal", _shape(size, "dj.randn"))
+    array = where.draw("standard_normal", _sized(args, size, "dj.randn"))
     return _make(array.astype(_float(dtype)), requires_grad)
 
 
