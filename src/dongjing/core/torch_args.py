@@ -135,6 +135,7 @@ METHOD_PARAMETERS = {
 # method name -> the function's keywords its method does not document (still accepted)
 METHOD_UNLISTED = {
     "mm": ("out", "out_dtype"), "bmm": ("out", "out_dtype"), "addmm": ("out", "out_dtype"),
+    "baddbmm": ("out", "out_dtype"),
     "sort": ("out", "stable"), "argsort": ("stable",), "gather": ("out", "sparse_grad"),
     "softmax": ("dtype",), "log_softmax": ("dtype",), "nonzero": ("out", "as_tuple"),
     "clamp_min": (), "clamp_max": (),  # PyTorch documents these methods with `out`

@@ -8,9 +8,11 @@ from __future__ import annotations
 import numpy as np
 
 from .. import linalg, ops
+from ..core.torch_args import dim_aliases
 from ..errors import ArgumentError, ShapeError
 from ..ops.convert import as_tensor
 from ..tensor import Tensor
+from ..tensor.out_argument import accepts_out
 from ..tensor.transfer import constant_like
 from . import functional as F
 
@@ -276,6 +278,7 @@ def gru_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
 
 
 # --- matrix functions under torch.*'s names ----------------------------------------------------
+@accepts_out
 def inverse(input):
     """The inverse of a square matrix (or a batch): `dj.linalg.inv`."""
     return linalg.inv(input)
@@ -298,14 +301,17 @@ def slogdet(input):
     return linalg.slogdet(input)
 
 
+@accepts_out
 def cholesky(input, upper=False):
     return linalg.cholesky(input, upper=upper)
 
 
+@accepts_out
 def qr(input, some=True):
     return linalg.qr(input, "reduced" if some else "complete")
 
 
+@accepts_out
 def svd(input, some=True, compute_uv=True):
     """U, S, V (V, not V^H, as `torch.svd` returns); `some=False` gives the full U and V."""
     u, s, vh = linalg.svd(input, full_matrices=not some)
@@ -319,6 +325,7 @@ def pinverse(input, rcond=1e-15):
     return linalg.pinv(input, rtol=rcond)
 
 
+@accepts_out
 def matrix_power(input, n):
     """A square matrix (or batch) to the integer power `n` (negative: of the inverse), by
     repeated squaring."""
@@ -339,6 +346,8 @@ def matrix_power(input, n):
     return result
 
 
+@accepts_out
+@dim_aliases
 def frobenius_norm(input, dim=None, keepdim=False):
     """sqrt of the sum of squares (over `dim`, all dims when None)."""
     x = as_tensor(input)
