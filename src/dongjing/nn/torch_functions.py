@@ -279,7 +279,7 @@ def gru_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
 
 # --- matrix functions under torch.*'s names ----------------------------------------------------
 @accepts_out
-def inverse(input):
+def inverse(input: Tensor) -> Tensor:
     """The inverse of a square matrix (or a batch): `dj.linalg.inv`."""
     return linalg.inv(input)
 
@@ -302,17 +302,18 @@ def slogdet(input):
 
 
 @accepts_out
-def cholesky(input, upper=False):
+def cholesky(input: Tensor, upper: bool = False) -> Tensor:
     return linalg.cholesky(input, upper=upper)
 
 
 @accepts_out
-def qr(input, some=True):
+def qr(input: Tensor, some: bool = True) -> tuple[Tensor, Tensor]:
     return linalg.qr(input, "reduced" if some else "complete")
 
 
 @accepts_out
-def svd(input, some=True, compute_uv=True):
+def svd(input: Tensor, some: bool = True,
+        compute_uv: bool = True) -> tuple[Tensor, Tensor, Tensor]:
     """U, S, V (V, not V^H, as `torch.svd` returns); `some=False` gives the full U and V."""
     u, s, vh = linalg.svd(input, full_matrices=not some)
     v = ops.transpose(vh, -2, -1)
@@ -326,7 +327,7 @@ def pinverse(input, rcond=1e-15):
 
 
 @accepts_out
-def matrix_power(input, n):
+def matrix_power(input: Tensor, n: int) -> Tensor:
     """A square matrix (or batch) to the integer power `n` (negative: of the inverse), by
     repeated squaring."""
     x = as_tensor(input)

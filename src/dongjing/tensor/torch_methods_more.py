@@ -74,16 +74,6 @@ def _inplace(name: str):
 
 
 # --- conversions and queries -----------------------------------------------------------------
-def byte(self) -> Tensor:
-    """This tensor as uint8."""
-    return self.to(dtypes.uint8)
-
-
-def short(self) -> Tensor:
-    """This tensor as int16."""
-    return self.to(dtypes.int16)
-
-
 def adjoint(self) -> Tensor:
     """The conjugate transpose of the last two dims (the transpose, for real tensors)."""
     if self.ndim < 2:
@@ -279,7 +269,7 @@ def attach() -> None:
         setattr(Tensor, name, getattr(Tensor, target))
     for name in _INPLACE:
         setattr(Tensor, name + "_", _inplace(name))
-    for fn in (byte, short, adjoint, data_ptr, storage_offset, get_device, is_pinned,
+    for fn in (adjoint, data_ptr, storage_offset, get_device, is_pinned,
                is_shared, is_signed, is_nonzero, is_same_size, is_set_to, dim_order,
                sum_to_size, unfold, as_strided, random_, cauchy_, geometric_,
                log_normal_, fill_diagonal_, apply_, map_, map2_):
