@@ -85,7 +85,8 @@ _ACTIVATIONS = {"relu": F.relu, "gelu": F.gelu}
 
 
 def resolve_activation(layer: str, activation):
-    """A transformer layer's `activation`: "relu", "gelu" or a callable."""
+    """A transformer layer's `activation`: "relu", "gelu" or a callable (by default `F.relu`,
+    as PyTorch's)."""
     if isinstance(activation, str):
         if activation not in _ACTIVATIONS:
             raise ValueError(f"{layer}: activation must be 'relu', 'gelu' or a callable, got "
@@ -99,7 +100,7 @@ class TransformerEncoderLayer(Module):
     default, before with `norm_first`); PyTorch's submodule names."""
 
     def __init__(self, d_model: int, nhead: int, dim_feedforward: int = 2048,
-                 dropout: float = 0.1, activation="relu", layer_norm_eps: float = 1e-5,
+                 dropout: float = 0.1, activation=F.relu, layer_norm_eps: float = 1e-5,
                  batch_first: bool = False, norm_first: bool = False, bias: bool = True,
                  device=None, dtype=None):
         super().__init__()
