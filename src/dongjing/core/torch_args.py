@@ -130,7 +130,9 @@ METHOD_PARAMETERS = {
     "fmod": {"other": "divisor"}, "remainder": {"other": "divisor"},
     "matmul": {"other": "tensor2"}, "bmm": {"mat2": "batch2"}, "narrow": {"dim": "dimension"},
     "type_as": {"other": "tensor"}, "split": {"split_size_or_sections": "split_size"},
-    "dot": {"tensor": "other"}, "where": {"other": "y"},
+    "dot": {"tensor": "other"}, "where": {"other": "y"}, "true_divide": {"other": "value"},
+    **{name: {"indices_or_sections": "split_size_or_sections"}
+       for name in ("hsplit", "vsplit", "dsplit")},
 }
 # method name -> the function's keywords its method does not document (still accepted)
 METHOD_UNLISTED = {

@@ -115,6 +115,7 @@ def histc(input, bins: int = 100, min=0, max=0):
     return constant_like(np.bincount(idx, minlength=bins).astype(x.dtype), x)
 
 
+@accepts_out(after="side")
 def searchsorted(sorted_sequence, input, *, out_int32: bool = False, right: bool = False,
                  side=None, sorter=None):
     """Where each value of `input` would be inserted into the sorted last dim of
