@@ -136,7 +136,10 @@ def test_lazy_layers_become_their_layer(name, args, becomes, x):
     out = layer(dj.tensor(x.astype(np.float32)))
     assert type(layer) is getattr(nn, becomes)
     dj.manual_seed(0)
-    fresh = getattr(nn, becomes)(x.shape[-1] if name == "LazyLinear" else x.shape[1], *args)
+    # PyTorch's lazy instance norms default to affine=True, track_running_stats=True
+    extra = dict(affine=True, track_running_stats=True) if "Instance" in name else {}
+    fresh = getattr(nn, becomes)(x.shape[-1] if name == "LazyLinear" else x.shape[1], *args,
+                                 **extra)
     fresh.load_state_dict(layer.state_dict())
     np.testing.assert_allclose(fresh(dj.tensor(x.astype(np.float32))).numpy(), out.numpy(),
                                rtol=1e-5, atol=1e-6)

@@ -40,6 +40,7 @@ LAYERS: list[tuple[str, list[str]]] = [
                     "dongjing.tensor.factories", "dongjing.tensor.inplace",
                     "dongjing.tensor.inplace_methods", "dongjing.tensor.torch_functions",
                     "dongjing.tensor.torch_methods", "dongjing.tensor.torch_methods_more",
+                    "dongjing.tensor.format_methods",
                     "dongjing.linalg", "dongjing.fft", "dongjing.special", "dongjing.amp"]),
     ("models", ["dongjing.distributed", "dongjing.distributions", "dongjing.nn",
                 "dongjing.optim", "dongjing.data", "dongjing.io", "dongjing.utils"]),

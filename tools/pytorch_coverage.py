@@ -198,6 +198,11 @@ def same_parameters(a: list[Param] | None, b: list[Param] | None) -> bool:
             return False
         if (default_a is _NO_DEFAULT) != (default_b is _NO_DEFAULT):
             return False
+        named = _named_default(default_a), _named_default(default_b)
+        if named != (None, None):
+            if named[0] != named[1]:
+                return False
+            continue
         try:
             if type(default_a) is not type(default_b) and not (
                     isinstance(default_a, (int, float)) and isinstance(default_b, (int, float))
@@ -209,6 +214,22 @@ def same_parameters(a: list[Param] | None, b: list[Param] | None) -> bool:
             if repr(default_a) != repr(default_b):
                 return False
     return True
+
+
+def _named_default(default: Any) -> str | None:
+    """A default that stands for a named object of its library, by that name: a documented
+    `torch.preserve_format` and dongjing's `dongjing.preserve_format` (its repr) are
+    `preserve_format`; a function default (`activation=F.relu`) is its function's name. None
+    for other defaults, which compare by value."""
+    if isinstance(default, _Source):
+        text = str(default)
+    elif inspect.isfunction(default) or inspect.isbuiltin(default):
+        return "function " + default.__name__
+    else:
+        text = repr(default) if type(default).__module__.startswith(("torch", "dongjing")) \
+            else ""
+    match = re.fullmatch(r"(?:torch|dongjing)\.(\w+)", text)
+    return match.group(1) if match else None
 
 
 @dataclass

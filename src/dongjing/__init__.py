@@ -34,6 +34,15 @@ from .autograd.anomaly import detect_anomaly, is_anomaly_enabled, set_detect_ano
 from .autograd.inference import inference_mode
 from .backends import default_namespace as backend
 from .backends.buffer_pool import empty_cache, memory_stats, set_memory_cache_limit
+from .core.memory_format import (
+    channels_last,
+    channels_last_3d,
+    contiguous_format,
+    layout,
+    memory_format,
+    preserve_format,
+    strided,
+)
 from .devices import cuda
 from .devices.device import device, get_default_device, set_default_device
 from .devices.random import manual_seed
@@ -99,6 +108,7 @@ from .tensor.dlpack import from_dlpack
 from .tensor.torch_functions import (
     as_tensor,
     bernoulli,
+    clone,
     empty_like,
     is_floating_point,
     is_tensor,

@@ -130,11 +130,14 @@ METHOD_PARAMETERS = {
     "fmod": {"other": "divisor"}, "remainder": {"other": "divisor"},
     "matmul": {"other": "tensor2"}, "bmm": {"mat2": "batch2"}, "narrow": {"dim": "dimension"},
     "type_as": {"other": "tensor"}, "split": {"split_size_or_sections": "split_size"},
-    "dot": {"tensor": "other"}, "where": {"other": "y"},
+    "dot": {"tensor": "other"}, "where": {"other": "y"}, "true_divide": {"other": "value"},
+    **{name: {"indices_or_sections": "split_size_or_sections"}
+       for name in ("hsplit", "vsplit", "dsplit")},
 }
 # method name -> the function's keywords its method does not document (still accepted)
 METHOD_UNLISTED = {
     "mm": ("out", "out_dtype"), "bmm": ("out", "out_dtype"), "addmm": ("out", "out_dtype"),
+    "baddbmm": ("out", "out_dtype"),
     "sort": ("out", "stable"), "argsort": ("stable",), "gather": ("out", "sparse_grad"),
     "softmax": ("dtype",), "log_softmax": ("dtype",), "nonzero": ("out", "as_tuple"),
     "clamp_min": (), "clamp_max": (),  # PyTorch documents these methods with `out`

@@ -7,13 +7,15 @@ that says so instead of returning something else."""
 from __future__ import annotations
 
 from .. import ops
+from ..core.memory_format import check_layout, strided
 from ..dtypes import is_floating
 from ..ops.convert import as_tensor
 from ..tensor import Tensor
 from ..tensor.creation import arange
+from ..tensor.out_argument import write_out
 
 
-def fftfreq(n: int, d: float = 1.0, *, dtype=None, device=None,
+def fftfreq(n: int, d: float = 1.0, *, out=None, dtype=None, layout=strided, device=None,
             requires_grad: bool = False) -> Tensor:
     """The sample frequencies of an n-point transform: [0, 1, ..., n/2 - 1, -n/2, ..., -1] /
     (d * n) (for odd n the positive half runs to (n - 1) / 2)."""
@@ -23,12 +25,11 @@ def fftfreq(n: int, d: float = 1.0, *, dtype=None, device=None,
     positive = (n - 1) // 2 + 1
     k = ops.concat([arange(0, positive, dtype=dtype), arange(-(n // 2), 0, dtype=dtype)], 0) \
         if n > 1 else arange(0, 1, dtype=dtype)
-    out = k * (1.0 / (d * n)) if is_floating(k.dtype) else ops.cast(k, "float32") * (1.0 /
-                                                                                  (d * n))
-    return _placed(out, device, requires_grad)
+    freqs = (k if is_floating(k.dtype) else ops.cast(k, "float32")) * (1.0 / (d * n))
+    return _placed("fft.fftfreq", freqs, layout, device, requires_grad, out)
 
 
-def rfftfreq(n: int, d: float = 1.0, *, dtype=None, device=None,
+def rfftfreq(n: int, d: float = 1.0, *, out=None, dtype=None, layout=strided, device=None,
              requires_grad: bool = False) -> Tensor:
     """The sample frequencies of a real n-point transform's n // 2 + 1 outputs:
     [0, 1, ..., n // 2] / (d * n)."""
@@ -36,13 +37,16 @@ def rfftfreq(n: int, d: float = 1.0, *, dtype=None, device=None,
     if n < 1:
         raise ValueError(f"fft.rfftfreq: n must be positive, got {n}")
     k = arange(0, n // 2 + 1, dtype=dtype or "float32")
-    return _placed(k * (1.0 / (d * n)), device, requires_grad)
+    return _placed("fft.rfftfreq", k * (1.0 / (d * n)), layout, device, requires_grad, out)
 
 
-def _placed(t: Tensor, device, requires_grad: bool) -> Tensor:
+def _placed(name: str, t: Tensor, layout, device, requires_grad: bool, out) -> Tensor:
+    """`t` on `device`, requiring grad on request, or written into `out` (PyTorch's `out=`)."""
+    check_layout(name, layout)
     if device is not None:
         t = t.to(device)
-    return t.requires_grad_(True) if requires_grad else t
+    t = t.requires_grad_(True) if requires_grad else t
+    return t if out is None else write_out(name, t, out)
 
 
 def _shift_dims(x: Tensor, dim) -> tuple:

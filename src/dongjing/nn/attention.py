@@ -14,7 +14,8 @@ from ..tensor import Tensor
 from . import functional as F
 from . import init
 from .activation import Dropout
-from .attention_functional import multi_head_attention_forward, scaled_dot_product_attention  # noqa: F401
+from .attention_forward import multi_head_attention_forward  # noqa: F401
+from .attention_functional import batch_first_attention, scaled_dot_product_attention  # noqa: F401
 from .container import ModuleList
 from .linear import Linear
 from .module import Module
@@ -67,7 +68,7 @@ class MultiheadAttention(Module):
                 key_padding_mask = ops.unsqueeze(as_tensor(key_padding_mask), 0)
         elif not self.batch_first:
             query, key, value = (ops.transpose(t, 0, 1) for t in (query, key, value))
-        out, weights = multi_head_attention_forward(
+        out, weights = batch_first_attention(
             query, key, value, self.num_heads, self.in_proj_weight, self.in_proj_bias,
             self.out_proj.weight, self.out_proj.bias, self.dropout, self.training,
             key_padding_mask, need_weights, attn_mask, average_attn_weights, is_causal)
@@ -85,7 +86,8 @@ _ACTIVATIONS = {"relu": F.relu, "gelu": F.gelu}
 
 
 def resolve_activation(layer: str, activation):
-    """A transformer layer's `activation`: "relu", "gelu" or a callable."""
+    """A transformer layer's `activation`: "relu", "gelu" or a callable (by default `F.relu`,
+    as PyTorch's)."""
     if isinstance(activation, str):
         if activation not in _ACTIVATIONS:
             raise ValueError(f"{layer}: activation must be 'relu', 'gelu' or a callable, got "
@@ -99,7 +101,7 @@ class TransformerEncoderLayer(Module):
     default, before with `norm_first`); PyTorch's submodule names."""
 
     def __init__(self, d_model: int, nhead: int, dim_feedforward: int = 2048,
-                 dropout: float = 0.1, activation="relu", layer_norm_eps: float = 1e-5,
+                 dropout: float = 0.1, activation=F.relu, layer_norm_eps: float = 1e-5,
                  batch_first: bool = False, norm_first: bool = False, bias: bool = True,
                  device=None, dtype=None):
         super().__init__()

@@ -53,14 +53,14 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
     return ops.matmul(weights, value)
 
 
-def multi_head_attention_forward(query, key, value, num_heads: int, in_proj_weight,
-                                 in_proj_bias, out_proj_weight, out_proj_bias,
-                                 dropout_p: float = 0.0, training: bool = True,
-                                 key_padding_mask=None, need_weights: bool = True,
-                                 attn_mask=None, average_attn_weights: bool = True,
-                                 is_causal: bool = False):
-    """Batch-first multi-head attention: (N, L, E) queries over (N, S, E) keys/values; returns
-    (output (N, L, E), weights (N, L, S) averaged over heads, or per head, or None)."""
+def batch_first_attention(query, key, value, num_heads: int, in_proj_weight, in_proj_bias,
+                          out_proj_weight, out_proj_bias, dropout_p: float = 0.0,
+                          training: bool = True, key_padding_mask=None,
+                          need_weights: bool = True, attn_mask=None,
+                          average_attn_weights: bool = True, is_causal: bool = False):
+    """Batch-first multi-head attention, `nn.MultiheadAttention`'s: (N, L, E) queries over
+    (N, S, E) keys/values; returns (output (N, L, E), weights (N, L, S) averaged over heads,
+    or per head, or None)."""
     query, key, value = as_tensor(query), as_tensor(key), as_tensor(value)
     embed = query.shape[-1]
     if embed % num_heads:

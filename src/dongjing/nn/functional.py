@@ -423,10 +423,8 @@ def update_running_stats(x: Tensor, mean: Tensor, var: Tensor, dims: tuple,
                       running_var * (1.0 - momentum) + ops.reshape(var, channels) * momentum)
 
 
-from .attention_functional import (  # noqa: E402
-    multi_head_attention_forward,
-    scaled_dot_product_attention,
-)
+from .attention_forward import multi_head_attention_forward  # noqa: E402
+from .attention_functional import scaled_dot_product_attention  # noqa: E402
 from .conv_transpose import conv_transpose1d, conv_transpose2d, fold, unfold  # noqa: E402
 from .distance import cosine_similarity, pairwise_distance  # noqa: E402
 from .embedding_bag import embedding_bag  # noqa: E402

@@ -137,29 +137,17 @@ class LazyConvTranspose2d(_LazyConvTranspose):
 
 
 class _LazyNorm(LazyModuleMixin, Module):
-    _affine_default = True
+    """A lazy norm layer: PyTorch gives the batch and the instance norms one constructor, with
+    `affine` and `track_running_stats` on by default for both (unlike `InstanceNorm1d`'s);
+    `bias=False` leaves the affine shift out."""
 
-    def __init__(self, eps=1e-5, momentum=0.1, affine=None, track_running_stats=None,
-                 device=None, dtype=None):
+    def __init__(self, eps: float = 1e-5, momentum: float = 0.1, affine: bool = True,
+                 track_running_stats: bool = True, device=None, dtype=None, *,
+                 bias: bool = True):
         Module.__init__(self)
-        affine = self._affine_default if affine is None else affine
-        track = self._affine_default if track_running_stats is None else track_running_stats
-        object.__setattr__(self, "_lazy_arguments",
-                           ((eps, momentum, affine, track), dict(device=device, dtype=dtype)))
-
-
-class _LazyBatchNorm(_LazyNorm):
-    def __init__(self, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True,
-                 device=None, dtype=None):
-        super().__init__(eps, momentum, affine, track_running_stats, device, dtype)
-
-
-class _LazyInstanceNorm(_LazyNorm):
-    _affine_default = False
-
-    def __init__(self, eps=1e-5, momentum=0.1, affine=False, track_running_stats=False,
-                 device=None, dtype=None):
-        super().__init__(eps, momentum, affine, track_running_stats, device, dtype)
+        object.__setattr__(self, "_lazy_arguments", (
+            (eps, momentum, affine, track_running_stats),
+            dict(device=device, dtype=dtype, bias=bias)))
 
 
 def _norm(base: type, target: type, batched_ndim: int) -> type:
@@ -168,9 +156,9 @@ def _norm(base: type, target: type, batched_ndim: int) -> type:
         "__doc__": f"`{target.__name__}` whose `num_features` is read off its first input."})
 
 
-LazyBatchNorm1d = _norm(_LazyBatchNorm, BatchNorm1d, 2)
-LazyBatchNorm2d = _norm(_LazyBatchNorm, BatchNorm2d, 4)
-LazyBatchNorm3d = _norm(_LazyBatchNorm, BatchNorm3d, 5)
-LazyInstanceNorm1d = _norm(_LazyInstanceNorm, InstanceNorm1d, 3)
-LazyInstanceNorm2d = _norm(_LazyInstanceNorm, InstanceNorm2d, 4)
-LazyInstanceNorm3d = _norm(_LazyInstanceNorm, InstanceNorm3d, 5)
+LazyBatchNorm1d = _norm(_LazyNorm, BatchNorm1d, 2)
+LazyBatchNorm2d = _norm(_LazyNorm, BatchNorm2d, 4)
+LazyBatchNorm3d = _norm(_LazyNorm, BatchNorm3d, 5)
+LazyInstanceNorm1d = _norm(_LazyNorm, InstanceNorm1d, 3)
+LazyInstanceNorm2d = _norm(_LazyNorm, InstanceNorm2d, 4)
+LazyInstanceNorm3d = _norm(_LazyNorm, InstanceNorm3d, 5)

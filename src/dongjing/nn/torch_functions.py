@@ -8,9 +8,11 @@ from __future__ import annotations
 import numpy as np
 
 from .. import linalg, ops
+from ..core.torch_args import dim_aliases
 from ..errors import ArgumentError, ShapeError
 from ..ops.convert import as_tensor
 from ..tensor import Tensor
+from ..tensor.out_argument import accepts_out
 from ..tensor.transfer import constant_like
 from . import functional as F
 
@@ -276,7 +278,8 @@ def gru_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
 
 
 # --- matrix functions under torch.*'s names ----------------------------------------------------
-def inverse(input):
+@accepts_out
+def inverse(input: Tensor) -> Tensor:
     """The inverse of a square matrix (or a batch): `dj.linalg.inv`."""
     return linalg.inv(input)
 
@@ -298,15 +301,19 @@ def slogdet(input):
     return linalg.slogdet(input)
 
 
-def cholesky(input, upper=False):
+@accepts_out
+def cholesky(input: Tensor, upper: bool = False) -> Tensor:
     return linalg.cholesky(input, upper=upper)
 
 
-def qr(input, some=True):
+@accepts_out
+def qr(input: Tensor, some: bool = True) -> tuple[Tensor, Tensor]:
     return linalg.qr(input, "reduced" if some else "complete")
 
 
-def svd(input, some=True, compute_uv=True):
+@accepts_out
+def svd(input: Tensor, some: bool = True,
+        compute_uv: bool = True) -> tuple[Tensor, Tensor, Tensor]:
     """U, S, V (V, not V^H, as `torch.svd` returns); `some=False` gives the full U and V."""
     u, s, vh = linalg.svd(input, full_matrices=not some)
     v = ops.transpose(vh, -2, -1)
@@ -319,7 +326,8 @@ def pinverse(input, rcond=1e-15):
     return linalg.pinv(input, rtol=rcond)
 
 
-def matrix_power(input, n):
+@accepts_out
+def matrix_power(input: Tensor, n: int) -> Tensor:
     """A square matrix (or batch) to the integer power `n` (negative: of the inverse), by
     repeated squaring."""
     x = as_tensor(input)
@@ -339,6 +347,8 @@ def matrix_power(input, n):
     return result
 
 
+@accepts_out
+@dim_aliases
 def frobenius_norm(input, dim=None, keepdim=False):
     """sqrt of the sum of squares (over `dim`, all dims when None)."""
     x = as_tensor(input)

@@ -65,7 +65,7 @@ from .torch_shape_more import combinations as combinations
 from . import compare as compare
 from .shape import concat as concat
 from .torch_elementwise import real as conj
-from .torch_elementwise import real as conj_physical
+from .torch_elementwise import conj_physical as conj_physical
 from .torch_shape_more import constant_pad_nd as constant_pad_nd
 from . import control as control
 from . import conv as conv

@@ -4,7 +4,10 @@
 
 from __future__ import annotations
 
+import inspect
+
 from ..errors import ArgumentError, ShapeError
+from ..tensor.out_argument import accepts_out
 from .convert import as_tensor
 from .elementwise import clone
 from .layout import narrow, split, unbind
@@ -37,6 +40,9 @@ def _copy(view):
 
     fn.__name__ = f"{getattr(view, '__name__', 'view')}_copy"
     fn.__doc__ = f"`{fn.__name__[:-5]}` as a fresh tensor (no memory shared with the input)."
+    view_signature = inspect.signature(view)  # the view's parameters, without its out=
+    fn.__signature__ = view_signature.replace(parameters=[
+        p for p in view_signature.parameters.values() if p.name != "out"])
     return fn
 
 
@@ -96,7 +102,7 @@ t_copy = _copy(t)
 transpose_copy = _copy(transpose)
 unbind_copy = _copy(unbind)
 unsqueeze_copy = _copy(unsqueeze)
-narrow_copy = _copy(narrow)
+narrow_copy = accepts_out(_copy(narrow))  # PyTorch documents out= on this one
 
 __all__ = ["alias_copy", "detach", "detach_copy", "expand_copy", "permute_copy", "view_copy",
            "slice_copy", "unfold_copy", "diagonal_copy", "select_copy", "split_copy",

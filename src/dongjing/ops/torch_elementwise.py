@@ -16,6 +16,7 @@ from .. import dtypes
 from ..core import infer as inf
 from ..core.registry import Cost, Kind, Spec, define
 from ..errors import DTypeError
+from ..tensor.out_argument import accepts_out
 from .bindings import binary, float_unary, unary
 from .compare import eq, ge, gt, le, logical_and, logical_not, logical_or, lt, ne
 from .convert import as_tensor, pair
@@ -123,21 +124,25 @@ def _floating(x):
     return x if x.dtype.kind == "f" else cast(x, dtypes.default_float)
 
 
+@accepts_out
 def exp2(input):
     """2 ** input."""
     return exp(mul(_floating(input), math.log(2.0)))
 
 
+@accepts_out
 def deg2rad(input):
     """Degrees to radians."""
     return mul(_floating(input), math.pi / 180.0)
 
 
+@accepts_out
 def rad2deg(input):
     """Radians to degrees."""
     return mul(_floating(input), 180.0 / math.pi)
 
 
+@accepts_out
 def sinc(input):
     """sin(pi x) / (pi x), 1 at 0 (the normalized sinc)."""
     x = _floating(input)
@@ -146,6 +151,7 @@ def sinc(input):
     return where(zero, as_tensor(1.0, x), div(sin(safe), safe))
 
 
+@accepts_out
 def xlogy(input, other):
     """input * log(other), 0 where input is 0 (unless other is NaN); the gradient with respect
     to input is log(other), as PyTorch's."""
@@ -157,6 +163,7 @@ def xlogy(input, other):
     return mul(x, log(where(unsafe, as_tensor(1.0, y), y)))
 
 
+@accepts_out
 def logit(input, eps: float | None = None):
     """log(p / (1 - p)), with p clamped to [eps, 1 - eps] when eps is given."""
     p = _floating(input)
@@ -165,6 +172,7 @@ def logit(input, eps: float | None = None):
     return log(div(p, sub(1.0, p)))
 
 
+@accepts_out
 def copysign(input, other):
     """|input| with the sign of `other` (-0.0 counts as negative)."""
     a, b = pair(input, other)
@@ -173,24 +181,28 @@ def copysign(input, other):
     return where(signbit(b), neg(magnitude), magnitude)
 
 
+@accepts_out
 def float_power(input, exponent):
     """input ** exponent in float64."""
     a, b = pair(input, exponent)
     return pow(cast(a, dtypes.float64), cast(b, dtypes.float64))
 
 
+@accepts_out
 def fmax(input, other):
     """The elementwise maximum, ignoring NaN (NaN only where both are NaN)."""
     a, b = pair(input, other)
     return where(logical_or(ge(a, b), isnan(b)), a, b)
 
 
+@accepts_out
 def fmin(input, other):
     """The elementwise minimum, ignoring NaN (NaN only where both are NaN)."""
     a, b = pair(input, other)
     return where(logical_or(le(a, b), isnan(b)), a, b)
 
 
+@accepts_out
 def heaviside(input, values):
     """0 where input < 0, `values` where input == 0, 1 where input > 0 (no gradient)."""
     x, v = pair(input, values)
@@ -198,23 +210,27 @@ def heaviside(input, values):
     return where(eq(x, 0), v + zeros_like(x), step).detach()
 
 
+@accepts_out
 def ldexp(input, other):
     """input * 2 ** other."""
     x = _floating(input)
     return mul(x, exp2(other))
 
 
+@accepts_out
 def logaddexp2(input, other):
     """log2(2 ** input + 2 ** other), computed without overflow."""
     ln2 = math.log(2.0)
     return div(logaddexp(mul(_floating(input), ln2), mul(_floating(other), ln2)), ln2)
 
 
+@accepts_out
 def sgn(input):
     """The sign (-1, 0, 1) of a real tensor (PyTorch's `sgn` extends `sign` to complex)."""
     return sign(as_tensor(input))
 
 
+@accepts_out
 def logical_xor(input, other):
     """Elementwise exclusive or of the truth values."""
     a, b = pair(input, other)
@@ -239,12 +255,14 @@ def _all_false(x):
     return ne(zero, zero)
 
 
+@accepts_out
 def isposinf(input):
     """Whether each element is +inf."""
     x = as_tensor(input)
     return eq(x, float("inf")) if x.dtype.kind == "f" else _all_false(x)
 
 
+@accepts_out
 def isneginf(input):
     """Whether each element is -inf."""
     x = as_tensor(input)
@@ -264,6 +282,7 @@ def positive(input):
     return x
 
 
+@accepts_out
 def angle(input):
     """The argument of each element: 0 for non-negative reals, pi for negative ones (NaN stays
     NaN); its gradient is zero, as PyTorch's for real inputs."""
@@ -276,7 +295,13 @@ def real(input):
     return as_tensor(input)
 
 
-conj = conj_physical = resolve_conj = resolve_neg = real
+conj = resolve_conj = resolve_neg = real
+
+
+@accepts_out
+def conj_physical(input):
+    """The conjugate, materialized: the tensor itself, for dongjing's real dtypes."""
+    return as_tensor(input)
 
 
 def is_complex(input) -> bool:
@@ -307,6 +332,7 @@ def get_device(input) -> int:
     return as_tensor(input).get_device()
 
 
+@accepts_out
 def fix(input):
     """Round towards zero (an alias of `trunc`)."""
     return trunc(as_tensor(input))

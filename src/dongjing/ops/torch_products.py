@@ -5,11 +5,12 @@
 from __future__ import annotations
 
 from ..errors import ShapeError
+from ..tensor.out_argument import accepts_out
 from .convert import as_tensor
 from .einsum import einsum
 from .elementwise import add, div, mul, sub, zeros_like
 from .layout import bmm, outer
-from .linalg import mm
+from .linalg import cast_to, mm
 from .reduce import sum as _sum
 from .shape import reshape
 
@@ -17,6 +18,7 @@ __all__ = ["kron", "tensordot", "inner", "vdot", "mv", "addmv", "addr", "addbmm"
            "addcmul", "addcdiv", "chain_matmul", "ger", "rsub"]
 
 
+@accepts_out
 def kron(input, other):
     """The Kronecker product."""
     a, b = as_tensor(input), as_tensor(other)
@@ -48,6 +50,7 @@ def tensordot(a, b, dims=2, out=None):
     return einsum(f"{''.join(sa)},{''.join(sb)}->{''.join(out_letters)}", a, b)
 
 
+@accepts_out
 def inner(input, other):
     """Sum of products over the last dims (a scalar input multiplies)."""
     a, b = as_tensor(input), as_tensor(other)
@@ -56,6 +59,7 @@ def inner(input, other):
     return tensordot(a, b, ([-1], [-1]))
 
 
+@accepts_out
 def vdot(input, other):
     """The dot product of two 1-d tensors (conjugating the first: a no-op for reals)."""
     a, b = as_tensor(input), as_tensor(other)
@@ -65,6 +69,7 @@ def vdot(input, other):
     return _sum(mul(a, b))
 
 
+@accepts_out
 def mv(input, vec):
     """Matrix times vector."""
     a, v = as_tensor(input), as_tensor(vec)
@@ -75,36 +80,45 @@ def mv(input, vec):
     return reshape(mm(a, reshape(v, (-1, 1))), (a.shape[0],))
 
 
+@accepts_out
 def addmv(input, mat, vec, beta=1, alpha=1):
     """beta * input + alpha * (mat @ vec)."""
     return add(mul(as_tensor(input), beta), mul(mv(mat, vec), alpha))
 
 
+@accepts_out
 def addr(input, vec1, vec2, beta=1, alpha=1):
     """beta * input + alpha * outer(vec1, vec2)."""
     return add(mul(as_tensor(input), beta), mul(outer(vec1, vec2), alpha))
 
 
+@accepts_out
 def addbmm(input, batch1, batch2, beta=1, alpha=1):
     """beta * input + alpha * the sum over the batch of batch1[i] @ batch2[i]."""
     return add(mul(as_tensor(input), beta), mul(_sum(bmm(batch1, batch2), 0), alpha))
 
 
-def baddbmm(input, batch1, batch2, beta=1, alpha=1):
-    """beta * input + alpha * (batch1 @ batch2), batch by batch."""
-    return add(mul(as_tensor(input), beta), mul(bmm(batch1, batch2), alpha))
+@accepts_out
+def baddbmm(input, batch1, batch2, out_dtype=None, *, beta=1, alpha=1):
+    """beta * input + alpha * (batch1 @ batch2), batch by batch (`out_dtype`: the operands cast
+    to it first, computed and returned in that dtype)."""
+    x, b1, b2 = (cast_to(as_tensor(t), out_dtype) for t in (input, batch1, batch2))
+    return add(mul(x, beta), mul(bmm(b1, b2), alpha))
 
 
+@accepts_out
 def addcmul(input, tensor1, tensor2, value=1):
     """input + value * tensor1 * tensor2."""
     return add(as_tensor(input), mul(mul(as_tensor(tensor1), tensor2), value))
 
 
+@accepts_out
 def addcdiv(input, tensor1, tensor2, value=1):
     """input + value * tensor1 / tensor2."""
     return add(as_tensor(input), mul(div(as_tensor(tensor1), tensor2), value))
 
 
+@accepts_out
 def chain_matmul(*matrices):
     """The product of the matrices, left to right."""
     if len(matrices) == 1 and isinstance(matrices[0], (list, tuple)):
@@ -115,6 +129,7 @@ def chain_matmul(*matrices):
     return out
 
 
+@accepts_out
 def ger(input, vec2):
     """The outer product (PyTorch's old name of `outer`)."""
     return outer(input, vec2)

@@ -10,7 +10,9 @@ from collections import namedtuple
 import numpy as np
 
 from .. import dtypes
+from ..core.torch_args import dim_aliases
 from ..errors import ArgumentError, DTypeError
+from ..tensor.out_argument import accepts_out
 from ..tensor.transfer import constant_like
 from .compare import eq, ge, gt, le, logical_not, logical_or, ne
 from .convert import as_tensor
@@ -54,6 +56,8 @@ def nansum(input, dim=None, keepdim: bool = False, *, dtype=None):
     return _sum(clean, dim, keepdim)
 
 
+@accepts_out
+@dim_aliases
 def nanmean(input, dim=None, keepdim: bool = False, *, dtype=None):
     """The mean of the non-NaN elements."""
     x = as_tensor(input)
@@ -71,6 +75,8 @@ def count_nonzero(input, dim=None):
     return _sum(cast(ne(x, 0), dtypes.int64), dim)
 
 
+@accepts_out
+@dim_aliases
 def aminmax(input, *, dim=None, keepdim: bool = False):
     """(min, max) over `dim` (all elements when None)."""
     x = as_tensor(input)
@@ -88,9 +94,12 @@ def _pick(values, dim, position, keepdim):
     return out if keepdim else out.squeeze(dim)
 
 
-def kthvalue(input, k: int, dim: int = -1, keepdim: bool = False):
-    """The k-th smallest value along `dim` (k from 1) and its index."""
+@accepts_out
+@dim_aliases
+def kthvalue(input, k: int, dim: int | None = None, keepdim: bool = False):
+    """The k-th smallest value along `dim` (k from 1; the last dim when None) and its index."""
     x = as_tensor(input)
+    dim = -1 if dim is None else dim
     if x.ndim == 0:
         x = reshape(x, (1,))
     d = _dim(x, dim)
@@ -101,6 +110,8 @@ def kthvalue(input, k: int, dim: int = -1, keepdim: bool = False):
     return ValuesIndices(_pick(values, d, k - 1, keepdim), _pick(indices, d, k - 1, keepdim))
 
 
+@accepts_out
+@dim_aliases
 def median(input, dim=None, keepdim: bool = False):
     """The lower median (of an even count, the smaller middle value): over all elements, or
     along `dim` with its index. NaN propagates."""
@@ -129,6 +140,8 @@ def _has_nan(x) -> bool:
     return bool(np.isnan(x._value("median")).any())
 
 
+@accepts_out
+@dim_aliases
 def nanmedian(input, dim=None, keepdim: bool = False):
     """The lower median of the non-NaN elements (NaN sorts last, so it is skipped)."""
     x = as_tensor(input)
@@ -154,6 +167,8 @@ def div_floor(a, b: int):
     return floor_divide(a, b)
 
 
+@accepts_out
+@dim_aliases
 def mode(input, dim: int = -1, keepdim: bool = False):
     """The most frequent value along `dim` (the smallest of ties) and an index of it."""
     x = as_tensor(input)
@@ -178,12 +193,16 @@ def mode(input, dim: int = -1, keepdim: bool = False):
     return ValuesIndices(values, indices)
 
 
+@accepts_out
+@dim_aliases
 def quantile(input, q, dim=None, keepdim: bool = False, *, interpolation: str = "linear"):
     """The q-quantiles (q a number or a 1-d tensor in [0, 1]) along `dim` (all elements when
     None), with PyTorch's interpolation modes; a NaN in a slice gives NaN."""
     return _quantile("quantile", input, q, dim, keepdim, interpolation, ignore_nan=False)
 
 
+@accepts_out
+@dim_aliases
 def nanquantile(input, q, dim=None, keepdim: bool = False, *, interpolation: str = "linear"):
     """`quantile` of the non-NaN elements."""
     return _quantile("nanquantile", input, q, dim, keepdim, interpolation, ignore_nan=True)
@@ -259,6 +278,8 @@ def _round_half_even(x):
     return round_(x)
 
 
+@accepts_out
+@dim_aliases
 def logcumsumexp(input, dim: int):
     """log(cumsum(exp(input))) along `dim`, computed stably."""
     x = as_tensor(input)
@@ -290,11 +311,15 @@ def _cum_extreme(name, input, dim, better):
     return ValuesIndices(concat(values, d), concat(indices, d))
 
 
+@accepts_out
+@dim_aliases
 def cummax(input, dim: int):
     """The running maximum along `dim` and where it was reached (the last index of ties)."""
     return _cum_extreme("cummax", input, dim, ge)
 
 
+@accepts_out
+@dim_aliases
 def cummin(input, dim: int):
     """The running minimum along `dim` and where it was reached (the last index of ties)."""
     return _cum_extreme("cummin", input, dim, le)
@@ -359,6 +384,8 @@ def dist(input, other, p: float = 2):
     return pow(_sum(pow(_abs(diff), float(p))), 1.0 / p)
 
 
+@accepts_out
+@dim_aliases
 def renorm(input, p: float, dim: int, maxnorm: float):
     """Each slice along `dim` rescaled so its p-norm is at most `maxnorm` (PyTorch's 1e-7
     guard in the scale)."""

@@ -11,7 +11,9 @@ import itertools
 import numpy as np
 
 from .. import dtypes
+from ..core.torch_args import dim_aliases
 from ..errors import ArgumentError, DTypeError, ShapeError
+from ..tensor.out_argument import accepts_out
 from ..tensor.transfer import constant_like
 from .compare import ne
 from .convert import as_tensor
@@ -62,6 +64,7 @@ def _flat_args(tensors):
     return list(tensors)
 
 
+@accepts_out
 def column_stack(tensors):
     """Stack 0-d and 1-d tensors as columns (and concatenate 2-d ones) along dim 1."""
     cols = []
@@ -71,11 +74,13 @@ def column_stack(tensors):
     return concat(cols, 1)
 
 
+@accepts_out
 def dstack(tensors):
     """Concatenate along dim 2 after `atleast_3d`."""
     return concat([atleast_3d(t) for t in tensors], 2)
 
 
+@accepts_out
 def row_stack(tensors):
     """Concatenate along dim 0 after `atleast_2d` (an alias of `vstack`)."""
     return concat([atleast_2d(t) for t in tensors], 0)
@@ -260,6 +265,8 @@ def index_fill(input, dim: int, index, value):
     return masked_fill(x, _index_mask(x, dim, as_tensor(index)), value)
 
 
+@accepts_out
+@dim_aliases
 def index_copy(input, dim: int, index, source):
     """`input` with the slices at `index` along `dim` replaced by `source`'s slices."""
     x, idx, src = as_tensor(input), as_tensor(index), as_tensor(source)
@@ -444,6 +451,7 @@ def ravel(input):
     return flatten(as_tensor(input))
 
 
+@accepts_out
 def msort(input):
     """The input sorted along dim 0 (the values)."""
     return sort(as_tensor(input), 0).values

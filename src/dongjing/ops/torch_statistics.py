@@ -9,6 +9,7 @@ import numpy as np
 
 from .. import dtypes
 from ..errors import ArgumentError, ShapeError
+from ..tensor.out_argument import accepts_out
 from ..tensor.transfer import constant_like
 from .compare import ge, gt
 from .convert import as_tensor
@@ -98,6 +99,7 @@ def bincount(input, weights=None, minlength: int = 0):
     return scatter_add(zeros, 0, x, cast(w, zeros.dtype))
 
 
+@accepts_out
 def histc(input, bins: int = 100, min=0, max=0):
     """A histogram of `bins` equal bins over [min, max] (the data's range when both are 0);
     values outside are ignored."""
@@ -113,6 +115,7 @@ def histc(input, bins: int = 100, min=0, max=0):
     return constant_like(np.bincount(idx, minlength=bins).astype(x.dtype), x)
 
 
+@accepts_out(after="side")
 def searchsorted(sorted_sequence, input, *, out_int32: bool = False, right: bool = False,
                  side=None, sorter=None):
     """Where each value of `input` would be inserted into the sorted last dim of
@@ -134,6 +137,7 @@ def searchsorted(sorted_sequence, input, *, out_int32: bool = False, right: bool
     return cast(out, dtypes.int32) if out_int32 else out
 
 
+@accepts_out
 def bucketize(input, boundaries, *, out_int32: bool = False, right: bool = False):
     """The index of the bucket of each value among sorted 1-d `boundaries`."""
     b = as_tensor(boundaries)

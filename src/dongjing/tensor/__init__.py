@@ -358,13 +358,6 @@ class Tensor(_AttachedMethods):
     def is_cuda(self) -> bool:
         return self.device.type == "cuda"
 
-    def cuda(self, device=None, non_blocking: bool = False) -> Tensor:
-        """This tensor on a CUDA device (`device`: an index or "cuda:i"; the current one when
-        None). DeviceError when dongjing has no CUDA backend here."""
-        if device is None or isinstance(device, int):
-            device = _device("cuda", device)
-        return self.to(device)
-
     def type(self, dtype=None, non_blocking: bool = False, **kwargs) -> Tensor | str:
         """This tensor in `dtype` (a dtype, or PyTorch's type string: "torch.DoubleTensor");
         without `dtype`, PyTorch's type string of this tensor ("torch.FloatTensor").
@@ -377,28 +370,6 @@ class Tensor(_AttachedMethods):
         if isinstance(dtype, str):
             dtype = dtypes.from_type_name(dtype)
         return self.to(dtype)
-
-    def float(self) -> Tensor:
-        return self.to(dtypes.float32)
-
-    def double(self) -> Tensor:
-        return self.to(dtypes.float64)
-
-    def long(self) -> Tensor:
-        return self.to(dtypes.int64)
-
-    def int(self) -> Tensor:
-        return self.to(dtypes.int32)
-
-    def bool(self) -> Tensor:
-        return self.to(dtypes.bool_)
-
-    def contiguous(self) -> Tensor:
-        return self
-
-    def cpu(self, memory_format=None) -> Tensor:
-        """This tensor on the CPU (itself when it lives there already)."""
-        return self.to("cpu")
 
 
 class _GradScope(threading.local):

@@ -9,6 +9,7 @@ import numpy as np
 
 from .. import dtypes, ops
 from ..backends import backend_of, is_array
+from ..core.memory_format import check_layout, check_memory_format, preserve_format, strided
 from ..core.validation import check_int, check_number, check_size
 from ..devices.device import placement
 from ..devices.random import generator  # noqa: F401 - kept for factories added beside these
@@ -115,8 +116,11 @@ def full(size, fill_value, dtype=None, device=None, requires_grad: bool = False)
     return _make(array, requires_grad)
 
 
-def zeros_like(input, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-    """Zeros with `input`'s shape, dtype and device unless given."""
+def zeros_like(input, dtype=None, *, layout=None, device=None, requires_grad: bool = False,
+               memory_format=preserve_format) -> Tensor:
+    """Zeros with `input`'s shape, dtype and device unless given (row-major; `layout` strided
+    only)."""
+    _check_like("dj.zeros_like", layout, memory_format)
     placement(device, "dj.zeros_like")
     x = input
 
@@ -126,8 +130,11 @@ def zeros_like(input, dtype=None, device=None, requires_grad: bool = False) -> T
                  requires_grad=requires_grad)
 
 
-def ones_like(input, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-    """Ones with `input`'s shape, dtype and device unless given."""
+def ones_like(input, dtype=None, *, layout=None, device=None, requires_grad: bool = False,
+              memory_format=preserve_format) -> Tensor:
+    """Ones with `input`'s shape, dtype and device unless given (row-major; `layout` strided
+    only)."""
+    _check_like("dj.ones_like", layout, memory_format)
     placement(device, "dj.ones_like")
     x = input
 
@@ -144,12 +151,24 @@ def _device_of(x, device):
     return x.device
 
 
-def full_like(input, fill_value, dtype=None, device=None) -> Tensor:
-    """`fill_value` with `input`'s shape, dtype and device unless given."""
+def full_like(input, fill_value, *, dtype=None, layout=strided, device=None,
+              requires_grad: bool = False, memory_format=preserve_format) -> Tensor:
+    """`fill_value` with `input`'s shape, dtype and device unless given (row-major; `layout`
+    strided only)."""
+    _check_like("dj.full_like", layout, memory_format)
     where = placement(device, "dj.full_like")
 
     out = ops.full_like(input, fill_value, dtype)
-    return out if device is None or out._node is not None else Tensor._make(where.put(out._data))
+    if out._node is not None:
+        return out
+    if device is not None:
+        out = Tensor._make(where.put(out._data))
+    return out.requires_grad_(True) if requires_grad else out
+
+
+def _check_like(name: str, layout, memory_format) -> None:
+    check_layout(name, layout)
+    check_memory_format(name, memory_format)
 
 
 def arange(start, end=None, step=1, dtype=None, device=None,

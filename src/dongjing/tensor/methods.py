@@ -6,11 +6,13 @@ import inspect
 from typing import TYPE_CHECKING
 
 from .. import ops
+from ..core.memory_format import check_memory_format, preserve_format
 from ..core.registry import OPS, is_inplace_name, on_bind
 from ..core.torch_args import as_method
 from ..ops.bindings import reflected
 from . import Tensor
 from . import factories as _new_methods
+from . import format_methods as _format_methods
 from . import inplace as _inplace_methods
 from . import inplace_methods as _inplace_extras
 from . import torch_methods as _compat_methods
@@ -132,25 +134,24 @@ def detach(self) -> Tensor:
     return t
 
 
-def clone(self) -> Tensor:
-    return ops.clone(self)
-
-
 def to(self, *args, **kwargs) -> Tensor:
     """`to(dtype)`, `to(device)`, `to(device, dtype)`, `to(other)`: this tensor on that
-    device in that dtype (itself when nothing changes; a move is recorded on the tape)."""
+    device in that dtype (itself when nothing changes; a move is recorded on the tape).
+    `memory_format=`: as `Tensor.contiguous` honours it (channels-last layouts are refused)."""
     dev, dtype = parse_target("Tensor.to", args, kwargs)
+    fmt = kwargs.get("memory_format", preserve_format)
+    check_memory_format("Tensor.to", fmt)
     out = self
     if dev is not None:
         out = to_device(out, dev)
     if dtype is not None:
         out = ops.cast(out, dtype)
-    return out.clone() if kwargs.get("copy") and out is self else out
+    out = out.clone() if kwargs.get("copy") and out is self else out
+    return _format_methods.in_format(out, "to", fmt, self)
 
 
 Tensor.T = property(_transposed)
 Tensor.detach = detach
-Tensor.clone = clone
 Tensor.to = to
 
 
@@ -162,6 +163,7 @@ _new_methods.attach()
 _compat_methods.attach()
 _inplace_extras.attach()
 _more_methods.attach()
+_format_methods.attach()
 _method_forms()
 _attach_sizes_methods()
 Tensor.relu = relu

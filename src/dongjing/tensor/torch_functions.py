@@ -7,6 +7,8 @@ import numpy as np
 
 from .. import dtypes, ops
 from ..autograd.grad_mode import state
+from ..core.memory_format import check_layout, check_memory_format, preserve_format
+from ..core.torch_args import unlisted_keywords
 from ..core.validation import check_size
 from ..devices.device import check_device, placement
 from ..devices.random import generator
@@ -50,15 +52,15 @@ def is_floating_point(input) -> bool:
     return is_floating(input.dtype)
 
 
-def empty_like(input, *, dtype=None, device=None, requires_grad: bool = False,
-               memory_format=None) -> Tensor:
+def empty_like(input, *, dtype=None, layout=None, device=None, requires_grad: bool = False,
+               memory_format=preserve_format) -> Tensor:
     """An uninitialised tensor of `input`'s shape (dtype and device, unless `dtype=` /
-    `device=` say otherwise)."""
+    `device=` say otherwise; row-major, `layout` strided only)."""
     check_device(device, "dj.empty_like", placed=True)
     if not isinstance(input, Tensor):
         raise ArgumentError(f"dj.empty_like: expects a Tensor, got {type(input).__name__}")
-    if memory_format is not None:
-        raise ArgumentError(f"dj.empty_like: memory_format={memory_format!r} is not supported")
+    check_layout("dj.empty_like", layout)
+    check_memory_format("dj.empty_like", memory_format)
     if input._node is not None:
         return ops.zeros_like(input, dtype)
     want = input.dtype if dtype is None else dtypes.as_dtype(dtype)
@@ -154,3 +156,14 @@ def _array(value):
 
 def _rng():
     return generator()
+
+
+def clone(input, *, memory_format=preserve_format, out=None) -> Tensor:
+    """A copy of `input` with its own (row-major) memory, on the tape; `memory_format` as
+    `Tensor.clone` takes it."""
+    check_memory_format("dj.clone", memory_format)
+    return ops.clone(input, out=out)
+
+
+# PyTorch's torch.clone has no out=; dongjing's has taken it, so it stays accepted, unlisted
+clone = unlisted_keywords(clone, "out")

@@ -3,10 +3,9 @@ small queries PyTorch code asks a tensor (`type_as`, `element_size`, `stride`, .
 
 from __future__ import annotations
 
-from .. import dtypes, ops
+from .. import ops
 from ..core import infer
 from ..dtypes import is_floating
-from ..errors import ArgumentError
 from . import Tensor
 
 # method name -> function of (self, ...): PyTorch has each as a Tensor method
@@ -19,17 +18,6 @@ _COMPOSED = ("square", "rsqrt", "reciprocal", "clamp_min", "clamp_max", "lerp", 
 def type_as(self, other) -> Tensor:
     """This tensor in `other`'s dtype (itself when they already agree)."""
     return self.to(other.dtype)
-
-
-def half(self) -> Tensor:
-    """This tensor as float16."""
-    return self.to(dtypes.float16)
-
-
-def bfloat16(self, memory_format=None) -> Tensor:
-    """This tensor as bfloat16 (needs the ml_dtypes package)."""
-    _check_memory_format("bfloat16", memory_format)
-    return self.to(dtypes.require_bfloat16())
 
 
 def element_size(self) -> int:
@@ -52,21 +40,6 @@ def is_floating_point(self) -> bool:
     return is_floating(self.dtype)
 
 
-def _check_memory_format(name: str, memory_format) -> None:
-    if memory_format is not None:
-        raise ArgumentError(f"Tensor.{name}: memory_format={memory_format!r} is not supported "
-                            "(dongjing has row-major memory only)")
-
-
-def is_contiguous(self, memory_format=None) -> bool:
-    """Whether the elements are laid out row-major without gaps (false for some views, such as
-    ``t[:, ::2]``; symbolic tensors are always materialized contiguous)."""
-    _check_memory_format("is_contiguous", memory_format)
-    if self._node is not None:
-        return True
-    return bool(self._data.flags["C_CONTIGUOUS"])
-
-
 def stride(self, dim: int | None = None):
     """The step in elements between neighbours along each dim (a tuple), or along `dim`."""
     data = self._value("Tensor.stride()")
@@ -81,6 +54,5 @@ def attach() -> None:
     """Install the methods on Tensor."""
     for name in _COMPOSED:
         setattr(Tensor, name, getattr(ops, name))
-    for fn in (type_as, half, bfloat16, element_size, nelement, ndimension, is_floating_point,
-               is_contiguous, stride):
+    for fn in (type_as, element_size, nelement, ndimension, is_floating_point, stride):
         setattr(Tensor, fn.__name__, fn)

@@ -33,13 +33,13 @@ _SAME_NAME = (
 ).split()
 # PyTorch's other names of existing methods
 _ALIASES = {"absolute": "abs", "divide": "div", "multiply": "mul", "subtract": "sub",
-            "true_divide": "div", "negative": "neg"}
+            "negative": "neg"}
 # in-place forms: computed by the method of the name without "_", written into the tensor
 _INPLACE = (
     "absolute acos addmm arctan2 asin atan2 atan ceil cos cosh cumprod cumsum divide eq erf "
     "expm1 floor floor_divide fmod ge gt hypot le log10 log1p log2 logical_and logical_not "
     "logical_or lt multiply nan_to_num ne negative remainder round sin sinh subtract tan tril "
-    "triu true_divide trunc addbmm addmv addr baddbmm arccos arccosh arcsin arcsinh arctan "
+    "triu trunc addbmm addmv addr baddbmm arccos arccosh arcsin arcsinh arctan "
     "arctanh copysign deg2rad rad2deg exp2 fix greater greater_equal heaviside index_copy "
     "index_fill index_put ldexp less less_equal logical_xor logit masked_scatter not_equal put "
     "renorm sgn sinc xlogy"
@@ -74,14 +74,14 @@ def _inplace(name: str):
 
 
 # --- conversions and queries -----------------------------------------------------------------
-def byte(self) -> Tensor:
-    """This tensor as uint8."""
-    return self.to(dtypes.uint8)
+def true_divide(self, other) -> Tensor:
+    """This tensor divided by `other` in floating point (`div` without a rounding mode)."""
+    return ops.true_divide(self, other)
 
 
-def short(self) -> Tensor:
-    """This tensor as int16."""
-    return self.to(dtypes.int16)
+def true_divide_(self, other) -> Tensor:
+    """`true_divide` in place."""
+    return self.div_(other)
 
 
 def adjoint(self) -> Tensor:
@@ -176,12 +176,13 @@ def unfold(self, dimension: int, size: int, step: int) -> Tensor:
     return _unfold(self, dimension, size, step)
 
 
-def as_strided(self, size, stride, storage_offset=0) -> Tensor:
+def as_strided(self, size, stride, storage_offset: int | None = None) -> Tensor:
     """A tensor of `size` whose element i reads element offset + sum(i_k * stride_k) of this
     (contiguous) tensor's row-major elements, as PyTorch reads its storage."""
     if not self.is_contiguous():
         raise ShapeError("as_strided: the tensor must be contiguous (call .contiguous())")
     size, stride = tuple(int(s) for s in size), tuple(int(s) for s in stride)
+    storage_offset = 0 if storage_offset is None else storage_offset
     if len(size) != len(stride):
         raise ShapeError(f"as_strided: size {size} and stride {stride} differ in length")
     flat = np.full(size, int(storage_offset), np.int64)
@@ -279,7 +280,7 @@ def attach() -> None:
         setattr(Tensor, name, getattr(Tensor, target))
     for name in _INPLACE:
         setattr(Tensor, name + "_", _inplace(name))
-    for fn in (byte, short, adjoint, data_ptr, storage_offset, get_device, is_pinned,
+    for fn in (true_divide, true_divide_, adjoint, data_ptr, storage_offset, get_device, is_pinned,
                is_shared, is_signed, is_nonzero, is_same_size, is_set_to, dim_order,
                sum_to_size, unfold, as_strided, random_, cauchy_, geometric_,
                log_normal_, fill_diagonal_, apply_, map_, map2_):
