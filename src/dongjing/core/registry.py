@@ -50,7 +50,7 @@ import inspect
 import operator
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeVar
 
 import numpy
 
@@ -383,7 +383,10 @@ def _forward_as_composite(impl: Callable) -> Callable:
     return decompose
 
 
-def bind(op: Op, function: Callable) -> Callable:
+_F = TypeVar("_F", bound=Callable[..., object])
+
+
+def bind(op: Op, function: _F) -> _F:
     """Make `function` the op's user-facing binding (published under ``op.public``)."""
     object.__setattr__(op, "binding", function)
     if not function.__doc__ and op.doc:
@@ -394,7 +397,7 @@ def bind(op: Op, function: Callable) -> Callable:
     return function
 
 
-def binds(op: Op) -> Callable:
+def binds(op: Op) -> Callable[[_F], _F]:
     """Decorator form of `bind`: ``@binds(_pow)`` above the hand-written ``def pow(...)``."""
     return functools.partial(bind, op)
 

@@ -5,6 +5,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from .. import linalg, ops
@@ -13,6 +15,9 @@ from ..ops.convert import as_tensor
 from ..tensor import Tensor
 from ..tensor.transfer import constant_like
 from . import functional as F
+
+if TYPE_CHECKING:
+    from ..types import TensorLike
 
 _REDUCTIONS = {0: "none", 1: "mean", 2: "sum", "none": "none", "mean": "mean", "sum": "sum"}
 
@@ -148,11 +153,11 @@ def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
     return F.rrelu(input, lower, upper, training, inplace)
 
 
-def prelu(input, weight):
+def prelu(input: Tensor, weight: Tensor) -> Tensor:
     return F.prelu(input, weight)
 
 
-def hardshrink(input, lambd=0.5):
+def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     return F.hardshrink(input, lambd)
 
 
@@ -276,16 +281,16 @@ def gru_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
 
 
 # --- matrix functions under torch.*'s names ----------------------------------------------------
-def inverse(input):
+def inverse(input: TensorLike) -> Tensor:
     """The inverse of a square matrix (or a batch): `dj.linalg.inv`."""
     return linalg.inv(input)
 
 
-def det(input):
+def det(input: TensorLike) -> Tensor:
     return linalg.det(input)
 
 
-def logdet(input):
+def logdet(input: TensorLike) -> Tensor:
     """log(det(input)): NaN for a negative determinant, -inf for a singular matrix."""
     sign, logabs = linalg.slogdet(input)
     nan = ops.full_like(logabs, float("nan"))
@@ -294,19 +299,20 @@ def logdet(input):
                                                         logabs))
 
 
-def slogdet(input):
+def slogdet(input: TensorLike) -> tuple[Tensor, Tensor]:
     return linalg.slogdet(input)
 
 
-def cholesky(input, upper=False):
+def cholesky(input: TensorLike, upper: bool = False) -> Tensor:
     return linalg.cholesky(input, upper=upper)
 
 
-def qr(input, some=True):
+def qr(input: TensorLike, some: bool = True) -> tuple[Tensor, Tensor]:
     return linalg.qr(input, "reduced" if some else "complete")
 
 
-def svd(input, some=True, compute_uv=True):
+def svd(input: TensorLike, some: bool = True, compute_uv: bool = True
+        ) -> tuple[Tensor, Tensor, Tensor]:
     """U, S, V (V, not V^H, as `torch.svd` returns); `some=False` gives the full U and V."""
     u, s, vh = linalg.svd(input, full_matrices=not some)
     v = ops.transpose(vh, -2, -1)
@@ -315,11 +321,11 @@ def svd(input, some=True, compute_uv=True):
     return u, s, v
 
 
-def pinverse(input, rcond=1e-15):
+def pinverse(input: TensorLike, rcond: float = 1e-15) -> Tensor:
     return linalg.pinv(input, rtol=rcond)
 
 
-def matrix_power(input, n):
+def matrix_power(input: TensorLike, n: int) -> Tensor:
     """A square matrix (or batch) to the integer power `n` (negative: of the inverse), by
     repeated squaring."""
     x = as_tensor(input)

@@ -3,6 +3,8 @@ small queries PyTorch code asks a tensor (`type_as`, `element_size`, `stride`, .
 
 from __future__ import annotations
 
+from typing import overload
+
 from .. import dtypes, ops
 from ..core import infer
 from ..dtypes import is_floating
@@ -16,49 +18,49 @@ _COMPOSED = ("square", "rsqrt", "reciprocal", "clamp_min", "clamp_max", "lerp", 
              "masked_select", "unflatten", "index_add", "take_along_dim")
 
 
-def type_as(self, other) -> Tensor:
+def type_as(self: Tensor, other: Tensor) -> Tensor:
     """This tensor in `other`'s dtype (itself when they already agree)."""
     return self.to(other.dtype)
 
 
-def half(self) -> Tensor:
+def half(self: Tensor) -> Tensor:
     """This tensor as float16."""
     return self.to(dtypes.float16)
 
 
-def bfloat16(self, memory_format=None) -> Tensor:
+def bfloat16(self: Tensor, memory_format: None = None) -> Tensor:
     """This tensor as bfloat16 (needs the ml_dtypes package)."""
     _check_memory_format("bfloat16", memory_format)
     return self.to(dtypes.require_bfloat16())
 
 
-def element_size(self) -> int:
+def element_size(self: Tensor) -> int:
     """Bytes per element."""
     return int(self.dtype.itemsize)
 
 
-def nelement(self) -> int:
+def nelement(self: Tensor) -> int:
     """The number of elements (an alias of `numel`)."""
     return self.numel()
 
 
-def ndimension(self) -> int:
+def ndimension(self: Tensor) -> int:
     """The number of dims (an alias of `dim`)."""
     return self.ndim
 
 
-def is_floating_point(self) -> bool:
+def is_floating_point(self: Tensor) -> bool:
     """Whether the dtype is a floating point one."""
     return is_floating(self.dtype)
 
 
-def _check_memory_format(name: str, memory_format) -> None:
+def _check_memory_format(name: str, memory_format: object) -> None:
     if memory_format is not None:
         raise ArgumentError(f"Tensor.{name}: memory_format={memory_format!r} is not supported "
                             "(dongjing has row-major memory only)")
 
 
-def is_contiguous(self, memory_format=None) -> bool:
+def is_contiguous(self: Tensor, memory_format: None = None) -> bool:
     """Whether the elements are laid out row-major without gaps (false for some views, such as
     ``t[:, ::2]``; symbolic tensors are always materialized contiguous)."""
     _check_memory_format("is_contiguous", memory_format)
@@ -67,7 +69,14 @@ def is_contiguous(self, memory_format=None) -> bool:
     return bool(self._data.flags["C_CONTIGUOUS"])
 
 
-def stride(self, dim: int | None = None):
+@overload
+def stride(self: Tensor, dim: None = None) -> tuple[int, ...]: ...
+@overload
+def stride(self: Tensor, dim: int) -> int: ...
+
+
+def stride(self: Tensor, dim: int | None = None) -> tuple[int, ...] | int:
+
     """The step in elements between neighbours along each dim (a tuple), or along `dim`."""
     data = self._value("Tensor.stride()")
     steps = tuple(s // data.itemsize for s in data.strides)
