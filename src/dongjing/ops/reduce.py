@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import namedtuple
+from typing import TYPE_CHECKING
 
 from .. import dtypes
 from ..core import infer as inf
@@ -17,6 +18,9 @@ from . import onnx_rules
 from . import shape as _shape
 from .convert import as_tensor
 from .elementwise import cast, div, eq, maximum, minimum, mul
+
+if TYPE_CHECKING:
+    from ..types import Dim, DTypeLike
 
 R = Kind.REDUCE
 
@@ -93,7 +97,7 @@ def finish(name: str, result: Tensor, out) -> Tensor:
 
 @binds(_sum)
 @dim_aliases
-def sum(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None,
+def sum(input: Tensor, dim: Dim = None, keepdim: bool = False, *, dtype: DTypeLike | None = None,
         out: Tensor | None = None) -> Tensor:
     """Sum over all elements, or over `dim` (an int or a tuple of ints); `dtype` casts first."""
     x = as_tensor(input)
