@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal, overload
 
 from ..backends import backend_of, numpy_backend
 from ..core import late
@@ -144,14 +144,34 @@ def _symbolic_backward(tensors, grad_tensors) -> None:
     scope.backward(tensors, grad_tensors)
 
 
+@overload
 def grad(
-    outputs,
-    inputs,
-    grad_outputs=None,
+    outputs: Tensor | Sequence[Tensor],
+    inputs: Tensor | Sequence[Tensor],
+    grad_outputs: Tensor | Sequence[Tensor | None] | None = None,
+    retain_graph: bool | None = None,
+    create_graph: bool = False,
+    allow_unused: Literal[False] = False,
+) -> tuple[Tensor, ...]: ...
+@overload
+def grad(
+    outputs: Tensor | Sequence[Tensor],
+    inputs: Tensor | Sequence[Tensor],
+    grad_outputs: Tensor | Sequence[Tensor | None] | None = None,
     retain_graph: bool | None = None,
     create_graph: bool = False,
     allow_unused: bool = False,
-):
+) -> tuple[Tensor | None, ...]: ...
+
+
+def grad(
+    outputs: Tensor | Sequence[Tensor],
+    inputs: Tensor | Sequence[Tensor],
+    grad_outputs: Tensor | Sequence[Tensor | None] | None = None,
+    retain_graph: bool | None = None,
+    create_graph: bool = False,
+    allow_unused: bool = False,
+) -> tuple[Tensor | None, ...]:
     """Gradients of `outputs` with respect to `inputs`, returned (not accumulated into .grad).
 
     With `create_graph=True` the result is itself on the tape, so it can be differentiated

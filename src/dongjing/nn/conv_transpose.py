@@ -8,6 +8,7 @@ dilated kernel is the kernel with `dilation - 1` zeros between its taps."""
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -22,6 +23,9 @@ from . import init
 from .factory import place_new
 from .module import Module
 from .parameter import Parameter
+
+if TYPE_CHECKING:
+    from ..types import DeviceLike, DTypeLike
 
 
 def _pair(v, name: str, what: str, minimum: int = 0) -> tuple[int, int]:
@@ -165,7 +169,8 @@ class _ConvTransposeNd(Module):
 
     def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0,
                  output_padding=0, groups: int = 1, bias: bool = True, dilation=1,
-                 padding_mode: str = "zeros", device=None, dtype=None):
+                 padding_mode: str = "zeros", device: DeviceLike | None = None,
+                 dtype: DTypeLike | None = None):
         super().__init__()
         name = f"nn.{type(self).__name__}"
         if padding_mode != "zeros":

@@ -4,6 +4,8 @@ a 1-d input cut at `offsets`; sums and means are one product with a bag-membersh
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from .. import ops
@@ -16,6 +18,9 @@ from . import init
 from .factory import place_new
 from .module import Module
 from .parameter import Parameter
+
+if TYPE_CHECKING:
+    from ..types import DeviceLike, DTypeLike
 
 _MODES = ("sum", "mean", "max")
 
@@ -91,7 +96,8 @@ class EmbeddingBag(Module):
     def __init__(self, num_embeddings: int, embedding_dim: int, max_norm=None,
                  norm_type: float = 2.0, scale_grad_by_freq: bool = False, mode: str = "mean",
                  sparse: bool = False, _weight=None, include_last_offset: bool = False,
-                 padding_idx: int | None = None, device=None, dtype=None):
+                 padding_idx: int | None = None, device: DeviceLike | None = None,
+                 dtype: DTypeLike | None = None):
         super().__init__()
         self.num_embeddings = check_int("nn.EmbeddingBag", "num_embeddings", num_embeddings, 1)
         self.embedding_dim = check_int("nn.EmbeddingBag", "embedding_dim", embedding_dim, 1)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -119,7 +120,7 @@ def implicit_dim(name: str, ndim: int, stacklevel: int) -> int:
 
 @autocast_policy("softmax")
 def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
-            dtype=None) -> Tensor:
+            dtype: DTypeLike | None = None) -> Tensor:
     """exp(x) / sum(exp(x)) along `dim` (`dtype`: the input cast first; without `dim`,
     PyTorch's implicit choice, with its warning at `_stacklevel`)."""
     x = as_tensor(input)
@@ -130,7 +131,7 @@ def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
 
 @autocast_policy("log_softmax")
 def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
-                dtype=None) -> Tensor:
+                dtype: DTypeLike | None = None) -> Tensor:
     """log(softmax(x)) along `dim`, computed stably (arguments as `softmax`)."""
     x = as_tensor(input)
     if dim is None:
@@ -464,6 +465,9 @@ globals().update({n: getattr(_layers_more, n) for n in _layers_more.__all__})
 __all__ += _layers_more.__all__
 
 from . import pooling_nd as _pooling_nd  # noqa: E402
+
+if TYPE_CHECKING:
+    from ..types import DTypeLike
 
 globals().update({n: getattr(_pooling_nd, n) for n in _pooling_nd.__all__})
 __all__ += _pooling_nd.__all__

@@ -5,6 +5,8 @@ then the layer has no parameters: run one batch through it before building the o
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ..errors import ArgumentError, ShapeError
 from ..tensor import Tensor
 from .conv import Conv1d, Conv2d
@@ -13,6 +15,9 @@ from .group_norm import InstanceNorm1d, InstanceNorm2d, InstanceNorm3d
 from .linear import Linear
 from .module import Module
 from .normalization import BatchNorm1d, BatchNorm2d, BatchNorm3d
+
+if TYPE_CHECKING:
+    from ..types import DeviceLike, DTypeLike
 
 
 class LazyModuleMixin:
@@ -58,7 +63,8 @@ class LazyLinear(LazyModuleMixin, Module):
     cls_to_become = Linear
     _feature_dim = -1
 
-    def __init__(self, out_features: int, bias: bool = True, device=None, dtype=None):
+    def __init__(self, out_features: int, bias: bool = True, device: DeviceLike | None = None,
+                 dtype: DTypeLike | None = None):
         Module.__init__(self)
         object.__setattr__(self, "_lazy_arguments",
                            ((out_features, bias), {"device": device, "dtype": dtype}))
@@ -89,8 +95,9 @@ class LazyConv1d(LazyModuleMixin, Module):
     _batched_ndim = 3
 
     def __init__(self, out_channels: int, kernel_size, stride=1, padding=0, dilation=1,
-                 groups: int = 1, bias: bool = True, padding_mode: str = "zeros", device=None,
-                 dtype=None):
+                 groups: int = 1, bias: bool = True, padding_mode: str = "zeros",
+                 device: DeviceLike | None = None,
+                 dtype: DTypeLike | None = None):
         Module.__init__(self)
         object.__setattr__(self, "_lazy_arguments", _conv_arguments(
             "LazyConv1d", out_channels, kernel_size, stride, padding, dilation, groups, bias,
@@ -104,8 +111,9 @@ class LazyConv2d(LazyModuleMixin, Module):
     _batched_ndim = 4
 
     def __init__(self, out_channels: int, kernel_size, stride=1, padding=0, dilation=1,
-                 groups: int = 1, bias: bool = True, padding_mode: str = "zeros", device=None,
-                 dtype=None):
+                 groups: int = 1, bias: bool = True, padding_mode: str = "zeros",
+                 device: DeviceLike | None = None,
+                 dtype: DTypeLike | None = None):
         Module.__init__(self)
         object.__setattr__(self, "_lazy_arguments", _conv_arguments(
             "LazyConv2d", out_channels, kernel_size, stride, padding, dilation, groups, bias,
@@ -115,7 +123,7 @@ class LazyConv2d(LazyModuleMixin, Module):
 class _LazyConvTranspose(LazyModuleMixin, Module):
     def __init__(self, out_channels: int, kernel_size, stride=1, padding=0, output_padding=0,
                  groups: int = 1, bias: bool = True, dilation=1, padding_mode: str = "zeros",
-                 device=None, dtype=None):
+                 device: DeviceLike | None = None, dtype: DTypeLike | None = None):
         Module.__init__(self)
         object.__setattr__(self, "_lazy_arguments", (
             (out_channels, kernel_size, stride, padding, output_padding, groups, bias, dilation,
@@ -140,7 +148,7 @@ class _LazyNorm(LazyModuleMixin, Module):
     _affine_default = True
 
     def __init__(self, eps=1e-5, momentum=0.1, affine=None, track_running_stats=None,
-                 device=None, dtype=None):
+                 device: DeviceLike | None = None, dtype: DTypeLike | None = None):
         Module.__init__(self)
         affine = self._affine_default if affine is None else affine
         track = self._affine_default if track_running_stats is None else track_running_stats
@@ -150,7 +158,7 @@ class _LazyNorm(LazyModuleMixin, Module):
 
 class _LazyBatchNorm(_LazyNorm):
     def __init__(self, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True,
-                 device=None, dtype=None):
+                 device: DeviceLike | None = None, dtype: DTypeLike | None = None):
         super().__init__(eps, momentum, affine, track_running_stats, device, dtype)
 
 
@@ -158,7 +166,7 @@ class _LazyInstanceNorm(_LazyNorm):
     _affine_default = False
 
     def __init__(self, eps=1e-5, momentum=0.1, affine=False, track_running_stats=False,
-                 device=None, dtype=None):
+                 device: DeviceLike | None = None, dtype: DTypeLike | None = None):
         super().__init__(eps, momentum, affine, track_running_stats, device, dtype)
 
 

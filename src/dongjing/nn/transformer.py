@@ -5,6 +5,7 @@ default initialization, built from `MultiheadAttention`, `Linear`, `LayerNorm`, 
 from __future__ import annotations
 
 import copy
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -23,6 +24,9 @@ from .linear import Linear
 from .module import Module
 from .normalization import LayerNorm
 
+if TYPE_CHECKING:
+    from ..types import DeviceLike, DTypeLike
+
 
 class TransformerDecoderLayer(Module):
     """Self-attention over the target, attention over the encoder's memory, then a
@@ -32,7 +36,7 @@ class TransformerDecoderLayer(Module):
     def __init__(self, d_model: int, nhead: int, dim_feedforward: int = 2048,
                  dropout: float = 0.1, activation="relu", layer_norm_eps: float = 1e-5,
                  batch_first: bool = False, norm_first: bool = False, bias: bool = True,
-                 device=None, dtype=None):
+                 device: DeviceLike | None = None, dtype: DTypeLike | None = None):
         super().__init__()
         self.self_attn = MultiheadAttention(d_model, nhead, dropout, bias=bias,
                                             batch_first=batch_first, device=device, dtype=dtype)
@@ -100,7 +104,8 @@ class TransformerDecoder(Module):
         return x if self.norm is None else self.norm(x)
 
 
-def generate_square_subsequent_mask(sz: int, device=None, dtype=None) -> Tensor:
+def generate_square_subsequent_mask(sz: int, device: DeviceLike | None = None,
+                                    dtype: DTypeLike | None = None) -> Tensor:
     """An (sz, sz) float mask: 0 on and below the diagonal, -inf above (future positions)."""
     mask = np.triu(np.full((sz, sz), -np.inf, np.float32 if dtype is None else dtype), 1)
     return Tensor._make(mask)
@@ -115,7 +120,8 @@ class Transformer(Module):
                  num_decoder_layers: int = 6, dim_feedforward: int = 2048, dropout: float = 0.1,
                  activation="relu", custom_encoder=None, custom_decoder=None,
                  layer_norm_eps: float = 1e-5, batch_first: bool = False,
-                 norm_first: bool = False, bias: bool = True, device=None, dtype=None):
+                 norm_first: bool = False, bias: bool = True, device: DeviceLike | None = None,
+                 dtype: DTypeLike | None = None):
         super().__init__()
         if custom_encoder is not None:
             self.encoder = custom_encoder

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from collections import namedtuple
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple, overload
 
 from .. import dtypes
 from ..core import infer as inf
@@ -147,7 +146,8 @@ def _empty_check(name, x, dim):
 
 @binds(_amax)
 @dim_aliases
-def amax(input: Tensor, dim=None, keepdim: bool = False, *, out: Tensor | None = None) -> Tensor:
+def amax(input: Tensor, dim: Dim = None, keepdim: bool = False, *,
+         out: Tensor | None = None) -> Tensor:
     """Largest value over all elements or over `dim`."""
     x = as_tensor(input)
     dim = _canon_dim(x, dim)
@@ -157,7 +157,8 @@ def amax(input: Tensor, dim=None, keepdim: bool = False, *, out: Tensor | None =
 
 @binds(_amin)
 @dim_aliases
-def amin(input: Tensor, dim=None, keepdim: bool = False, *, out: Tensor | None = None) -> Tensor:
+def amin(input: Tensor, dim: Dim = None, keepdim: bool = False, *,
+         out: Tensor | None = None) -> Tensor:
     """Smallest value over all elements or over `dim`."""
     x = as_tensor(input)
     dim = _canon_dim(x, dim)
@@ -205,7 +206,11 @@ def argmin(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tens
     return apply1(_argmin, x, dim=dim, keepdim=keepdim)
 
 
-ValuesIndices = namedtuple("ValuesIndices", ["values", "indices"])
+class ValuesIndices(NamedTuple):
+    """(values, indices) of `max`/`min` over a dim."""
+
+    values: Tensor
+    indices: Tensor
 
 
 def _extreme(name: str, pair, whole, arg, input, dim, keepdim, out):
@@ -216,17 +221,39 @@ def _extreme(name: str, pair, whole, arg, input, dim, keepdim, out):
     return finish(name, ValuesIndices(whole(input, dim, keepdim), arg(input, dim, keepdim)), out)
 
 
+@overload
+def max(input: Tensor, dim: None = None, keepdim: bool = False, *,
+        out: Tensor | None = None) -> Tensor: ...
+@overload
+def max(input: Tensor, dim: Tensor, keepdim: bool = False, *,
+        out: Tensor | None = None) -> Tensor: ...
+@overload
+def max(input: Tensor, dim: int, keepdim: bool = False, *,
+        out: tuple[Tensor, Tensor] | None = None) -> ValuesIndices: ...
+
+
 @dim_aliases
-def max(input: Tensor, dim=None, keepdim: bool = False, *, out=None
-        ) -> Tensor | tuple[Tensor, Tensor]:
+def max(input: Tensor, dim: int | Tensor | None = None, keepdim: bool = False, *,
+        out: Tensor | tuple[Tensor, Tensor] | None = None) -> Tensor | ValuesIndices:
     """`max(input)`: the largest element; `max(input, dim)`: (values, indices);
     `max(input, other)`: the elementwise maximum."""
     return _extreme("max", maximum, amax, argmax, input, dim, keepdim, out)
 
 
+@overload
+def min(input: Tensor, dim: None = None, keepdim: bool = False, *,
+        out: Tensor | None = None) -> Tensor: ...
+@overload
+def min(input: Tensor, dim: Tensor, keepdim: bool = False, *,
+        out: Tensor | None = None) -> Tensor: ...
+@overload
+def min(input: Tensor, dim: int, keepdim: bool = False, *,
+        out: tuple[Tensor, Tensor] | None = None) -> ValuesIndices: ...
+
+
 @dim_aliases
-def min(input: Tensor, dim=None, keepdim: bool = False, *, out=None
-        ) -> Tensor | tuple[Tensor, Tensor]:
+def min(input: Tensor, dim: int | Tensor | None = None, keepdim: bool = False, *,
+        out: Tensor | tuple[Tensor, Tensor] | None = None) -> Tensor | ValuesIndices:
     """Like `max`, for the smallest."""
     return _extreme("min", minimum, amin, argmin, input, dim, keepdim, out)
 
@@ -256,7 +283,7 @@ def count(x, dim=None, dtype=dtypes.float32):
 
 
 @dim_aliases
-def mean(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None,
+def mean(input: Tensor, dim: Dim = None, keepdim: bool = False, *, dtype: DTypeLike | None = None,
          out: Tensor | None = None) -> Tensor:
     """Arithmetic mean over all elements or over `dim` (composed: sum / count); `dtype` casts
     first."""

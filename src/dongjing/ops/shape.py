@@ -20,7 +20,7 @@ from .elementwise import cast, zeros_like
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from ..types import Dim
+    from ..types import Dim, TensorLike
 
 S = Kind.OPAQUE
 
@@ -412,7 +412,7 @@ _concat = define("concat", forward=_concat_forward,
 @autocast_policy("cat")
 @accepts_out
 @dim_aliases
-def concat(tensors, dim: int = 0) -> Tensor:
+def concat(tensors: Sequence[TensorLike], dim: int = 0) -> Tensor:
     """Join tensors along an existing dim."""
     tensors = [as_tensor(t) for t in tensors]
     if not tensors:
@@ -427,7 +427,7 @@ cat = concat
 @autocast_policy("stack")
 @accepts_out
 @dim_aliases
-def stack(tensors, dim: int = 0) -> Tensor:
+def stack(tensors: Sequence[TensorLike], dim: int = 0) -> Tensor:
     """Join tensors along a new dim (composed: unsqueeze + concat)."""
     tensors = [as_tensor(t) for t in tensors]
     if not tensors:

@@ -17,10 +17,11 @@ from . import Tensor
 from .conversion import to_array
 
 if TYPE_CHECKING:
-    from ..types import DeviceLike, DTypeLike
+    from ..types import DeviceLike, DTypeLike, Number, Shape, TensorLike
 
 
-def tensor(data, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+def tensor(data: TensorLike, dtype: DTypeLike | None = None, device: DeviceLike | None = None,
+           requires_grad: bool = False) -> Tensor:
     """A new tensor from a scalar, a (nested) list or an array (copied).
 
     Python floats give float32, Python ints int64, bools bool; `dtype=` overrides. `device`
@@ -74,25 +75,29 @@ def _float(dtype):
     return dtypes.as_dtype(dtype) if dtype is not None else dtypes.default_float
 
 
-def zeros(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+def zeros(*size: int | Sequence[int], dtype: DTypeLike | None = None,
+          device: DeviceLike | None = None, requires_grad: bool = False) -> Tensor:
     """A tensor of shape `size` (ints, or one tuple of them) filled with zeros."""
     where = placement(device, "dj.zeros")
     return _make(where.call("zeros", _shape(size, "dj.zeros"), _float(dtype)), requires_grad)
 
 
-def ones(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+def ones(*size: int | Sequence[int], dtype: DTypeLike | None = None,
+         device: DeviceLike | None = None, requires_grad: bool = False) -> Tensor:
     """A tensor of shape `size` (ints, or one tuple of them) filled with ones."""
     where = placement(device, "dj.ones")
     return _make(where.call("ones", _shape(size, "dj.ones"), _float(dtype)), requires_grad)
 
 
-def empty(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+def empty(*size: int | Sequence[int], dtype: DTypeLike | None = None,
+          device: DeviceLike | None = None, requires_grad: bool = False) -> Tensor:
     """A tensor of shape `size` (ints, or one tuple of them), uninitialised."""
     where = placement(device, "dj.empty")
     return _make(where.call("empty", _shape(size, "dj.empty"), _float(dtype)), requires_grad)
 
 
-def full(size, fill_value, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+def full(size: Shape, fill_value: Number | np.generic, dtype: DTypeLike | None = None,
+         device: DeviceLike | None = None, requires_grad: bool = False) -> Tensor:
     """A tensor of shape `size` filled with the number `fill_value`."""
     where = placement(device, "dj.full")
     check_number("dj.full", "fill_value", fill_value)
@@ -104,7 +109,8 @@ def full(size, fill_value, dtype=None, device=None, requires_grad: bool = False)
     return _make(array, requires_grad)
 
 
-def zeros_like(input, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+def zeros_like(input: Tensor | np.ndarray, dtype: DTypeLike | None = None,
+               device: DeviceLike | None = None, requires_grad: bool = False) -> Tensor:
     """Zeros with `input`'s shape, dtype and device unless given."""
     placement(device, "dj.zeros_like")
     x = input
@@ -115,7 +121,8 @@ def zeros_like(input, dtype=None, device=None, requires_grad: bool = False) -> T
                  requires_grad=requires_grad)
 
 
-def ones_like(input, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+def ones_like(input: Tensor | np.ndarray, dtype: DTypeLike | None = None,
+              device: DeviceLike | None = None, requires_grad: bool = False) -> Tensor:
     """Ones with `input`'s shape, dtype and device unless given."""
     placement(device, "dj.ones_like")
     x = input
@@ -133,7 +140,8 @@ def _device_of(x, device):
     return x.device
 
 
-def full_like(input, fill_value, dtype=None, device=None) -> Tensor:
+def full_like(input: Tensor, fill_value: Number, dtype: DTypeLike | None = None,
+              device: DeviceLike | None = None) -> Tensor:
     """`fill_value` with `input`'s shape, dtype and device unless given."""
     where = placement(device, "dj.full_like")
 
@@ -141,7 +149,8 @@ def full_like(input, fill_value, dtype=None, device=None) -> Tensor:
     return out if device is None or out._node is not None else Tensor._make(where.put(out._data))
 
 
-def arange(start, end=None, step=1, dtype=None, device=None,
+def arange(start: Number, end: Number | None = None, step: Number = 1,
+           dtype: DTypeLike | None = None, device: DeviceLike | None = None,
            requires_grad: bool = False) -> Tensor:
     """Values from `start` to `end` (exclusive); int64 unless a bound or `dtype` is float."""
     where = placement(device, "dj.arange")
@@ -157,7 +166,8 @@ def arange(start, end=None, step=1, dtype=None, device=None,
                  requires_grad)
 
 
-def linspace(start, end, steps: int, dtype=None, device=None) -> Tensor:
+def linspace(start: float, end: float, steps: int, dtype: DTypeLike | None = None,
+             device: DeviceLike | None = None) -> Tensor:
     """`steps` evenly spaced values from `start` to `end` (both included)."""
     where = placement(device, "dj.linspace")
     check_number("dj.linspace", "start", start, finite=True)
@@ -166,7 +176,8 @@ def linspace(start, end, steps: int, dtype=None, device=None) -> Tensor:
     return _make(where.call("linspace", start, end, steps, dtype=_float(dtype)), False)
 
 
-def eye(n: int, m: int | None = None, dtype=None, device=None,
+def eye(n: int, m: int | None = None, dtype: DTypeLike | None = None,
+        device: DeviceLike | None = None,
         requires_grad: bool = False) -> Tensor:
     """The identity matrix (n, m or n)."""
     where = placement(device, "dj.eye")
@@ -176,28 +187,32 @@ def eye(n: int, m: int | None = None, dtype=None, device=None,
     return _make(where.call("eye", n, m, dtype=_float(dtype)), requires_grad)
 
 
-def rand(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+def rand(*size: int | Sequence[int], dtype: DTypeLike | None = None,
+         device: DeviceLike | None = None, requires_grad: bool = False) -> Tensor:
     """Uniform samples in [0, 1) from dongjing's seeded generator."""
     where = placement(device, "dj.rand")
     array = where.draw("random", _shape(size, "dj.rand"))
     return _make(array.astype(_float(dtype)), requires_grad)
 
 
-def randn(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+def randn(*size: int | Sequence[int], dtype: DTypeLike | None = None,
+          device: DeviceLike | None = None, requires_grad: bool = False) -> Tensor:
     """Standard normal samples from dongjing's seeded generator."""
     where = placement(device, "dj.randn")
     array = where.draw("standard_normal", _shape(size, "dj.randn"))
     return _make(array.astype(_float(dtype)), requires_grad)
 
 
-def rand_like(x, dtype: DTypeLike | None = None, device: DeviceLike | None = None,
+def rand_like(x: Tensor | np.ndarray, dtype: DTypeLike | None = None,
+              device: DeviceLike | None = None,
               requires_grad: bool = False) -> Tensor:
     """Uniform samples in [0, 1) with `x`'s shape, (floating) dtype and device unless given."""
     return rand(tuple(np.shape(x)), dtype=dtype or _like_float(x, "dj.rand_like"),
                 device=_device_of(x, device), requires_grad=requires_grad)
 
 
-def randn_like(x, dtype: DTypeLike | None = None, device: DeviceLike | None = None,
+def randn_like(x: Tensor | np.ndarray, dtype: DTypeLike | None = None,
+               device: DeviceLike | None = None,
                requires_grad: bool = False) -> Tensor:
     """Standard normal samples with `x`'s shape, (floating) dtype and device unless given."""
     return randn(tuple(np.shape(x)), dtype=dtype or _like_float(x, "dj.randn_like"),
@@ -235,7 +250,7 @@ def randint(low: int = 0, high: int | Sequence[int] | None = None, size: Sequenc
     return _make(array.astype(dtypes.as_dtype(dtype or dtypes.int64)), False)
 
 
-def randperm(n: int, dtype=None, device=None) -> Tensor:
+def randperm(n: int, dtype: DTypeLike | None = None, device: DeviceLike | None = None) -> Tensor:
     where = placement(device, "dj.randperm")
     check_int("dj.randperm", "n", n, minimum=0)
     array = where.draw("permutation", n)
