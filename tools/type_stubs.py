@@ -9,7 +9,8 @@ its `_VariableFunctions.pyi`:
   module is re-exported from there (its own annotations count), a generated binding is written
   out with its signature;
 - `src/dongjing/tensor/generated_methods.pyi`: the class `GeneratedMethods`, every Tensor
-  method attached at import time; `Tensor` derives from it for checkers only.
+  method attached at import time (TF1's `eval` and `get_shape` with `dongjing.compat.v1`);
+  `Tensor` derives from it for checkers only.
 
 A parameter without an annotation gets the type its name stands for (`dim` -> `Dim`, `input` ->
 `TensorLike`, ...: NAMED_TYPES); a function with a parameter not listed there, or whose return
@@ -22,7 +23,9 @@ type cannot be told, is written untyped (`*args: Any -> Any`) and marked, and
 from __future__ import annotations
 
 import ast
+import builtins
 import inspect
+import re
 import sys
 import types
 from pathlib import Path
@@ -253,9 +256,26 @@ def _method_return(fn, name: str) -> str | None:
     return None
 
 
+_KNOWN = set(dir(builtins)) | {"Any", "Callable", "Iterator", "Sequence", "np", "DeviceLike",
+                                "Dim", "DTypeLike", "Number", "Shape", "TensorLike", "Tensor",
+                                "None", "self", "def"}
+
+
+def _annotation_imports(fn, text: str) -> set[str]:
+    """Imports for the names `text` (a written signature) uses that the header lacks: classes
+    of the function's own module (`ValuesIndices` of `max`), imported from there."""
+    module = sys.modules.get(getattr(inspect.unwrap(fn), "__module__", None) or "")
+    found = set()
+    for word in set(re.findall(r"\b[A-Za-z_]\w*\b", text.split("(", 1)[1])) - _KNOWN:
+        if module is not None and isinstance(getattr(module, word, None), type):
+            found.add(f"from {_relative(module.__name__, 'dongjing.tensor')} import {word}")
+    return found
+
+
 def methods_stub() -> str:
     """The text of `dongjing/tensor/generated_methods.pyi`."""
     import dongjing  # noqa: F401
+    import dongjing.compat.v1  # noqa: F401  (TF1's Tensor.eval and get_shape, attached there)
     from dongjing import Tensor
 
     problems: list[str] = []
@@ -288,6 +308,7 @@ def methods_stub() -> str:
                               returns=_method_return(value, name))
         if own_problems:  # written as untyped, and counted (UNTYPED_MARK) until annotated
             text = f"def {name}(self, *args: Any, **kwargs: Any) -> Any: ...  {UNTYPED_MARK}"
+        imports.update(_annotation_imports(value, text))
         lines.append("    " + text)
     if problems:
         raise Incomplete("\n".join(problems))

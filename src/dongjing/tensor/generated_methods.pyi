@@ -9,6 +9,8 @@ from ..types import DeviceLike, Dim, DTypeLike, Number, Shape, TensorLike
 from . import Tensor
 from ..autograd.hooks import register_hook as _dongjing_autograd_hooks_register_hook
 from ..autograd.hooks import retain_grad as _dongjing_autograd_hooks_retain_grad
+from ..compat.v1.session import eval_tensor as _dongjing_compat_v1_session_eval_tensor
+from ..compat.v1.session import get_shape as _dongjing_compat_v1_session_get_shape
 from ..nn.torch_functions import cholesky as _dongjing_nn_torch_functions_cholesky
 from ..nn.torch_functions import det as _dongjing_nn_torch_functions_det
 from ..nn.torch_functions import hardshrink as _dongjing_nn_torch_functions_hardshrink
@@ -28,6 +30,7 @@ from ..ops.layout import roll as _dongjing_ops_layout_roll
 from ..ops.layout import unbind as _dongjing_ops_layout_unbind
 from ..ops.linalg import matmul as _dongjing_ops_linalg_matmul
 from ..ops.nonzero import argwhere as _dongjing_ops_nonzero_argwhere
+from ..ops.reduce import ValuesIndices
 from ..ops.reduce import argmax as _dongjing_ops_reduce_argmax
 from ..ops.reduce import argmin as _dongjing_ops_reduce_argmin
 from ..ops.reduce import sum as _dongjing_ops_reduce_sum
@@ -311,6 +314,7 @@ class GeneratedMethods:
     equal = _dongjing_ops_torch_compat_math_equal
     def erf(self) -> Tensor: ...
     def erf_(self) -> Tensor: ...
+    eval = _dongjing_compat_v1_session_eval_tensor
     def exp(self) -> Tensor: ...
     def exp2(self, *args: Any, **kwargs: Any) -> Any: ...  # untyped: annotate its source
     def exp2_(self) -> Tensor: ...
@@ -347,6 +351,7 @@ class GeneratedMethods:
     geometric_ = _dongjing_tensor_torch_methods_more_geometric_
     def ger(self, *args: Any, **kwargs: Any) -> Any: ...  # untyped: annotate its source
     get_device = _dongjing_tensor_torch_methods_more_get_device
+    get_shape = _dongjing_compat_v1_session_get_shape
     def greater(self, other: TensorLike) -> Tensor: ...
     def greater_(self, other: TensorLike) -> Tensor: ...
     def greater_equal(self, other: TensorLike) -> Tensor: ...
