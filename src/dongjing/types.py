@@ -40,6 +40,9 @@ DTypeLike: TypeAlias = np.dtype | type | str
 DeviceLike: TypeAlias = Union["device", str, int]
 """`dj.device("cuda:0")`, `"cpu"`, `"cuda:1"` or a GPU index."""
 
+Nested: TypeAlias = TensorLike | Sequence["Nested"] | Mapping[str, "Nested"]
+"""A tensor-like, or (nested) tuples, lists and dicts of them (a `tf.data` element)."""
+
 ParamsLike: TypeAlias = Iterable["Tensor"] | Iterable[Mapping[str, Any]]
 """What an optimizer takes: tensors, or parameter groups (`{"params": [...], "lr": 0.1}`)."""
 
@@ -47,5 +50,5 @@ StateDict: TypeAlias = dict[str, Any]
 """A `state_dict()`: names to tensors, numbers, lists and nested dicts (PyTorch's layout; the
 values differ by key, so they are `Any`, as in PyTorch's own annotations)."""
 
-__all__ = ["DTypeLike", "DeviceLike", "Dim", "GraphShape", "Number", "ParamsLike", "Shape",
-           "StateDict", "TensorLike"]
+__all__ = ["DTypeLike", "DeviceLike", "Dim", "GraphShape", "Nested", "Number", "ParamsLike",
+           "Shape", "StateDict", "TensorLike"]
