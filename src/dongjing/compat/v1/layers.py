@@ -63,7 +63,7 @@ def dense(inputs: TensorLike, units: int,
           bias_regularizer: None = None, activity_regularizer: None = None,
           kernel_constraint: None = None, bias_constraint: None = None,
           trainable: bool = True, name: str | None = None,
-           reuse: bool | str | None = None) -> Tensor:
+          reuse: bool | str | None = None) -> Tensor:
     """activation(inputs @ kernel + bias) over the last dim (kernel: (in, units))."""
     _no_extras("tf.layers.dense", kernel_regularizer=kernel_regularizer,
                bias_regularizer=bias_regularizer, activity_regularizer=activity_regularizer,
