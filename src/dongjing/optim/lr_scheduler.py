@@ -7,8 +7,12 @@ from __future__ import annotations
 import bisect
 import math
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 from .optimizer import Optimizer
+
+if TYPE_CHECKING:
+    from ..types import StateDict
 
 
 class LRScheduler:
@@ -35,10 +39,10 @@ class LRScheduler:
             group["lr"] = self.lr_at(base, self.last_epoch, i)
         self._last_lr = [group["lr"] for group in self.optimizer.param_groups]
 
-    def state_dict(self) -> dict:
+    def state_dict(self) -> StateDict:
         return {"last_epoch": self.last_epoch, "base_lrs": list(self.base_lrs)}
 
-    def load_state_dict(self, state: dict) -> None:
+    def load_state_dict(self, state: StateDict) -> None:
         self.last_epoch = int(state["last_epoch"])
         self.base_lrs = list(state["base_lrs"])
 
@@ -251,10 +255,10 @@ class ReduceLROnPlateau:
     def get_last_lr(self) -> list[float]:
         return list(self._last_lr)
 
-    def state_dict(self) -> dict:
+    def state_dict(self) -> StateDict:
         return {k: v for k, v in self.__dict__.items() if k != "optimizer"}
 
-    def load_state_dict(self, state: dict) -> None:
+    def load_state_dict(self, state: StateDict) -> None:
         self.__dict__.update(state)
 
 
