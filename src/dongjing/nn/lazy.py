@@ -5,7 +5,7 @@ then the layer has no parameters: run one batch through it before building the o
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ArgumentError, ShapeError
 from ..tensor import Tensor
@@ -48,7 +48,7 @@ class LazyModuleMixin:
         target.__init__(self, size, *args, **kwargs)
         self.train(training)
 
-    def forward(self, input: Tensor, *args, **kwargs):
+    def forward(self, input: Tensor, *args: Any, **kwargs: Any) -> Any:
         self.initialize_parameters(input)
         return self.forward(input, *args, **kwargs)  # the ordinary layer's, now
 

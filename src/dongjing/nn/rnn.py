@@ -160,7 +160,9 @@ class RNNBase(Module):
             return [(parts[0][i], parts[1][i]) for i in range(count)]
         return [parts[0][i] for i in range(count)]
 
-    def forward(self, input: Tensor, hx=None):
+    def forward(self, input: Tensor | PackedSequence,
+                hx: Tensor | tuple[Tensor, Tensor] | None = None
+                ) -> tuple[Tensor | PackedSequence, Tensor | tuple[Tensor, Tensor]]:
         """Run the recurrence over a (seq, batch, feature) input ((batch, seq, feature) with
         `batch_first`, or (seq, feature) unbatched, or a `PackedSequence`); returns (output,
         h_n), h_n = (h_n, c_n) for LSTM. A packed input gives a packed output, and each
