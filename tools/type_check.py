@@ -187,9 +187,12 @@ def _run_checker(cmd: list[str], files: list[Path], tmp: Path, mode: str) -> lis
 def unknown_types(cmd: list[str], names: set[str], tmp: Path) -> dict[str, str]:
     """name -> its type as the checker sees it, for each name whose type is partly unknown."""
     ordered = sorted(names)
+    # import a module by its own path only: `dongjing.cuda` is `dongjing.devices.cuda`
+    # published as an attribute, and `import dongjing.cuda` would not resolve
     modules = sorted({n.split(".")[0] for n in ordered} | {
-        ".".join(n.split(".")[:i]) for n in ordered for i in range(2, len(n.split(".")))
-        if isinstance(_resolve(".".join(n.split(".")[:i])), types.ModuleType)})
+        prefix for n in ordered for i in range(2, len(n.split(".")))
+        if isinstance(found := _resolve(prefix := ".".join(n.split(".")[:i])), types.ModuleType)
+        and found.__name__ == prefix})
     lines = ["from typing import reveal_type"] + [f"import {m}" for m in modules]
     first = len(lines)
     lines += [f"reveal_type({n})" for n in ordered]

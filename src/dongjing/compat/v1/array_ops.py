@@ -5,6 +5,7 @@ unique, arg_min/arg_max, on dongjing's ops (so their gradients are those ops' ru
 from __future__ import annotations
 
 import builtins
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -34,6 +35,9 @@ from .graphs import building, tf_function
 from .math_ops import _t, argmax, argmin
 from .unsupported import not_provided
 
+if TYPE_CHECKING:
+    from ...types import DTypeLike, TensorLike
+
 
 def _int(value, what: str) -> int:
     known = constant_value(value)
@@ -43,7 +47,8 @@ def _int(value, what: str) -> int:
 
 
 @tf_function
-def shape(input, name=None, out_type="int32"):  # noqa: A002
+def shape(input: TensorLike, name: str | None = None,  # noqa: A002
+          out_type: DTypeLike = "int32") -> Tensor:
     """The shape of `input` as an int vector, read when the graph runs (so unknown dims, such
     as the batch size of a placeholder, are the fed ones)."""
     out = shape_of(_t(input))
@@ -68,7 +73,8 @@ def rank(input, name=None):  # noqa: A002
 
 
 @tf_function
-def unstack(value, num=None, axis=0, name="unstack"):
+def unstack(value: TensorLike, num: int | None = None, axis: int = 0, name: str = "unstack"
+            ) -> list[Tensor]:
     """The slices of `value` along `axis`, as a list (`num` must match that dim's size)."""
     x = _t(value)
     axis = int(axis)

@@ -3,6 +3,8 @@ dongjing's graph inputs, control flow and symbolic gradients."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ... import ops as _ops
 from ...errors import GraphError
 from ...graph.builder import placeholder as _dj_placeholder
@@ -18,8 +20,14 @@ from .math_ops import _t
 from .session import Operation
 from .unsupported import not_provided
 
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
-def placeholder(dtype, shape=None, name: str | None = None):
+    from ...types import DTypeLike
+
+
+def placeholder(dtype: DTypeLike, shape: Sequence[int | None] | int | None = None,
+                name: str | None = None) -> Tensor:
     """A graph input fed in `sess.run(feed_dict=...)`. `None` dims take any size; with no
     `shape` at all (unknown rank) any rank is accepted, and each rank fed gets its own nodes."""
     dtype = as_dtype(dtype)
