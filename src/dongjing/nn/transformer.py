@@ -25,6 +25,8 @@ from .module import Module
 from .normalization import LayerNorm
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from ..types import DeviceLike, DTypeLike
 
 
@@ -118,7 +120,8 @@ class Transformer(Module):
 
     def __init__(self, d_model: int = 512, nhead: int = 8, num_encoder_layers: int = 6,
                  num_decoder_layers: int = 6, dim_feedforward: int = 2048, dropout: float = 0.1,
-                 activation="relu", custom_encoder=None, custom_decoder=None,
+                 activation: str | Callable[[Tensor], Tensor] = "relu",
+                 custom_encoder: Module | None = None, custom_decoder: Module | None = None,
                  layer_norm_eps: float = 1e-5, batch_first: bool = False,
                  norm_first: bool = False, bias: bool = True, device: DeviceLike | None = None,
                  dtype: DTypeLike | None = None):
@@ -144,9 +147,11 @@ class Transformer(Module):
             if p.ndim > 1:
                 init.xavier_uniform_(p)
 
-    def forward(self, src: Tensor, tgt: Tensor, src_mask=None, tgt_mask=None, memory_mask=None,
-                src_key_padding_mask=None, tgt_key_padding_mask=None,
-                memory_key_padding_mask=None, src_is_causal: bool | None = None,
+    def forward(self, src: Tensor, tgt: Tensor, src_mask: Tensor | None = None,
+                tgt_mask: Tensor | None = None,
+                memory_mask: Tensor | None = None, src_key_padding_mask: Tensor | None = None,
+                tgt_key_padding_mask: Tensor | None = None,
+                memory_key_padding_mask: Tensor | None = None, src_is_causal: bool | None = None,
                 tgt_is_causal: bool | None = None, memory_is_causal: bool = False) -> Tensor:
         memory = self.encoder(src, mask=src_mask, src_key_padding_mask=src_key_padding_mask,
                               is_causal=src_is_causal)
