@@ -238,6 +238,8 @@ def _names_dongjing(type_text: str, classes: dict[str, set[str]]) -> bool:
     return bool(words & (set(classes) | {"TensorLike"}))
 
 
+_OPTIONAL_OPERAND = re.compile(r'not supported for types "[^"]*" and "None"'
+                               r'|not supported for types "None" and ')
 _ATTRIBUTE = re.compile(r'(?:access|assign to) attribute "(\w+)" for class "(\w+)"')
 
 
@@ -261,6 +263,9 @@ def about_dongjing(message: str, rule: str, functions: set[str],
         return found is None or found.group(1) in functions
     if "Unbound" in message:
         return False  # the reader's variable, possibly unset on some path
+    if rule == "reportOperatorIssue" and _OPTIONAL_OPERAND.search(message):
+        return False  # `0.1 * g` with g Optional (`dj.gradients` gives None for an unused x):
+        # the reader's Optional, as reportOptionalOperand (off) is when it stands on the left
     return rule in ("reportIncompatibleMethodOverride", "reportIndexIssue",
                     "reportOperatorIssue", "reportRedeclaration")
 
