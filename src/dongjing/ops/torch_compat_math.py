@@ -33,7 +33,7 @@ from .reduce import mean
 from .scan import std, var, variance_arguments
 
 if TYPE_CHECKING:
-    from ..types import TensorLike
+    from ..types import Dim, TensorLike
 
 __all__ = ["true_divide", "square", "rsqrt", "reciprocal", "clamp_min", "clamp_max", "lerp",
            "frac", "addmm",
@@ -297,15 +297,17 @@ def _with_mean(name, fn, x, dim, correction, keepdim, out, kwargs):
 
 
 @dim_aliases
-def var_mean(input: Tensor, dim=None, correction: float = 1, keepdim: bool = False, *,
-             out=None, **unbiased) -> tuple:
+def var_mean(input: Tensor, dim: Dim = None, correction: float = 1, keepdim: bool = False,
+             *, out: tuple[Tensor, Tensor] | None = None, **unbiased: bool
+             ) -> tuple[Tensor, Tensor]:
     """``(var(input, ...), mean(input, ...))`` over the same dims (arguments as `var`)."""
     return _with_mean("var_mean", var, input, dim, correction, keepdim, out, unbiased)
 
 
 @dim_aliases
-def std_mean(input: Tensor, dim=None, correction: float = 1, keepdim: bool = False, *,
-             out=None, **unbiased) -> tuple:
+def std_mean(input: Tensor, dim: Dim = None, correction: float = 1, keepdim: bool = False,
+             *, out: tuple[Tensor, Tensor] | None = None, **unbiased: bool
+             ) -> tuple[Tensor, Tensor]:
     """``(std(input, ...), mean(input, ...))`` over the same dims (arguments as `std`)."""
     return _with_mean("std_mean", std, input, dim, correction, keepdim, out, unbiased)
 
