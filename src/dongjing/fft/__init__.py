@@ -6,15 +6,20 @@ that says so instead of returning something else."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from .. import ops
 from ..dtypes import is_floating
 from ..ops.convert import as_tensor
 from ..tensor import Tensor
 from ..tensor.creation import arange
 
+if TYPE_CHECKING:
+    from ..types import DeviceLike, Dim, DTypeLike, TensorLike
 
-def fftfreq(n: int, d: float = 1.0, *, dtype=None, device=None,
-            requires_grad: bool = False) -> Tensor:
+
+def fftfreq(n: int, d: float = 1.0, *, dtype: DTypeLike | None = None,
+            device: DeviceLike | None = None, requires_grad: bool = False) -> Tensor:
     """The sample frequencies of an n-point transform: [0, 1, ..., n/2 - 1, -n/2, ..., -1] /
     (d * n) (for odd n the positive half runs to (n - 1) / 2)."""
     n = int(n)
@@ -28,7 +33,8 @@ def fftfreq(n: int, d: float = 1.0, *, dtype=None, device=None,
     return _placed(out, device, requires_grad)
 
 
-def rfftfreq(n: int, d: float = 1.0, *, dtype=None, device=None,
+def rfftfreq(n: int, d: float = 1.0, *, dtype: DTypeLike | None = None,
+            device: DeviceLike | None = None,
              requires_grad: bool = False) -> Tensor:
     """The sample frequencies of a real n-point transform's n // 2 + 1 outputs:
     [0, 1, ..., n // 2] / (d * n)."""
@@ -51,14 +57,14 @@ def _shift_dims(x: Tensor, dim) -> tuple:
     return tuple(dim) if isinstance(dim, (tuple, list)) else (dim,)
 
 
-def fftshift(input, dim=None) -> Tensor:
+def fftshift(input: TensorLike, dim: Dim = None) -> Tensor:
     """Move the zero frequency to the middle: a roll by n // 2 along each of `dim` (all)."""
     x = as_tensor(input)
     dims = _shift_dims(x, dim)
     return ops.roll(x, tuple(x.shape[d] // 2 for d in dims), dims)
 
 
-def ifftshift(input, dim=None) -> Tensor:
+def ifftshift(input: TensorLike, dim: Dim = None) -> Tensor:
     """The inverse of `fftshift`: a roll by -(n // 2) along each of `dim` (all)."""
     x = as_tensor(input)
     dims = _shift_dims(x, dim)

@@ -5,7 +5,7 @@ then the layer has no parameters: run one batch through it before building the o
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..errors import ArgumentError, ShapeError
 from ..tensor import Tensor
@@ -147,7 +147,8 @@ class LazyConvTranspose2d(_LazyConvTranspose):
 class _LazyNorm(LazyModuleMixin, Module):
     _affine_default = True
 
-    def __init__(self, eps=1e-5, momentum=0.1, affine=None, track_running_stats=None,
+    def __init__(self, eps: float = 1e-5, momentum: float | None = 0.1,
+                 affine: bool | None = None, track_running_stats: bool | None = None,
                  device: DeviceLike | None = None, dtype: DTypeLike | None = None):
         Module.__init__(self)
         affine = self._affine_default if affine is None else affine
@@ -157,7 +158,8 @@ class _LazyNorm(LazyModuleMixin, Module):
 
 
 class _LazyBatchNorm(_LazyNorm):
-    def __init__(self, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True,
+    def __init__(self, eps: float = 1e-5, momentum: float | None = 0.1, affine: bool = True,
+                 track_running_stats: bool = True,
                  device: DeviceLike | None = None, dtype: DTypeLike | None = None):
         super().__init__(eps, momentum, affine, track_running_stats, device, dtype)
 
@@ -165,12 +167,16 @@ class _LazyBatchNorm(_LazyNorm):
 class _LazyInstanceNorm(_LazyNorm):
     _affine_default = False
 
-    def __init__(self, eps=1e-5, momentum=0.1, affine=False, track_running_stats=False,
+    def __init__(self, eps: float = 1e-5, momentum: float | None = 0.1, affine: bool = False,
+                 track_running_stats: bool = False,
                  device: DeviceLike | None = None, dtype: DTypeLike | None = None):
         super().__init__(eps, momentum, affine, track_running_stats, device, dtype)
 
 
-def _norm(base: type, target: type, batched_ndim: int) -> type:
+_N = TypeVar("_N", bound=_LazyNorm)
+
+
+def _norm(base: type[_N], target: type[Module], batched_ndim: int) -> type[_N]:
     return type(f"Lazy{target.__name__}", (base,), {
         "cls_to_become": target, "_batched_ndim": batched_ndim, "__module__": __name__,
         "__doc__": f"`{target.__name__}` whose `num_features` is read off its first input."})
