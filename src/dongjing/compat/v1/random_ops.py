@@ -63,7 +63,8 @@ _random = register("tf_random", forward=_forward, infer=_infer, random=True,
                    "the generator")
 
 
-def random_tensor(shape, dtype, dist: str, a, b, seed=None):
+def random_tensor(shape: GraphShape | Sequence[int | Tensor], dtype: DTypeLike, dist: str,
+                  a: float | Tensor, b: float | Tensor, seed: int | None = None) -> Tensor:
     """A graph op drawing a fresh array of `shape` each run (used by the tf.random_* names).
     `shape` may be a tensor (read at run time); `a`, `b` (mean and stddev, or the bounds) may
     be tensors: then a standard draw is scaled by graph ops."""
