@@ -52,18 +52,19 @@ class Operation:
 
     __slots__ = ("tensor", "name")
 
-    def __init__(self, tensor, name: str | None = None):
+    def __init__(self, tensor: Tensor | None, name: str | None = None) -> None:
         if tensor is not None and (not isinstance(tensor, Tensor) or tensor._node is None):
             raise GraphError(f"internal: an Operation wraps a graph op, got {tensor!r}")
         self.tensor = tensor
         self.name = name or (tensor.name if tensor is not None else "NoOp")
 
     @property
-    def graph(self):
+    def graph(self) -> Graph | None:
         """The graph of this op (None for an empty no-op)."""
         return None if self.tensor is None else self.tensor._node.graph
 
-    def run(self, feed_dict: dict | None = None, session=None) -> None:
+    def run(self, feed_dict: Mapping[Any, Any] | None = None,
+            session: _DjSession | None = None) -> None:
         """Run this op in `session` (default: the default session)."""
         _session(session).run(self, feed_dict)
 
@@ -81,7 +82,7 @@ def _session(session):
     return _sessions[-1]
 
 
-def get_default_session():
+def get_default_session() -> Session | None:
     """The innermost session entered with `with` (or an open InteractiveSession), or None."""
     return _sessions[-1] if _sessions else None
 

@@ -28,7 +28,7 @@ from .session import Operation, _session, eval_tensor, get_shape
 from .unsupported import not_provided
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
+    from collections.abc import Callable, Iterable, Sequence
 
     from ...types import DTypeLike, TensorLike
     from .session import Session
@@ -272,7 +272,7 @@ def _read(var):
     return Tensor._symbolic(builder.to_node(graph, var))
 
 
-def variables_initializer(var_list, name: str = "init") -> Operation:
+def variables_initializer(var_list: Iterable[Variable], name: str = "init") -> Operation:
     """One op setting each Variable of `var_list` to its initial value when run."""
     var_list = list(var_list)
     if not var_list:
@@ -288,7 +288,7 @@ def variables_initializer(var_list, name: str = "init") -> Operation:
         return Operation(_dj_group(*effects), name)
 
 
-def is_variable_initialized(variable) -> Tensor:
+def is_variable_initialized(variable: Variable) -> Tensor:
     """A boolean tensor: whether the running Session has initialized `variable`."""
     with variable._graph.as_default():
         return Tensor._symbolic(builder.to_node(variable._graph, variable._flag))
