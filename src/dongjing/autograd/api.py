@@ -97,8 +97,10 @@ def _run_callbacks(failed: bool) -> None:
             fn()
 
 
-def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
-             inputs=None) -> None:
+def backward(tensors: Tensor | Sequence[Tensor],
+             grad_tensors: Tensor | Sequence[Tensor | None] | None = None,
+             retain_graph: bool | None = None, create_graph: bool = False,
+             inputs: Tensor | Sequence[Tensor] | None = None) -> None:
     """Accumulate the gradients of `tensors` into the `.grad` of the leaves they depend on (of
     `inputs` only, when given: leaves or not, as PyTorch's)."""
     if inputs is not None:
