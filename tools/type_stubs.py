@@ -268,14 +268,19 @@ _KNOWN = set(dir(builtins)) | {"Any", "Callable", "Iterator", "Sequence", "np", 
                                 "None", "self", "def"}
 
 
-def _annotation_imports(fn, text: str, package: str = "dongjing.tensor") -> set[str]:
+def _annotation_imports(fn, text: str, package: str = "dongjing.tensor", also=None) -> set[str]:
     """Imports for the names `text` (a written signature) uses that the header lacks: classes
-    of the function's own module (`ValuesIndices` of `max`), imported from there."""
-    module = sys.modules.get(getattr(inspect.unwrap(fn), "__module__", None) or "")
+    of the function's own module (`ValuesIndices` of `max`), or of `also`'s (the function a
+    method calls), imported from there."""
+    modules = [sys.modules.get(getattr(inspect.unwrap(f), "__module__", None) or "")
+               for f in (fn, also) if f is not None]
     found = set()
     for word in set(re.findall(r"\b[A-Za-z_]\w*\b", text.split("(", 1)[1])) - _KNOWN:
-        if module is not None and isinstance(getattr(module, word, None), type):
-            found.add(f"from {_relative(module.__name__, package)} import {word}")
+        for module in modules:
+            if module is not None and isinstance(getattr(module, word, None), type):
+                home = getattr(module, word).__module__
+                found.add(f"from {_relative(home, package)} import {word}")
+                break
     return found
 
 
@@ -387,7 +392,9 @@ def methods_stub() -> str:
                               returns=_method_return(value, name))
         if own_problems:  # written as untyped, and counted (UNTYPED_MARK) until annotated
             text = f"def {name}(self, *args: Any, **kwargs: Any) -> Any: ...  {UNTYPED_MARK}"
-        imports.update(_annotation_imports(value, text))
+        from dongjing import ops  # the function of the same name, for its module's classes
+
+        imports.update(_annotation_imports(value, text, also=getattr(ops, name, None)))
         lines.append("    " + text)
     if problems:
         raise Incomplete("\n".join(problems))

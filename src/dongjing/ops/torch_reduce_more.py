@@ -5,7 +5,7 @@ trace and build graph nodes. `mode` needs values (it counts them)."""
 
 from __future__ import annotations
 
-from collections import namedtuple
+from typing import TYPE_CHECKING, NamedTuple, overload
 
 import numpy as np
 
@@ -31,21 +31,29 @@ from .elementwise import (
 )
 from .math import ceil, floor, floor_divide, isinf, isnan
 from .math import round as round_
-from .reduce import amax, amin
+from .reduce import ValuesIndices, amax, amin
 from .reduce import sum as _sum
 from .scan import cumsum
 from .shape import concat, reshape, unsqueeze
 from .sorting import sort
 
-ValuesIndices = namedtuple("ValuesIndices", ["values", "indices"])
-MinMax = namedtuple("MinMax", ["min", "max"])
+if TYPE_CHECKING:
+    from ..tensor import Tensor
+    from ..types import Dim, DTypeLike, TensorLike
+
+class MinMax(NamedTuple):
+    """(min, max) of `aminmax`."""
+
+    min: Tensor
+    max: Tensor
 
 
 def _dim(x, dim):
     return dim % x.ndim if x.ndim else 0
 
 
-def nansum(input, dim=None, keepdim: bool = False, *, dtype=None):
+def nansum(input: TensorLike, dim: Dim = None, keepdim: bool = False, *,
+           dtype: DTypeLike | None = None) -> Tensor:
     """The sum treating NaN as zero."""
     x = as_tensor(input)
     if dtype is not None:
@@ -54,7 +62,8 @@ def nansum(input, dim=None, keepdim: bool = False, *, dtype=None):
     return _sum(clean, dim, keepdim)
 
 
-def nanmean(input, dim=None, keepdim: bool = False, *, dtype=None):
+def nanmean(input: TensorLike, dim: Dim = None, keepdim: bool = False, *,
+            dtype: DTypeLike | None = None) -> Tensor:
     """The mean of the non-NaN elements."""
     x = as_tensor(input)
     if dtype is not None:
@@ -65,13 +74,13 @@ def nanmean(input, dim=None, keepdim: bool = False, *, dtype=None):
     return div(nansum(x, dim, keepdim), count)
 
 
-def count_nonzero(input, dim=None):
+def count_nonzero(input: TensorLike, dim: Dim = None) -> Tensor:
     """The number of nonzero elements (over `dim`, one dim or several)."""
     x = as_tensor(input)
     return _sum(cast(ne(x, 0), dtypes.int64), dim)
 
 
-def aminmax(input, *, dim=None, keepdim: bool = False):
+def aminmax(input: TensorLike, *, dim: int | None = None, keepdim: bool = False) -> MinMax:
     """(min, max) over `dim` (all elements when None)."""
     x = as_tensor(input)
     return MinMax(amin(x, dim, keepdim), amax(x, dim, keepdim))
@@ -88,7 +97,7 @@ def _pick(values, dim, position, keepdim):
     return out if keepdim else out.squeeze(dim)
 
 
-def kthvalue(input, k: int, dim: int = -1, keepdim: bool = False):
+def kthvalue(input: TensorLike, k: int, dim: int = -1, keepdim: bool = False) -> ValuesIndices:
     """The k-th smallest value along `dim` (k from 1) and its index."""
     x = as_tensor(input)
     if x.ndim == 0:
@@ -101,7 +110,14 @@ def kthvalue(input, k: int, dim: int = -1, keepdim: bool = False):
     return ValuesIndices(_pick(values, d, k - 1, keepdim), _pick(indices, d, k - 1, keepdim))
 
 
-def median(input, dim=None, keepdim: bool = False):
+@overload
+def median(input: TensorLike, dim: None = None, keepdim: bool = False) -> Tensor: ...
+@overload
+def median(input: TensorLike, dim: int, keepdim: bool = False) -> ValuesIndices: ...
+
+
+def median(input: TensorLike, dim: int | None = None,
+           keepdim: bool = False) -> Tensor | ValuesIndices:
     """The lower median (of an even count, the smaller middle value): over all elements, or
     along `dim` with its index. NaN propagates."""
     x = as_tensor(input)
@@ -129,7 +145,14 @@ def _has_nan(x) -> bool:
     return bool(np.isnan(x._value("median")).any())
 
 
-def nanmedian(input, dim=None, keepdim: bool = False):
+@overload
+def nanmedian(input: TensorLike, dim: None = None, keepdim: bool = False) -> Tensor: ...
+@overload
+def nanmedian(input: TensorLike, dim: int, keepdim: bool = False) -> ValuesIndices: ...
+
+
+def nanmedian(input: TensorLike, dim: int | None = None,
+              keepdim: bool = False) -> Tensor | ValuesIndices:
     """The lower median of the non-NaN elements (NaN sorts last, so it is skipped)."""
     x = as_tensor(input)
     if dim is None:
@@ -154,7 +177,7 @@ def div_floor(a, b: int):
     return floor_divide(a, b)
 
 
-def mode(input, dim: int = -1, keepdim: bool = False):
+def mode(input: TensorLike, dim: int = -1, keepdim: bool = False) -> ValuesIndices:
     """The most frequent value along `dim` (the smallest of ties) and an index of it."""
     x = as_tensor(input)
     data = x._value("mode")
@@ -178,13 +201,17 @@ def mode(input, dim: int = -1, keepdim: bool = False):
     return ValuesIndices(values, indices)
 
 
-def quantile(input, q, dim=None, keepdim: bool = False, *, interpolation: str = "linear"):
+def quantile(input: TensorLike, q: float | TensorLike, dim: int | None = None,
+             keepdim: bool = False, *,
+             interpolation: str = "linear") -> Tensor:
     """The q-quantiles (q a number or a 1-d tensor in [0, 1]) along `dim` (all elements when
     None), with PyTorch's interpolation modes; a NaN in a slice gives NaN."""
     return _quantile("quantile", input, q, dim, keepdim, interpolation, ignore_nan=False)
 
 
-def nanquantile(input, q, dim=None, keepdim: bool = False, *, interpolation: str = "linear"):
+def nanquantile(input: TensorLike, q: float | TensorLike, dim: int | None = None,
+                keepdim: bool = False, *,
+                interpolation: str = "linear") -> Tensor:
     """`quantile` of the non-NaN elements."""
     return _quantile("nanquantile", input, q, dim, keepdim, interpolation, ignore_nan=True)
 
@@ -259,7 +286,7 @@ def _round_half_even(x):
     return round_(x)
 
 
-def logcumsumexp(input, dim: int):
+def logcumsumexp(input: TensorLike, dim: int) -> Tensor:
     """log(cumsum(exp(input))) along `dim`, computed stably."""
     x = as_tensor(input)
     d = _dim(x, dim)
@@ -290,12 +317,12 @@ def _cum_extreme(name, input, dim, better):
     return ValuesIndices(concat(values, d), concat(indices, d))
 
 
-def cummax(input, dim: int):
+def cummax(input: TensorLike, dim: int) -> ValuesIndices:
     """The running maximum along `dim` and where it was reached (the last index of ties)."""
     return _cum_extreme("cummax", input, dim, ge)
 
 
-def cummin(input, dim: int):
+def cummin(input: TensorLike, dim: int) -> ValuesIndices:
     """The running minimum along `dim` and where it was reached (the last index of ties)."""
     return _cum_extreme("cummin", input, dim, le)
 
@@ -324,7 +351,8 @@ def _pairs(y, d):
     return y[tuple(hi)], y[tuple(lo)]
 
 
-def trapezoid(y, x=None, *, dx=None, dim: int = -1):
+def trapezoid(y: TensorLike, x: TensorLike | None = None, *, dx: float | None = None, dim: int = -1
+              ) -> Tensor:
     """The trapezoidal rule along `dim` (spacing `x` samples, or `dx`, default 1)."""
     y = as_tensor(y)
     d = _dim(y, dim)
@@ -332,12 +360,14 @@ def trapezoid(y, x=None, *, dx=None, dim: int = -1):
     return _sum(mul(add(hi, lo), _spacing(y, d, x, dx)), d) * 0.5
 
 
-def trapz(y, x=None, *, dx=None, dim: int = -1):
+def trapz(y: TensorLike, x: TensorLike | None = None, *, dx: float | None = None,
+          dim: int = -1) -> Tensor:
     """An alias of `trapezoid`."""
     return trapezoid(y, x, dx=dx, dim=dim)
 
 
-def cumulative_trapezoid(y, x=None, *, dx=None, dim: int = -1):
+def cumulative_trapezoid(y: TensorLike, x: TensorLike | None = None, *, dx: float | None = None,
+                         dim: int = -1) -> Tensor:
     """The running trapezoidal integral along `dim` (one element shorter)."""
     y = as_tensor(y)
     d = _dim(y, dim)
@@ -345,7 +375,7 @@ def cumulative_trapezoid(y, x=None, *, dx=None, dim: int = -1):
     return cumsum(mul(add(hi, lo), _spacing(y, d, x, dx)) * 0.5, d)
 
 
-def dist(input, other, p: float = 2):
+def dist(input: TensorLike, other: TensorLike, p: float = 2) -> Tensor:
     """The p-norm of input - other."""
     diff = sub(as_tensor(input), as_tensor(other))
     if p == float("inf"):
@@ -359,7 +389,7 @@ def dist(input, other, p: float = 2):
     return pow(_sum(pow(_abs(diff), float(p))), 1.0 / p)
 
 
-def renorm(input, p: float, dim: int, maxnorm: float):
+def renorm(input: TensorLike, p: float, dim: int, maxnorm: float) -> Tensor:
     """Each slice along `dim` rescaled so its p-norm is at most `maxnorm` (PyTorch's 1e-7
     guard in the scale)."""
     x = as_tensor(input)
