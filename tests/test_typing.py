@@ -79,8 +79,9 @@ def _generated_names() -> list[str]:
 
 
 # Tensor methods whose source has no annotations yet (written `*args: Any -> Any` in the stub);
-# the number may only fall: annotate a method's source and lower it
-UNTYPED_LIMIT = 7
+# the number may only fall: annotate a method's source and lower it. (1 today: `narrow_copy`,
+# made by `ops.torch_copies._copy` as `(*args, **kwargs)`.)
+UNTYPED_LIMIT = 1
 
 
 def test_the_untyped_generated_names_only_get_fewer():
