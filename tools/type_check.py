@@ -187,9 +187,12 @@ def _run_checker(cmd: list[str], files: list[Path], tmp: Path, mode: str) -> lis
 def unknown_types(cmd: list[str], names: set[str], tmp: Path) -> dict[str, str]:
     """name -> its type as the checker sees it, for each name whose type is partly unknown."""
     ordered = sorted(names)
+    # import a module by its own path only: `dongjing.cuda` is `dongjing.devices.cuda`
+    # published as an attribute, and `import dongjing.cuda` would not resolve
     modules = sorted({n.split(".")[0] for n in ordered} | {
-        ".".join(n.split(".")[:i]) for n in ordered for i in range(2, len(n.split(".")))
-        if isinstance(_resolve(".".join(n.split(".")[:i])), types.ModuleType)})
+        prefix for n in ordered for i in range(2, len(n.split(".")))
+        if isinstance(found := _resolve(prefix := ".".join(n.split(".")[:i])), types.ModuleType)
+        and found.__name__ == prefix})
     lines = ["from typing import reveal_type"] + [f"import {m}" for m in modules]
     first = len(lines)
     lines += [f"reveal_type({n})" for n in ordered]
@@ -235,6 +238,8 @@ def _names_dongjing(type_text: str, classes: dict[str, set[str]]) -> bool:
     return bool(words & (set(classes) | {"TensorLike"}))
 
 
+_OPTIONAL_OPERAND = re.compile(r'not supported for types "[^"]*" and "None"'
+                               r'|not supported for types "None" and ')
 _ATTRIBUTE = re.compile(r'(?:access|assign to) attribute "(\w+)" for class "(\w+)"')
 
 
@@ -258,6 +263,9 @@ def about_dongjing(message: str, rule: str, functions: set[str],
         return found is None or found.group(1) in functions
     if "Unbound" in message:
         return False  # the reader's variable, possibly unset on some path
+    if rule == "reportOperatorIssue" and _OPTIONAL_OPERAND.search(message):
+        return False  # `0.1 * g` with g Optional (`dj.gradients` gives None for an unused x):
+        # the reader's Optional, as reportOptionalOperand (off) is when it stands on the left
     return rule in ("reportIncompatibleMethodOverride", "reportIndexIssue",
                     "reportOperatorIssue", "reportRedeclaration")
 

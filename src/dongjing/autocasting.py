@@ -11,6 +11,8 @@ input's dtype) and become graph nodes when a graph is being built.
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
+from typing import TypeVar
 
 from . import dtypes
 from .backends import backend_of, default_backend
@@ -106,12 +108,15 @@ def _cast_value(value, dtype):
     return value
 
 
-def autocast_policy(name: str):
+_F = TypeVar("_F", bound=Callable[..., object])
+
+
+def autocast_policy(name: str) -> Callable[[_F], _F]:
     """Decorate a public function that PyTorch's autocast lists as one op called `name`: in
     an autocast region its tensor arguments are cast per the lists, and its body runs with
     autocasting suspended (as PyTorch runs an autocast op's kernel)."""
 
-    def decorate(fn):
+    def decorate(fn: _F) -> _F:
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
             if _plain.on or not autocast_state.any_active():
@@ -127,7 +132,7 @@ def autocast_policy(name: str):
                     kwargs = {k: _cast_value(v, dtype) for k, v in kwargs.items()}
                 return fn(*args, **kwargs)
 
-        return wrapper
+        return wrapper  # type: ignore  (fn's signature and return)
 
     return decorate
 

@@ -6,8 +6,8 @@ use in their own annotations (`def step(x: dj.types.TensorLike) -> dj.Tensor`).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, TypeAlias, Union
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, TypeAlias, Union
 
 import numpy as np
 
@@ -40,4 +40,15 @@ DTypeLike: TypeAlias = np.dtype | type | str
 DeviceLike: TypeAlias = Union["device", str, int]
 """`dj.device("cuda:0")`, `"cpu"`, `"cuda:1"` or a GPU index."""
 
-__all__ = ["DTypeLike", "DeviceLike", "Dim", "GraphShape", "Number", "Shape", "TensorLike"]
+Nested: TypeAlias = TensorLike | Sequence["Nested"] | Mapping[str, "Nested"]
+"""A tensor-like, or (nested) tuples, lists and dicts of them (a `tf.data` element)."""
+
+ParamsLike: TypeAlias = Iterable["Tensor"] | Iterable[Mapping[str, Any]]
+"""What an optimizer takes: tensors, or parameter groups (`{"params": [...], "lr": 0.1}`)."""
+
+StateDict: TypeAlias = dict[str, Any]
+"""A `state_dict()`: names to tensors, numbers, lists and nested dicts (PyTorch's layout; the
+values differ by key, so they are `Any`, as in PyTorch's own annotations)."""
+
+__all__ = ["DTypeLike", "DeviceLike", "Dim", "GraphShape", "Nested", "Number", "ParamsLike",
+           "Shape", "StateDict", "TensorLike"]

@@ -10,9 +10,14 @@ from __future__ import annotations
 
 import functools
 import warnings
+from collections.abc import Callable
+from typing import TYPE_CHECKING, ParamSpec, TypeVar
 
 from .. import dtypes
 from ..core import autocast_state
+
+if TYPE_CHECKING:
+    from ..types import DTypeLike
 
 _DEFAULT_DTYPE = {"cpu": "bfloat16", "cuda": "float16", "mps": "float16"}
 
@@ -21,6 +26,9 @@ def _default_dtype(device_type: str):
     name = _DEFAULT_DTYPE[device_type]
     return dtypes.require_bfloat16() if name == "bfloat16" else dtypes.float16
 
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
 
 class autocast:  # noqa: N801 - PyTorch's name
     """Run the ops inside in mixed precision, as `torch.autocast(device_type, dtype, enabled)`.
@@ -37,7 +45,7 @@ class autocast:  # noqa: N801 - PyTorch's name
     'bfloat16'
     """
 
-    def __init__(self, device_type: str, dtype=None, enabled: bool = True,
+    def __init__(self, device_type: str, dtype: DTypeLike | None = None, enabled: bool = True,
                  cache_enabled: bool | None = None):
         if not isinstance(device_type, str):
             raise TypeError(f"autocast: device_type must be a string such as 'cpu' or 'cuda', "
@@ -65,7 +73,7 @@ class autocast:  # noqa: N801 - PyTorch's name
         autocast_state.pop()
         return False
 
-    def __call__(self, fn):
+    def __call__(self, fn: Callable[_P, _R]) -> Callable[_P, _R]:
         @functools.wraps(fn)
         def run_autocast(*args, **kwargs):
             with self:

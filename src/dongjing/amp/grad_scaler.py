@@ -13,6 +13,7 @@ and the scale's adaptation are graph ops (`grad_scaler_graph`). For a static gra
 from __future__ import annotations
 
 import warnings
+from typing import TYPE_CHECKING, Any, overload
 
 from .. import dtypes, ops
 from ..autograd.grad_mode import no_grad
@@ -22,6 +23,12 @@ from ..graph.variable import Variable
 from ..ops.state import assign
 from ..tensor import Tensor
 from . import grad_scaler_graph as graph_mode
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    from ..optim.optimizer import Optimizer
+    from ..types import StateDict
 
 
 class GradScaler:
@@ -59,7 +66,15 @@ class GradScaler:
         self._per_optimizer: dict[int, dict] = {}
 
     # --- scaling ------------------------------------------------------------------------------
-    def scale(self, outputs):
+    @overload
+    def scale(self, outputs: Tensor) -> Tensor: ...
+    @overload
+    def scale(self, outputs: list[Tensor]) -> list[Tensor]: ...
+    @overload
+    def scale(self, outputs: tuple[Tensor, ...]) -> tuple[Tensor, ...]: ...
+
+    def scale(self, outputs: Tensor | list[Tensor] | tuple[Tensor, ...]
+              ) -> Tensor | list[Tensor] | tuple[Tensor, ...]:
         """`outputs` (a tensor, or a list/tuple of them) multiplied by the current scale."""
         if not self._enabled:
             return outputs
@@ -73,7 +88,7 @@ class GradScaler:
         raise TypeError(f"GradScaler.scale: expects a tensor or a list/tuple of tensors, got "
                         f"{type(outputs).__name__}")
 
-    def unscale_(self, optimizer) -> None:
+    def unscale_(self, optimizer: Optimizer) -> None:
         """Divide `optimizer`'s gradients by the scale, in place, and note whether any is
         infinite or NaN (then `step` skips). At most once per optimizer between updates."""
         if not self._enabled:
@@ -98,7 +113,7 @@ class GradScaler:
                         found_inf = True
         state["unscaled"], state["found_inf"] = True, found_inf
 
-    def step(self, optimizer, *args, **kwargs):
+    def step(self, optimizer: Optimizer, *args: Any, **kwargs: Any) -> Tensor | None:
         """Unscale (unless done), then `optimizer.step(*args, **kwargs)` when every gradient
         is finite; returns what the step returned, or None when it was skipped."""
         if not self._enabled:
@@ -139,7 +154,8 @@ class GradScaler:
             assign(self._growth_tracker, tracker)
         return None
 
-    def minimize(self, optimizer, loss: Tensor, var_list=None):
+    def minimize(self, optimizer: Optimizer, loss: Tensor,
+                 var_list: Iterable[Tensor] | None = None) -> Tensor | None:
         """A static graph's scaled train op (PyTorch's scale/backward/step/update as one op,
         like TensorFlow's LossScaleOptimizer): gradients of `loss * scale`, unscaled; the
         optimizer's update where they are all finite, none otherwise; the scale adapted."""
@@ -168,7 +184,7 @@ class GradScaler:
     def get_growth_interval(self) -> int:
         return self._growth_interval
 
-    def state_dict(self) -> dict:
+    def state_dict(self) -> StateDict:
         """PyTorch's keys: scale, growth_factor, backoff_factor, growth_interval and
         _growth_tracker (empty when disabled)."""
         if not self._enabled:
@@ -177,7 +193,7 @@ class GradScaler:
                 "backoff_factor": self._backoff_factor, "growth_interval": self._growth_interval,
                 "_growth_tracker": int(self._growth_tracker.item())}
 
-    def load_state_dict(self, state: dict) -> None:
+    def load_state_dict(self, state: StateDict) -> None:
         if not self._enabled:
             return
         if not state:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal, overload
 
 from ..backends import backend_of, numpy_backend
 from ..core import late
@@ -97,8 +97,10 @@ def _run_callbacks(failed: bool) -> None:
             fn()
 
 
-def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
-             inputs=None) -> None:
+def backward(tensors: Tensor | Sequence[Tensor],
+             grad_tensors: Tensor | Sequence[Tensor | None] | None = None,
+             retain_graph: bool | None = None, create_graph: bool = False,
+             inputs: Tensor | Sequence[Tensor] | None = None) -> None:
     """Accumulate the gradients of `tensors` into the `.grad` of the leaves they depend on (of
     `inputs` only, when given: leaves or not, as PyTorch's)."""
     if inputs is not None:
@@ -144,14 +146,34 @@ def _symbolic_backward(tensors, grad_tensors) -> None:
     scope.backward(tensors, grad_tensors)
 
 
+@overload
 def grad(
-    outputs,
-    inputs,
-    grad_outputs=None,
+    outputs: Tensor | Sequence[Tensor],
+    inputs: Tensor | Sequence[Tensor],
+    grad_outputs: Tensor | Sequence[Tensor | None] | None = None,
+    retain_graph: bool | None = None,
+    create_graph: bool = False,
+    allow_unused: Literal[False] = False,
+) -> tuple[Tensor, ...]: ...
+@overload
+def grad(
+    outputs: Tensor | Sequence[Tensor],
+    inputs: Tensor | Sequence[Tensor],
+    grad_outputs: Tensor | Sequence[Tensor | None] | None = None,
     retain_graph: bool | None = None,
     create_graph: bool = False,
     allow_unused: bool = False,
-):
+) -> tuple[Tensor | None, ...]: ...
+
+
+def grad(
+    outputs: Tensor | Sequence[Tensor],
+    inputs: Tensor | Sequence[Tensor],
+    grad_outputs: Tensor | Sequence[Tensor | None] | None = None,
+    retain_graph: bool | None = None,
+    create_graph: bool = False,
+    allow_unused: bool = False,
+) -> tuple[Tensor | None, ...]:
     """Gradients of `outputs` with respect to `inputs`, returned (not accumulated into .grad).
 
     With `create_graph=True` the result is itself on the tape, so it can be differentiated

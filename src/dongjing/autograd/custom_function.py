@@ -26,16 +26,16 @@ from .grad_mode import state as grad_state
 class FunctionCtx:
     """What `forward` leaves for `backward`: saved tensors and flags, as in PyTorch."""
 
-    def __init__(self, needs_input_grad: tuple):
+    def __init__(self, needs_input_grad: tuple[bool, ...]) -> None:
         self.needs_input_grad = needs_input_grad
-        self.saved_tensors: tuple = ()
-        self.non_differentiable: set = set()
+        self.saved_tensors: tuple[Tensor, ...] = ()
+        self.non_differentiable: set[int] = set()
 
-    def save_for_backward(self, *tensors) -> None:
+    def save_for_backward(self, *tensors: Tensor) -> None:
         """Keep `tensors` for `backward` (read them back as `ctx.saved_tensors`)."""
         self.saved_tensors = tuple(tensors)
 
-    def mark_non_differentiable(self, *outputs) -> None:
+    def mark_non_differentiable(self, *outputs: Tensor) -> None:
         """Outputs that carry no gradient (e.g. indices)."""
         self.non_differentiable.update(id(o) for o in outputs)
 

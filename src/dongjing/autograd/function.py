@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import weakref
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from .provenance import recording_site
@@ -36,7 +37,7 @@ class BackwardNode:
     def name(self) -> str:
         return type(self).__name__
 
-    def register_hook(self, hook):
+    def register_hook(self, hook: Callable[..., object]) -> _HookHandle:
         """`hook(grad_out)` may return a replacement gradient (a tensor hook on the output)."""
         if self.pre_hooks is None:
             self.pre_hooks = []

@@ -5,6 +5,11 @@ from __future__ import annotations
 import contextvars
 import functools
 import threading
+from collections.abc import Callable
+from typing import ParamSpec, TypeVar
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
 
 # The mode of the running thread (a new thread starts with recording on, whatever others set;
 # an asyncio task sees the mode of the code that created it). A context variable rather than
@@ -71,7 +76,7 @@ class set_grad_enabled:
         write(self.prev)
         return False
 
-    def __call__(self, fn):
+    def __call__(self, fn: Callable[_P, _R]) -> Callable[_P, _R]:
         if self._applies_at_once:  # decorating is not a statement: undo the construction
             write(self.prev)
 

@@ -4,10 +4,17 @@ The inputs may live on any backend; the comparison itself runs on the host (NumP
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ..backends import backend_of, numpy_backend
 from ..dtypes import is_floating
 from ..errors import DongjingError
 from ..tensor import Tensor
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Sequence
+
+    from ..tensor import Tensor
 
 xp = numpy_backend.xp  # the host namespace the comparison runs in
 
@@ -37,7 +44,8 @@ def _scalar_fn(fn, inputs, weights):
     return total
 
 
-def gradcheck(fn, inputs, eps: float = 1e-6, atol: float = 1e-5, rtol: float = 1e-3,
+def gradcheck(fn: Callable[..., Tensor | Sequence[Tensor]], inputs: Iterable[Tensor],
+              eps: float = 1e-6, atol: float = 1e-5, rtol: float = 1e-3,
               seed: int = 0) -> bool:
     """Compare analytic gradients of `fn` at `inputs` with central differences, in float64.
 

@@ -4,6 +4,7 @@ tensor (attached to the Tensor class here: the class sits below the tape)."""
 from __future__ import annotations
 
 import weakref
+from collections.abc import Callable
 
 from ..tensor import Tensor
 from .function import _HookHandle
@@ -23,7 +24,7 @@ def retain_grad_hook(tensor):
     return hook
 
 
-def retain_grad(self) -> None:
+def retain_grad(self: Tensor) -> None:
     """Keep `.grad` of this non-leaf tensor after backward."""
     if self.grad_fn is None:
         return
@@ -33,7 +34,7 @@ def retain_grad(self) -> None:
     self.grad_fn.register_hook(retain_grad_hook(self))
 
 
-def register_hook(self, hook):
+def register_hook(self: Tensor, hook: Callable[[Tensor], Tensor | None]) -> _HookHandle:
     """Call `hook(grad)` when this tensor's gradient is computed; it may return a new one."""
     if not self.requires_grad:
         raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")

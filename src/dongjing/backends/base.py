@@ -5,9 +5,16 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from ..errors import DongjingError
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    import numpy as np
+
+    from ..types import DTypeLike, Number
 
 __all__ = ["Backend", "backend_of", "default_backend", "for_device_type", "is_array",
            "random_types", "register", "registered", "unregister", "write_into"]
@@ -34,7 +41,7 @@ class Backend:
 
     name: str
     xp: Any
-    array_types: tuple
+    array_types: tuple[type, ...]
     rng_factory: Callable[[int | None], Any] | None = None
     to_numpy_fn: Callable[[Any], Any] | None = None
     device_type: str = "cpu"
@@ -45,17 +52,17 @@ class Backend:
     sync_fn: Callable[[int | None], None] | None = None
     scatter_add_fn: Callable[[Any, Any, Any], None] | None = None
     multi_device: bool = False  # more than one device: ops check and select the array's device
-    random_types: tuple = ()
+    random_types: tuple[type, ...] = ()
     capturing_fn: Callable[[], bool] | None = None  # a CUDA graph is being captured now
     # op name -> this backend's own forward for it, used by eager dispatch in place of the
     # op's `xp` forward (same arguments and result; e.g. CuPy's matmul through cuBLAS)
-    forwards: dict = field(default_factory=dict)
+    forwards: dict[str, Callable[..., Any]] = field(default_factory=dict)
 
-    def owns(self, value) -> bool:
+    def owns(self, value: object) -> bool:
         """True when `value` is an array of this backend."""
         return isinstance(value, self.array_types)
 
-    def asarray(self, value, dtype=None):
+    def asarray(self, value: object, dtype: DTypeLike | None = None) -> Any:
         """`value` (an array of any backend, a scalar or a nested list) as this backend's array."""
         if not self.owns(value):
             other = backend_of(value, None)
@@ -63,7 +70,7 @@ class Backend:
                 value = other.to_numpy(value)
         return self.xp.asarray(value, dtype=dtype)
 
-    def scalar(self, value):
+    def scalar(self, value: np.ndarray) -> Any:
         """The NumPy 0-d array `value` (a CPU scalar beside this backend's tensors, as in
         ``x * 0.9``) as this backend's 0-d array, copied to the device once per device, dtype
         and value rather than once per op (an eager step reuses the same few numbers)."""
@@ -79,55 +86,55 @@ class Backend:
             ids.add(id(found))
         return found
 
-    def is_cached_scalar(self, array) -> bool:
+    def is_cached_scalar(self, array: object) -> bool:
         """Whether `array` is one of `scalar`'s shared arrays (never handed out to be written)."""
         return id(array) in self.__dict__.get("_scalar_ids", ())
 
-    def array(self, value, dtype=None):
+    def array(self, value: object, dtype: DTypeLike | None = None) -> Any:
         """A new array holding a copy of `value` (own storage, never a view)."""
         return self.xp.array(self.asarray(value), dtype=dtype, copy=True)
 
-    def empty(self, shape, dtype):
+    def empty(self, shape: Sequence[int], dtype: DTypeLike) -> Any:
         """An uninitialised array."""
         return self.xp.empty(shape, dtype=dtype)
 
-    def zeros(self, shape, dtype):
+    def zeros(self, shape: Sequence[int], dtype: DTypeLike) -> Any:
         """An array of zeros."""
         return self.xp.zeros(shape, dtype=dtype)
 
-    def ones(self, shape, dtype):
+    def ones(self, shape: Sequence[int], dtype: DTypeLike) -> Any:
         """An array of ones."""
         return self.xp.ones(shape, dtype=dtype)
 
-    def full(self, shape, value, dtype):
+    def full(self, shape: Sequence[int], value: Number, dtype: DTypeLike) -> Any:
         """An array filled with `value`."""
         return self.xp.full(shape, value, dtype=dtype)
 
-    def broadcast_scalar(self, value, dtype, shape):
+    def broadcast_scalar(self, value: Number, dtype: DTypeLike, shape: Sequence[int]) -> Any:
         """A read-only broadcast view of the scalar `value` with `shape` (one element stored)."""
         return self.xp.broadcast_to(self.xp.asarray(value, dtype=dtype), shape)
 
-    def add_into(self, target, value) -> None:
+    def add_into(self, target: object, value: object) -> None:
         """``target += value`` in place (gradient accumulation)."""
         self.xp.add(target, value, out=target)
 
-    def scatter_add(self, target, index, values) -> None:
+    def scatter_add(self, target: object, index: object, values: object) -> None:
         """``target[index] += values`` with repeated indices summed (unbuffered)."""
         if self.scatter_add_fn is not None:
             self.scatter_add_fn(target, index, values)
         else:
             self.xp.add.at(target, index, values)
 
-    def copy_into(self, target, value) -> None:
+    def copy_into(self, target: object, value: object) -> None:
         """``target[...] = value`` in place, casting as needed (optimizer and state updates)."""
         self.xp.copyto(target, value, casting="unsafe")
 
-    def from_dlpack(self, obj):
+    def from_dlpack(self, obj: object) -> Any:
         """An array of this backend sharing memory with the DLPack exporter `obj`."""
         return self.xp.from_dlpack(obj)
 
     # --- devices --------------------------------------------------------------------------------
-    def index_of(self, array) -> int | None:
+    def index_of(self, array: object) -> int | None:
         """The device index `array` lives on (None for the CPU)."""
         if self.index_fn is not None:
             return self.index_fn(array)
@@ -143,13 +150,13 @@ class Backend:
         """How many devices this backend can use."""
         return 1 if self.count_fn is None else self.count_fn()
 
-    def using(self, index: int | None):
+    def using(self, index: int | None) -> contextlib.AbstractContextManager[object]:
         """A context manager under which new arrays and kernels go to device `index`."""
         if self.device_fn is None or index is None:
             return contextlib.nullcontext()
         return self.device_fn(index)
 
-    def move(self, array, index: int | None = None):
+    def move(self, array: object, index: int | None = None) -> Any:
         """`array` (of any backend) as an array of this backend on device `index` (itself when
         it is there already; otherwise a copy)."""
         if self.owns(array):
@@ -170,11 +177,11 @@ class Backend:
         if self.sync_fn is not None:
             self.sync_fn(index)
 
-    def to_numpy(self, array):
+    def to_numpy(self, array: object) -> np.ndarray:
         """`array` as a NumPy array (a copy when the data lives elsewhere)."""
         return array if self.to_numpy_fn is None else self.to_numpy_fn(array)
 
-    def generator(self, seed: int | None = None):
+    def generator(self, seed: int | None = None) -> Any:
         """A new random generator of this backend seeded with `seed` (NumPy's Generator API)."""
         if self.rng_factory is None:
             raise DongjingError(f"backend {self.name!r} has no random number generator")
@@ -238,9 +245,16 @@ def default_backend() -> Backend:
 
 
 _MISSING = object()
+_D = TypeVar("_D")
 
 
-def backend_of(array, default: Any = _MISSING) -> Backend:
+@overload
+def backend_of(array: object) -> Backend: ...
+@overload
+def backend_of(array: object, default: _D) -> Backend | _D: ...
+
+
+def backend_of(array: object, default: Any = _MISSING) -> Backend | Any:
     """The backend owning `array` (by its type); scalars and lists give the default backend.
 
     An array-like of an unknown library raises `DongjingError` unless `default` is given.
@@ -265,7 +279,7 @@ def backend_of(array, default: Any = _MISSING) -> Backend:
     return default_backend()
 
 
-def write_into(target, value, casting: str = "unsafe") -> None:
+def write_into(target: object, value: object, casting: str = "unsafe") -> None:
     """``target[...] = value`` in place, on `target`'s backend; an array `value` of another
     device is moved to `target`'s device first (in-place ops, initialisers, state updates)."""
     backend = backend_of(target)
@@ -274,11 +288,11 @@ def write_into(target, value, casting: str = "unsafe") -> None:
     backend.xp.copyto(target, value, casting=casting)
 
 
-def random_types() -> tuple:
+def random_types() -> tuple[type, ...]:
     """The random generator classes of every registered backend's library."""
     return tuple(t for b in _BACKENDS for t in b.random_types)
 
 
-def is_array(value) -> bool:
+def is_array(value: object) -> bool:
     """True when `value` is an array (not a scalar) of some registered backend."""
     return any(isinstance(value, b.array_types[0]) for b in _BACKENDS)

@@ -131,7 +131,7 @@ class BufferPool:
                 if not self._buckets[size]:
                     del self._buckets[size]
 
-    def stats(self) -> dict:
+    def stats(self) -> dict[str, int]:
         """Counters in the spirit of PyTorch's `torch.cuda.memory_stats()`."""
         with self._lock:
             free_refs = self._free_refs
@@ -158,7 +158,7 @@ class BufferPool:
 pool = BufferPool()
 
 
-def memory_stats() -> dict:
+def memory_stats() -> dict[str, int]:
     """The eager buffer pool's counters: bytes reserved (held by the pool), active (reachable
     from an array you or the tape hold), inactive (free for reuse), hits, misses and more."""
     return pool.stats()

@@ -4,10 +4,18 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from ..backends import default_backend
 from ..graph.builder import constant_op
 from ..graph.graph import Graph, Node
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from typing import Any
+
+    from ..core.registry import Op
+    from ..types import DTypeLike
 
 
 @dataclass
@@ -15,8 +23,8 @@ class PassResult:
     """A pass's output: the new graph, the fetches moved onto it, and one line per change."""
 
     graph: Graph
-    fetches: list
-    changes: list = field(default_factory=list)
+    fetches: list[Node]
+    changes: list[str] = field(default_factory=list)
 
 
 def is_pure(node: Node) -> bool:
@@ -60,10 +68,10 @@ class Rebuilder:
             self._materialize()
         return self._graph
 
-    def inputs(self, node: Node) -> tuple:
+    def inputs(self, node: Node) -> tuple[Node, ...]:
         return tuple(map(self.map.__getitem__, node.inputs))
 
-    def copy(self, node: Node, inputs=None, **changes) -> Node:
+    def copy(self, node: Node, inputs: Sequence[Node] | None = None, **changes: Any) -> Node:
         """A copy of `node` on `inputs` (default: the mapped inputs), with fields replaced."""
         if self._lazy:
             if not changes and self._keeps(node, inputs):
@@ -91,7 +99,9 @@ class Rebuilder:
         self.unchanged = unchanged and new.name == node.name
         return new
 
-    def emit(self, inputs, *, op, attrs, shape, dtype, name, source=None) -> Node:
+    def emit(self, inputs: Sequence[Node], *, op: Op, attrs: dict[str, Any],
+             shape: Sequence[int | None], dtype: DTypeLike | None, name: str,
+             source: str | None = None) -> Node:
         """Append a new node (its name made unique against the old and the new graph)."""
         if self._lazy:
             self._materialize()
@@ -147,7 +157,7 @@ class Rebuilder:
                 return name
             i += 1
 
-    def constant(self, value, like: Node) -> Node:
+    def constant(self, value: object, like: Node) -> Node:
         """A constant node named after `like` holding `value` (cast to `like`'s dtype).
 
         Graph constants live on the default backend (the one compiled programs run on)."""
@@ -157,7 +167,7 @@ class Rebuilder:
         return self.emit((), op=_constant_op(), attrs={"value": value}, shape=value.shape,
                          dtype=value.dtype, name=like.name, source=like.source)
 
-    def finish(self, fetches) -> tuple[Graph, list]:
+    def finish(self, fetches: Sequence[Node]) -> tuple[Graph, list[Node]]:
         if self.unchanged and self._copied_one_to_one():
             return self.old, list(fetches)
         if self._lazy:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import time
+from typing import TYPE_CHECKING, TypeVar, overload
 
 from ..cpu_kernels import kernels
 from ..cpu_kernels.options import get_options
@@ -27,12 +28,26 @@ from .passes import fuse_elementwise as fusion
 from .passes.batch_time_matmuls import batch_time_matmuls
 from .passes.expand_compounds import expand_compounds
 
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+
+    from ..backends.base import Backend
+    from ..graph.graph import Graph, Node
+
 CLEANUP = (fold_constants, simplify_algebra, eliminate_common_subexpressions, eliminate_dead_code)
 MAX_ROUNDS = 10
+_Pass = TypeVar("_Pass", bound="Callable[[Graph, list[Node]], PassResult]")
 _EXTRA_PASSES: list = []  # (level, pass) registered with `register_pass`
 
 
-def register_pass(fn=None, *, level: int = 1):
+@overload
+def register_pass(fn: _Pass, *, level: int = 1) -> _Pass: ...
+@overload
+def register_pass(fn: None = None, *, level: int = 1) -> Callable[[_Pass], _Pass]: ...
+
+
+def register_pass(fn: _Pass | None = None, *, level: int = 1
+                  ) -> _Pass | Callable[[_Pass], _Pass]:
     """Run `fn(graph, fetches) -> PassResult` in every optimization at `level` or above.
 
     The pass joins the cleanup passes and runs with them until nothing changes (it should be a
@@ -55,7 +70,7 @@ def register_pass(fn=None, *, level: int = 1):
     return fn
 
 
-def unregister_pass(fn) -> None:
+def unregister_pass(fn: Callable[[Graph, list[Node]], PassResult]) -> None:
     """Stop running a pass added with `register_pass` (no error if it was not registered)."""
     _EXTRA_PASSES[:] = [(lv, f) for lv, f in _EXTRA_PASSES if f is not fn]
 
@@ -215,8 +230,8 @@ def plan(order: list, fetches: list, level: int, stats: list, read_once=(), unbu
 loops.pipeline.prepare, loops.pipeline.plan = prepare, plan  # loop bodies compile through them
 
 
-def build_program(graph, fetch_nodes, feed_nodes, level: int = 2,
-                  backend=None) -> CompiledProgram:
+def build_program(graph: Graph, fetch_nodes: Sequence[Node], feed_nodes: Sequence[Node],
+                  level: int = 2, backend: Backend | None = None) -> CompiledProgram:
     """Compile the fetches of `graph` into a Program (see graph/program.py) at `level`, to
     run on `backend`'s arrays (None: NumPy; a device backend such as CuPy: see
     docs/backends.md)."""

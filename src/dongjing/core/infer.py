@@ -77,7 +77,7 @@ def same(spec: Spec) -> tuple:
 def elementwise(op: str):
     """infer for an n-ary elementwise op: broadcast shapes, promote dtypes."""
 
-    def infer(*specs: Spec, **attrs):
+    def infer(*specs: Spec, **attrs: object) -> tuple[tuple[int | None, ...], np.dtype]:
         dtype = specs[0].dtype
         for s in specs[1:]:
             dtype = dtypes.promote(dtype, s.dtype)
@@ -89,7 +89,7 @@ def elementwise(op: str):
 def floating(op: str):
     """infer for a unary op defined on floats only."""
 
-    def infer(x: Spec, **attrs):
+    def infer(x: Spec, **attrs: object) -> tuple[tuple[int | None, ...], np.dtype]:
         if not is_floating(x.dtype):
             raise DTypeError(f"{op}: expects a floating point tensor, got {x.dtype}")
         return x.shape, x.dtype

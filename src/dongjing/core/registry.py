@@ -50,7 +50,7 @@ import inspect
 import operator
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeVar
 
 import numpy
 
@@ -242,11 +242,11 @@ def _binary_rules_vjp(rule_a: Callable | None, rule_b: Callable | None) -> Calla
 def define(
     name: str,
     *,
-    infer: Callable,
-    forward: Callable | None = None,
+    infer: Callable[..., object],
+    forward: Callable[..., object] | None = None,
     ufunc: str | None = None,
-    grads: tuple | None = None,
-    vjp: Callable | None = None,
+    grads: tuple[Callable[..., object] | None, ...] | None = None,
+    vjp: Callable[..., object] | None = None,
     kind: Kind | str = Kind.OPAQUE,
     cost: Cost | None = None,
     kernel: Kernel | None = None,
@@ -258,13 +258,13 @@ def define(
     saves_output: bool = False,
     random: bool = False,
     keeps_dtype: bool = False,
-    forward_out: Callable | None = None,
-    decompose: Callable | str | None = None,
+    forward_out: Callable[..., object] | None = None,
+    decompose: Callable[..., object] | str | None = None,
     onnx: Any = None,
     onnx_reason: str | None = None,
-    public: tuple | str = (),
-    methods: tuple | str = (),
-    binding: Callable | None = None,
+    public: tuple[str, ...] | str = (),
+    methods: tuple[str, ...] | str = (),
+    binding: Callable[..., object] | None = None,
     doc: str = "",
     table: bool = True,
 ) -> Op:
@@ -383,7 +383,10 @@ def _forward_as_composite(impl: Callable) -> Callable:
     return decompose
 
 
-def bind(op: Op, function: Callable) -> Callable:
+_F = TypeVar("_F", bound=Callable[..., object])
+
+
+def bind(op: Op, function: _F) -> _F:
     """Make `function` the op's user-facing binding (published under ``op.public``)."""
     object.__setattr__(op, "binding", function)
     if not function.__doc__ and op.doc:
@@ -394,7 +397,7 @@ def bind(op: Op, function: Callable) -> Callable:
     return function
 
 
-def binds(op: Op) -> Callable:
+def binds(op: Op) -> Callable[[_F], _F]:
     """Decorator form of `bind`: ``@binds(_pow)`` above the hand-written ``def pow(...)``."""
     return functools.partial(bind, op)
 

@@ -14,9 +14,11 @@ import functools
 import inspect
 import types
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 from ..errors import ArgumentError
+
+_F = TypeVar("_F", bound=Callable[..., object])
 
 ALIASES = {"axis": "dim", "keepdims": "keepdim"}
 """NumPy's keyword name -> PyTorch's, as PyTorch's argument parser accepts them."""
@@ -32,7 +34,7 @@ def rename_aliases(name: str, kwargs: dict[str, Any], table: dict[str, str]) -> 
     return kwargs
 
 
-def dim_aliases(fn: Callable) -> Callable:
+def dim_aliases(fn: _F) -> _F:
     """`fn` also accepting `axis=` for its `dim` and `keepdims=` for its `keepdim`."""
     params = _parameter_names(fn)
     if params is None:
@@ -48,10 +50,10 @@ def dim_aliases(fn: Callable) -> Callable:
             kwargs = rename_aliases(name, kwargs, table)
         return fn(*args, **kwargs)
 
-    return accepting_aliases
+    return accepting_aliases  # type: ignore  (fn's own signature: the aliases go unlisted)
 
 
-def hide_variadic_keywords(fn: Callable) -> Callable:
+def hide_variadic_keywords(fn: _F) -> _F:
     """Report `fn`'s signature without its `**kwargs` (keywords PyTorch accepts for an older
     form, such as `unbiased=`, that its documented signature does not list)."""
     sig = inspect.signature(fn)
@@ -60,7 +62,7 @@ def hide_variadic_keywords(fn: Callable) -> Callable:
     return fn
 
 
-def unlisted_keywords(fn: Callable, *names: str) -> Callable:
+def unlisted_keywords(fn: _F, *names: str) -> _F:
     """Report `fn`'s signature without the keyword-only parameters `names`: keywords PyTorch
     accepts but leaves out of its documented signature (`sum(..., out=)`,
     `uniform_(..., generator=)`), which the comparison with PyTorch's table follows."""

@@ -74,7 +74,7 @@ def _checked(base: CompilerOptions, changes: dict) -> CompilerOptions:
     return dataclasses.replace(base, **changes)
 
 
-def set_options(**changes) -> CompilerOptions:
+def set_options(**changes: object) -> CompilerOptions:
     """Change settings for the rest of the process (programs compiled from now on); returns
     the settings that were in force before. Unknown names and bad values raise."""
     global _current
@@ -85,7 +85,7 @@ def set_options(**changes) -> CompilerOptions:
 
 
 @contextlib.contextmanager
-def options(**changes) -> Iterator[CompilerOptions]:
+def options(**changes: object) -> Iterator[CompilerOptions]:
     """The settings `changes` inside the ``with`` block (the earlier ones restored after)."""
     global _current
     previous = set_options(**changes)

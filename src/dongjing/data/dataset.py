@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..errors import ShapeError
 from ..tensor import Tensor
+
+if TYPE_CHECKING:
+    from ..types import TensorLike
 
 
 class Dataset:
@@ -39,7 +42,7 @@ class IterableDataset(Dataset):
 class TensorDataset(Dataset):
     """Examples are the rows of equally long tensors (or arrays): `ds[i] == (x[i], y[i])`."""
 
-    def __init__(self, *tensors):
+    def __init__(self, *tensors: TensorLike) -> None:
         if not tensors:
             raise ValueError("TensorDataset needs at least one tensor")
         self.tensors = tuple(t if isinstance(t, Tensor) else Tensor(t) for t in tensors)
@@ -51,9 +54,9 @@ class TensorDataset(Dataset):
     def __len__(self) -> int:
         return len(self.tensors[0])
 
-    def __getitem__(self, index: int) -> tuple:
+    def __getitem__(self, index: int) -> tuple[Tensor, ...]:
         return tuple(Tensor._make(t._data[index]) for t in self.tensors)
 
-    def batch(self, indices: np.ndarray) -> tuple:
+    def batch(self, indices: np.ndarray) -> tuple[Tensor, ...]:
         """The examples at `indices`, stacked (a fast path for DataLoader)."""
         return tuple(Tensor._make(t._data[indices]) for t in self.tensors)

@@ -3,10 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..distributed import get_rank, get_world_size
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from typing import Any
+
+    from .dataset import Dataset
 
 
 class DistributedSampler:
@@ -19,7 +26,8 @@ class DistributedSampler:
     so that every rank draws the same new order. Pass it as `DataLoader(..., sampler=...)`.
     """
 
-    def __init__(self, dataset, num_replicas: int | None = None, rank: int | None = None,
+    def __init__(self, dataset: Dataset | Sequence[Any], num_replicas: int | None = None,
+                 rank: int | None = None,
                  shuffle: bool = True, seed: int = 0, drop_last: bool = False):
         self.num_replicas = get_world_size() if num_replicas is None else int(num_replicas)
         self.rank = get_rank() if rank is None else int(rank)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -13,6 +13,11 @@ from .collate import default_collate, default_convert
 from .dataset import IterableDataset
 from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler
 from .workers import MultiProcessIterator, WorkerPool
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from .dataset import Dataset
 
 
 def _is_int(value: Any) -> bool:
@@ -31,10 +36,10 @@ class DataLoader:
     wait for one batch. An `IterableDataset` is read as a stream (in each worker, its own copy).
     """
 
-    def __init__(self, dataset, batch_size: int | None = 1, shuffle: bool | None = None,
-                 sampler: Sampler | Iterable | None = None,
+    def __init__(self, dataset: Dataset | Sequence[Any], batch_size: int | None = 1,
+                 shuffle: bool | None = None, sampler: Sampler | Iterable[Any] | None = None,
                  batch_sampler: Iterable[list[int]] | None = None, num_workers: int = 0,
-                 collate_fn: Callable | None = None, pin_memory: bool = False,
+                 collate_fn: Callable[[list[Any]], Any] | None = None, pin_memory: bool = False,
                  drop_last: bool = False, timeout: float = 0,
                  worker_init_fn: Callable[[int], None] | None = None,
                  multiprocessing_context: Any = None,
@@ -110,7 +115,7 @@ class DataLoader:
             return len(self.batch_sampler)
         return len(self.sampler)
 
-    def __iter__(self) -> Iterator:
+    def __iter__(self) -> Iterator[Any]:
         if self.num_workers == 0:
             return self._single_process()
         # the epoch's order is drawn before the workers' base seed, so that workers change

@@ -6,12 +6,17 @@ view is staged through one contiguous copy). With world size 1 they return at on
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from ..dtypes import is_floating
 from ..errors import DTypeError
 from ..tensor import Tensor
 from .world import DistributedError, ensure_init, wait
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
 
 REDUCE_OPS = ("sum", "mean", "max")
 
@@ -122,7 +127,7 @@ def barrier() -> None:
         wait(world.comm.Ibarrier(), "barrier")
 
 
-def broadcast_parameters(tensors, src: int = 0) -> None:
+def broadcast_parameters(tensors: Iterable[Tensor], src: int = 0) -> None:
     """Broadcast each tensor (e.g. `model.parameters()`, `model.buffers()`) from rank `src`."""
     for t in tensors:
         broadcast(t, src)

@@ -9,6 +9,7 @@ or `minimize(distributed=True)`). PyTorch's name and place:
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -16,6 +17,12 @@ from ..tensor import Tensor
 from . import p2p
 from .collectives import broadcast
 from .world import DistributedError, ensure_init
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable
+
+    from ..optim.optimizer import Optimizer
+    from ..types import StateDict
 
 _TAG_META, _TAG_ARRAY = 11, 12
 
@@ -38,7 +45,8 @@ class ZeroRedundancyOptimizer:
     broadcast from each shard's owner after every `step()`. Every rank passes the same
     parameters in the same order. With one process it is `optimizer_class(params, ...)`."""
 
-    def __init__(self, params, optimizer_class, **defaults):
+    def __init__(self, params: Iterable[Tensor], optimizer_class: type[Optimizer],
+                 **defaults: Any) -> None:
         self.params = list(params)
         if not self.params:
             raise ValueError("ZeroRedundancyOptimizer got an empty parameter list")
@@ -55,7 +63,7 @@ class ZeroRedundancyOptimizer:
         self._consolidated: dict | None = None
 
     @property
-    def param_groups(self) -> list[dict]:
+    def param_groups(self) -> list[dict[str, Any]]:
         """The shard optimizer's parameter groups (an lr scheduler changes them on every rank)."""
         return self.optim.param_groups if self.optim is not None else []
 
@@ -67,7 +75,7 @@ class ZeroRedundancyOptimizer:
             elif p.grad is not None:
                 p.grad = p.grad * 0
 
-    def step(self, closure=None):
+    def step(self, closure: Callable[[], Tensor] | None = None) -> Tensor | None:
         """Update this rank's shard from the (already averaged) gradients, then share it."""
         loss = closure() if closure is not None else None
         if self.optim is not None:
@@ -99,7 +107,7 @@ class ZeroRedundancyOptimizer:
                     start += n
 
     # --- checkpoints ------------------------------------------------------------------------
-    def shard_state_dict(self) -> dict:
+    def shard_state_dict(self) -> StateDict:
         """This rank's shard of the state, in the whole optimizer's layout (parameters numbered
         in the order given to the constructor): {"state": {index: {name: array}},
         "param_groups": [{hyperparameters, "params": [this shard's indices]}]}."""
@@ -132,7 +140,7 @@ class ZeroRedundancyOptimizer:
         shards = [mine if r == to else _recv_shard(comm, r) for r in range(self.world_size)]
         self._consolidated = merge_shards(shards, len(self.params))
 
-    def state_dict(self) -> dict:
+    def state_dict(self) -> StateDict:
         """The whole optimizer's state dict (after `consolidate_state_dict`, on its rank): the
         layout of `optimizer_class(params)` in one process, so it loads there too."""
         if self._consolidated is None:
@@ -141,7 +149,7 @@ class ZeroRedundancyOptimizer:
                                    "state_dict() on that rank")
         return self._consolidated
 
-    def load_state_dict(self, state_dict: dict) -> None:
+    def load_state_dict(self, state_dict: StateDict) -> None:
         """Load a whole state dict (from `state_dict()`, from `merge_shards` of saved shards, or
         from `optimizer_class(params).state_dict()`), whatever the world size it was saved at:
         each rank takes its shard's entries."""

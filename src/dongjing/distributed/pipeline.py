@@ -5,6 +5,8 @@ schedule (`schedules.py`). With one process every stage is local."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from ..core import profiler_hooks as hooks
@@ -12,6 +14,12 @@ from ..tensor import Tensor
 from . import p2p
 from .schedules import SCHEDULES, schedule_order
 from .world import DistributedError, ensure_init, wait
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator, Sequence
+
+    from ..nn.container import Sequential
+    from ..nn.parameter import Parameter
 
 _REDUCTIONS = ("mean", "sum")
 
@@ -25,7 +33,8 @@ class Pipe:
     `chunks` micro-batches and returns the batch loss on every rank.
     """
 
-    def __init__(self, model, balance, chunks: int = 1, schedule: str = "gpipe"):
+    def __init__(self, model: Sequential, balance: Sequence[int], chunks: int = 1,
+                 schedule: str = "gpipe") -> None:
         if not (hasattr(model, "__len__") and hasattr(model, "__getitem__")):
             raise TypeError(f"Pipe: expects an nn.Sequential (layers in order), got "
                             f"{type(model).__name__}")
@@ -53,16 +62,17 @@ class Pipe:
             self.local = self.partitions[world.rank]
             self.comm = world.comm.Dup()  # the pipe's messages never meet anyone else's
 
-    def parameters(self):
+    def parameters(self) -> Iterator[Parameter]:
         """The parameters of this rank's stage (every stage's with one process)."""
         return self.local.parameters()
 
-    def named_parameters(self):
+    def named_parameters(self) -> list[tuple[str, Parameter]]:
         """(name, parameter) pairs of this rank's stage, named as in the whole model."""
         names = {id(p): n for n, p in self.model.named_parameters()}
         return [(names[id(p)], p) for p in self.local.parameters()]
 
-    def step(self, x, y, loss_fn, reduction: str = "mean") -> Tensor:
+    def step(self, x: Tensor, y: Tensor, loss_fn: Callable[[Tensor, Tensor], Tensor],
+             reduction: str = "mean") -> Tensor:
         """Forward and backward of the batch (`x`, targets `y`) in micro-batches; gradients
         accumulate into the stage's `.grad` (call the optimizer's `zero_grad` first).
 

@@ -117,7 +117,8 @@ def barrier(group: object = None, async_op: bool = False,
     return Work() if async_op else None
 
 
-def all_gather(tensor_list, tensor: Tensor | None = None, group=None, async_op: bool = False):
+def all_gather(tensor_list: list[Tensor] | Tensor, tensor: Tensor | None = None,
+               group: None = None, async_op: bool = False) -> Tensor | Work | None:
     """PyTorch's `all_gather(tensor_list, tensor)`: fill `tensor_list` (one tensor per rank)
     with every rank's `tensor`. Called with one tensor, `all_gather(t)` returns every rank's
     `t` stacked in rank order (shape (world size, *t.shape))."""

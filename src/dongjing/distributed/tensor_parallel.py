@@ -18,6 +18,8 @@ layer holds its whole weight. They run eagerly, in static graphs and in dj.jit t
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from .. import nn
@@ -26,6 +28,9 @@ from ..dispatch import apply1
 from ..ops.convert import as_tensor
 from ..tensor import Tensor
 from .world import DistributedError, ensure_init, wait
+
+if TYPE_CHECKING:
+    from ..types import DTypeLike
 
 _NOT_ONNX = "a collective across processes has no ONNX form"
 
@@ -186,14 +191,14 @@ class ColumnParallelLinear(nn.Module, _ParallelLinear):
     """
 
     def __init__(self, in_features: int, out_features: int, bias: bool = True,
-                 gather_output: bool = True, dtype=None):
+                 gather_output: bool = True, dtype: DTypeLike | None = None):
         super().__init__()
         whole = nn.Linear(in_features, out_features, bias=bias, dtype=dtype)
         self._shard(self, whole, 0, "ColumnParallelLinear")
         self.gather_output = bool(gather_output)
 
     @classmethod
-    def from_linear(cls, linear, gather_output: bool = True) -> ColumnParallelLinear:
+    def from_linear(cls, linear: nn.Linear, gather_output: bool = True) -> ColumnParallelLinear:
         """This rank's column split of an existing `nn.Linear` (its values copied)."""
         layer = cls.__new__(cls)
         nn.Module.__init__(layer)
@@ -220,14 +225,14 @@ class RowParallelLinear(nn.Module, _ParallelLinear):
     """
 
     def __init__(self, in_features: int, out_features: int, bias: bool = True,
-                 input_is_parallel: bool = True, dtype=None):
+                 input_is_parallel: bool = True, dtype: DTypeLike | None = None):
         super().__init__()
         whole = nn.Linear(in_features, out_features, bias=bias, dtype=dtype)
         self._shard(self, whole, 1, "RowParallelLinear")
         self.input_is_parallel = bool(input_is_parallel)
 
     @classmethod
-    def from_linear(cls, linear, input_is_parallel: bool = True) -> RowParallelLinear:
+    def from_linear(cls, linear: nn.Linear, input_is_parallel: bool = True) -> RowParallelLinear:
         """This rank's row split of an existing `nn.Linear` (its values copied)."""
         layer = cls.__new__(cls)
         nn.Module.__init__(layer)

@@ -4,6 +4,7 @@ broadcasting."""
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -12,10 +13,15 @@ from ..autograd.grad_mode import no_grad
 from ..ops.convert import as_tensor
 from ..tensor import Tensor
 
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from ..types import TensorLike
+
 LOG_2PI = math.log(2 * math.pi)
 
 
-def broadcast_all(*values) -> list[Tensor]:
+def broadcast_all(*values: Tensor | float) -> list[Tensor]:
     """The parameters as tensors of one broadcast shape (numbers take the tensors' dtype)."""
     tensors = [v for v in values if isinstance(v, Tensor)]
     like = tensors[0] if tensors else None
@@ -24,7 +30,7 @@ def broadcast_all(*values) -> list[Tensor]:
     return [ops.broadcast_to(t, shape) if tuple(t.shape) != shape else t for t in out]
 
 
-def _shape(sample_shape) -> tuple:
+def _shape(sample_shape: int | Sequence[int]) -> tuple[int, ...]:
     if isinstance(sample_shape, int):
         return (sample_shape,)
     return tuple(sample_shape)
@@ -38,22 +44,23 @@ class Distribution:
 
     has_rsample = False
 
-    def __init__(self, batch_shape=(), event_shape=(), validate_args=None):
+    def __init__(self, batch_shape: Sequence[int] = (), event_shape: Sequence[int] = (),
+                 validate_args: bool | None = None) -> None:
         self.batch_shape, self.event_shape = tuple(batch_shape), tuple(event_shape)
 
-    def _extended_shape(self, sample_shape=()) -> tuple:
+    def _extended_shape(self, sample_shape: int | Sequence[int] = ()) -> tuple[int, ...]:
         return _shape(sample_shape) + self.batch_shape + self.event_shape
 
-    def sample(self, sample_shape=()) -> Tensor:
+    def sample(self, sample_shape: int | Sequence[int] = ()) -> Tensor:
         """Draws of shape sample_shape + batch_shape + event_shape, without gradient."""
         with no_grad():
             return self.rsample(sample_shape).detach()
 
-    def rsample(self, sample_shape=()) -> Tensor:
+    def rsample(self, sample_shape: int | Sequence[int] = ()) -> Tensor:
         raise NotImplementedError(f"{type(self).__name__} has no reparameterized sampler "
                                   "(rsample); use sample()")
 
-    def log_prob(self, value) -> Tensor:
+    def log_prob(self, value: TensorLike) -> Tensor:
         raise NotImplementedError
 
     def entropy(self) -> Tensor:

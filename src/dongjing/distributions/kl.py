@@ -4,7 +4,8 @@
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, TypeVar
 
 from .. import linalg, ops
 from .multivariate import Independent, MultivariateNormal, _diagonal
@@ -15,11 +16,12 @@ if TYPE_CHECKING:
     from .distribution import Distribution
 
 _KL: dict = {}
+_F = TypeVar("_F", bound=Callable[..., object])
 
 
-def register_kl(type_p: type, type_q: type):
+def register_kl(type_p: type, type_q: type) -> Callable[[_F], _F]:
     """Decorator: register `fn(p, q)` as KL(p || q) for the two distribution types."""
-    def record(fn):
+    def record(fn: _F) -> _F:
         _KL[(type_p, type_q)] = fn
         return fn
 

@@ -3,6 +3,8 @@ dims)."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from .. import linalg, ops
@@ -11,6 +13,11 @@ from ..errors import ArgumentError, ShapeError
 from ..ops.convert import as_tensor
 from ..tensor import Tensor
 from .distribution import LOG_2PI, Distribution
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from ..types import TensorLike
 
 
 def _diagonal(m: Tensor) -> Tensor:
@@ -27,7 +34,7 @@ class MultivariateNormal(Distribution):
     has_rsample = True
 
     def __init__(self, loc, covariance_matrix=None, precision_matrix=None, scale_tril=None,
-                 validate_args=None):
+                 validate_args: bool | None = None):
         given = [m for m in (covariance_matrix, precision_matrix, scale_tril) if m is not None]
         if len(given) != 1:
             raise ArgumentError("MultivariateNormal: give exactly one of covariance_matrix, "
@@ -51,7 +58,7 @@ class MultivariateNormal(Distribution):
     def covariance_matrix(self) -> Tensor:
         return ops.matmul(self.scale_tril, ops.transpose(self.scale_tril, -1, -2))
 
-    def rsample(self, sample_shape=()) -> Tensor:
+    def rsample(self, sample_shape: int | Sequence[int] = ()) -> Tensor:
         shape = self._extended_shape(sample_shape)
         eps = Tensor._make(np.asarray(generator().standard_normal(shape), self.loc.dtype))
         return self.loc + ops.squeeze(ops.matmul(self.scale_tril, ops.unsqueeze(eps, -1)), -1)
@@ -59,7 +66,7 @@ class MultivariateNormal(Distribution):
     def _half_log_det(self) -> Tensor:
         return ops.sum(ops.log(_diagonal(self.scale_tril)), -1)
 
-    def log_prob(self, value) -> Tensor:
+    def log_prob(self, value: TensorLike) -> Tensor:
         diff = as_tensor(value, self.loc) - self.loc
         shape = np.broadcast_shapes(tuple(diff.shape[:-1]), tuple(self.scale_tril.shape[:-2]))
         tril = ops.broadcast_to(self.scale_tril, shape + self.event_shape * 2)
@@ -87,7 +94,7 @@ class Independent(Distribution):
     dims: log_prob and entropy sum over them."""
 
     def __init__(self, base_distribution: Distribution, reinterpreted_batch_ndims: int,
-                 validate_args=None):
+                 validate_args: bool | None = None):
         n = int(reinterpreted_batch_ndims)
         batch = base_distribution.batch_shape
         if not 0 <= n <= len(batch):
@@ -102,13 +109,13 @@ class Independent(Distribution):
         n = self.reinterpreted_batch_ndims
         return ops.sum(t, tuple(range(-n, 0))) if n else t
 
-    def sample(self, sample_shape=()) -> Tensor:
+    def sample(self, sample_shape: int | Sequence[int] = ()) -> Tensor:
         return self.base_dist.sample(sample_shape)
 
-    def rsample(self, sample_shape=()) -> Tensor:
+    def rsample(self, sample_shape: int | Sequence[int] = ()) -> Tensor:
         return self.base_dist.rsample(sample_shape)
 
-    def log_prob(self, value) -> Tensor:
+    def log_prob(self, value: TensorLike) -> Tensor:
         return self._summed(self.base_dist.log_prob(value))
 
     def entropy(self) -> Tensor:

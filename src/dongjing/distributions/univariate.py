@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -13,6 +14,11 @@ from ..ops.convert import as_tensor
 from ..ops.sampling import multinomial
 from ..tensor import Tensor
 from .distribution import LOG_2PI, Distribution, _shape, broadcast_all
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from ..types import TensorLike
 
 
 def _noise(like: Tensor, shape: tuple, draw) -> Tensor:
@@ -25,16 +31,17 @@ class Normal(Distribution):
 
     has_rsample = True
 
-    def __init__(self, loc, scale, validate_args=None):
+    def __init__(self, loc: Tensor | float, scale: Tensor | float,
+                 validate_args: bool | None = None):
         self.loc, self.scale = broadcast_all(loc, scale)
         super().__init__(self.loc.shape)
 
-    def rsample(self, sample_shape=()) -> Tensor:
+    def rsample(self, sample_shape: int | Sequence[int] = ()) -> Tensor:
         shape = self._extended_shape(sample_shape)
         eps = _noise(self.loc, shape, lambda s: generator().standard_normal(s))
         return self.loc + self.scale * eps
 
-    def log_prob(self, value) -> Tensor:
+    def log_prob(self, value: TensorLike) -> Tensor:
         x = as_tensor(value, self.loc)
         return ops.neg((x - self.loc) ** 2 / (2 * self.scale ** 2)) - ops.log(self.scale) \
             - 0.5 * LOG_2PI
@@ -42,7 +49,7 @@ class Normal(Distribution):
     def entropy(self) -> Tensor:
         return 0.5 + 0.5 * LOG_2PI + ops.log(self.scale)
 
-    def cdf(self, value) -> Tensor:
+    def cdf(self, value: TensorLike) -> Tensor:
         x = as_tensor(value, self.loc)
         return 0.5 * (1 + ops.erf((x - self.loc) / (self.scale * math.sqrt(2))))
 
@@ -60,16 +67,17 @@ class Uniform(Distribution):
 
     has_rsample = True
 
-    def __init__(self, low, high, validate_args=None):
+    def __init__(self, low: Tensor | float, high: Tensor | float,
+                 validate_args: bool | None = None):
         self.low, self.high = broadcast_all(low, high)
         super().__init__(self.low.shape)
 
-    def rsample(self, sample_shape=()) -> Tensor:
+    def rsample(self, sample_shape: int | Sequence[int] = ()) -> Tensor:
         shape = self._extended_shape(sample_shape)
         u = _noise(self.low, shape, lambda s: generator().random(s))
         return self.low + (self.high - self.low) * u
 
-    def log_prob(self, value) -> Tensor:
+    def log_prob(self, value: TensorLike) -> Tensor:
         x = as_tensor(value, self.low)
         inside = ops.logical_and(ops.ge(x, self.low), ops.lt(x, self.high))
         density = ops.neg(ops.log(self.high - self.low))
@@ -107,7 +115,8 @@ def _one_source(name: str, probs, logits):
 class Bernoulli(Distribution):
     """0/1 draws, 1 with probability `probs` (or sigmoid(`logits`))."""
 
-    def __init__(self, probs=None, logits=None, validate_args=None):
+    def __init__(self, probs: Tensor | float | None = None, logits: Tensor | float | None = None,
+                 validate_args: bool | None = None) -> None:
         _one_source("Bernoulli", probs, logits)
         if probs is not None:
             (self.probs,) = broadcast_all(probs)
@@ -117,12 +126,12 @@ class Bernoulli(Distribution):
             self.probs = ops.sigmoid(self.logits)
         super().__init__(self.probs.shape)
 
-    def sample(self, sample_shape=()) -> Tensor:
+    def sample(self, sample_shape: int | Sequence[int] = ()) -> Tensor:
         shape = self._extended_shape(sample_shape)
         p = np.broadcast_to(self.probs.detach().numpy(), shape)
         return Tensor._make((generator().random(shape) < p).astype(self.probs.dtype))
 
-    def log_prob(self, value) -> Tensor:
+    def log_prob(self, value: TensorLike) -> Tensor:
         x = as_tensor(value, self.logits)
         return x * self.logits - _softplus(self.logits)
 
@@ -142,7 +151,8 @@ class Categorical(Distribution):
     """Draws of a category index in [0, K) with probabilities `probs` (normalized along the
     last dim) or softmax(`logits`); batched over the other dims."""
 
-    def __init__(self, probs=None, logits=None, validate_args=None):
+    def __init__(self, probs: TensorLike | None = None, logits: TensorLike | None = None,
+                 validate_args: bool | None = None) -> None:
         _one_source("Categorical", probs, logits)
         if probs is not None:
             p = as_tensor(probs)
@@ -157,7 +167,7 @@ class Categorical(Distribution):
         self.num_categories = self.probs.shape[-1]
         super().__init__(tuple(self.probs.shape[:-1]))
 
-    def sample(self, sample_shape=()) -> Tensor:
+    def sample(self, sample_shape: int | Sequence[int] = ()) -> Tensor:
         shape = _shape(sample_shape)
         n = int(np.prod(shape)) if shape else 1
         rows = ops.reshape(self.probs.detach(), (-1, self.num_categories))
@@ -165,7 +175,7 @@ class Categorical(Distribution):
         drawn = np.moveaxis(drawn, -1, 0).reshape(shape + self.batch_shape)
         return Tensor._make(drawn.astype(np.int64))
 
-    def log_prob(self, value) -> Tensor:
+    def log_prob(self, value: TensorLike) -> Tensor:
         idx = as_tensor(value)
         shape = np.broadcast_shapes(tuple(idx.shape), self.batch_shape)
         logits = ops.broadcast_to(self.logits, shape + (self.num_categories,))

@@ -6,6 +6,8 @@ that says so instead of returning something else."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from .. import ops
 from ..core.memory_format import check_layout, strided
 from ..dtypes import is_floating
@@ -14,9 +16,13 @@ from ..tensor import Tensor
 from ..tensor.creation import arange
 from ..tensor.out_argument import write_out
 
+if TYPE_CHECKING:
+    from ..types import DeviceLike, Dim, DTypeLike, TensorLike
 
-def fftfreq(n: int, d: float = 1.0, *, out=None, dtype=None, layout=strided, device=None,
-            requires_grad: bool = False) -> Tensor:
+
+def fftfreq(n: int, d: float = 1.0, *, out: Tensor | None = None,
+            dtype: DTypeLike | None = None, layout: object = strided,
+            device: DeviceLike | None = None, requires_grad: bool = False) -> Tensor:
     """The sample frequencies of an n-point transform: [0, 1, ..., n/2 - 1, -n/2, ..., -1] /
     (d * n) (for odd n the positive half runs to (n - 1) / 2)."""
     n = int(n)
@@ -29,7 +35,9 @@ def fftfreq(n: int, d: float = 1.0, *, out=None, dtype=None, layout=strided, dev
     return _placed("fft.fftfreq", freqs, layout, device, requires_grad, out)
 
 
-def rfftfreq(n: int, d: float = 1.0, *, out=None, dtype=None, layout=strided, device=None,
+def rfftfreq(n: int, d: float = 1.0, *, out: Tensor | None = None,
+             dtype: DTypeLike | None = None, layout: object = strided,
+             device: DeviceLike | None = None,
              requires_grad: bool = False) -> Tensor:
     """The sample frequencies of a real n-point transform's n // 2 + 1 outputs:
     [0, 1, ..., n // 2] / (d * n)."""
@@ -55,14 +63,14 @@ def _shift_dims(x: Tensor, dim) -> tuple:
     return tuple(dim) if isinstance(dim, (tuple, list)) else (dim,)
 
 
-def fftshift(input, dim=None) -> Tensor:
+def fftshift(input: TensorLike, dim: Dim = None) -> Tensor:
     """Move the zero frequency to the middle: a roll by n // 2 along each of `dim` (all)."""
     x = as_tensor(input)
     dims = _shift_dims(x, dim)
     return ops.roll(x, tuple(x.shape[d] // 2 for d in dims), dims)
 
 
-def ifftshift(input, dim=None) -> Tensor:
+def ifftshift(input: TensorLike, dim: Dim = None) -> Tensor:
     """The inverse of `fftshift`: a roll by -(n // 2) along each of `dim` (all)."""
     x = as_tensor(input)
     dims = _shift_dims(x, dim)

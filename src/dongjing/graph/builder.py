@@ -4,6 +4,8 @@ tensors (Variables and Parameters by reference, other tensors as constants)."""
 from __future__ import annotations
 
 import threading
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from .. import dtypes
 from ..core import eager_modes as _eager_modes
@@ -14,6 +16,9 @@ from ..tensor import Tensor
 from ..tensor.conversion import to_array
 from . import onnx_rules
 from .variable import Variable
+
+if TYPE_CHECKING:
+    from ..types import DTypeLike, TensorLike
 
 
 class _State(threading.local):
@@ -174,7 +179,9 @@ def _placeholder_arguments(args: tuple, shape, dtype, name):
     return shape, dtype, name
 
 
-def placeholder(*args, shape=None, dtype=None, name: str | None = None):
+def placeholder(*args: Sequence[int | None] | int | DTypeLike,
+                shape: Sequence[int | None] | int | None = None,
+                dtype: DTypeLike | None = None, name: str | None = None) -> Tensor:
     """A graph input to be fed in `sess.run(feed_dict=...)`; `None` dims take any size.
 
     Either order works: `dj.placeholder((None, 3), dj.float32)` or, as in TensorFlow,
@@ -206,7 +213,8 @@ def placeholder(*args, shape=None, dtype=None, name: str | None = None):
     return Tensor._symbolic(node)
 
 
-def constant(value, dtype=None, name: str | None = None):
+def constant(value: TensorLike, dtype: DTypeLike | None = None, name: str | None = None
+             ) -> Tensor:
     """A constant: a node inside a graph, an ordinary tensor eagerly."""
     array = to_array(value, dtype)
     graph = state.graph

@@ -4,6 +4,7 @@ rules the eager tape runs, so there is no second set of derivative formulas."""
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 from ..backends import default_backend
 from ..core import autocast_state, late
@@ -67,7 +68,8 @@ def _seed(y, g, graph):
     return Tensor._make(default_backend().asarray(g, y.dtype))
 
 
-def gradients(ys, xs, grad_ys=None) -> list:
+def gradients(ys: Tensor | Sequence[Tensor], xs: Tensor | Sequence[Tensor],
+              grad_ys: Tensor | Sequence[Tensor | None] | None = None) -> list[Tensor | None]:
     """Symbolic d(sum of ys)/d(x) for each x in `xs`, as new nodes of the ys' graph.
 
     `ys`, `xs`: a tensor or a list (xs may be Variables / Parameters the graph captured).

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 from collections import Counter
+from typing import TYPE_CHECKING
 
 from .. import dtypes
 from ..core.placement_scope import current_rank
@@ -12,6 +13,14 @@ from ..errors import GraphError
 from .builder import pop, push
 from .printing import format_graph
 from .verify import verify
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from typing import Any
+
+    from ..core.registry import Op
+    from ..tensor import Tensor
+    from ..types import DTypeLike
 
 
 class Node:
@@ -74,7 +83,9 @@ class Graph:
             if name not in self._by_name:
                 return name
 
-    def add_node(self, op, inputs, attrs, shape, dtype, name: str | None = None) -> Node:
+    def add_node(self, op: Op, inputs: Sequence[Node], attrs: dict[str, Any],
+                 shape: Sequence[int | None], dtype: DTypeLike | None,
+                 name: str | None = None) -> Node:
         if self.name_prefix and op.name != "variable":  # a Variable keeps its own full name
             name = self.name_prefix + (name or op.name)
         if name is not None and name in self._by_name:
@@ -105,7 +116,7 @@ class Graph:
         except KeyError:
             raise GraphError(f"graph has no node named {name!r}") from None
 
-    def captured(self, tensor) -> Node | None:
+    def captured(self, tensor: Tensor) -> Node | None:
         """The node of an eager tensor (Variable, Parameter, constant) captured here, if any."""
         entry = self._captured.get(id(tensor))
         return entry[1] if entry is not None and entry[0] is tensor else None
@@ -116,7 +127,7 @@ class Graph:
     def variables(self) -> list[Node]:
         return [n for n in self.nodes if n.op.name == "variable"]
 
-    def trainable_variables(self) -> list:
+    def trainable_variables(self) -> list[Tensor]:
         """The trainable Variables (and nn.Parameters) this graph reads, as eager objects."""
         refs = [n.attrs["ref"] for n in self.variables()]
         return [r for r in refs if getattr(r, "trainable", r.requires_grad)]

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ..devices.device import device as as_device
 from ..devices.device import move_array
 from ..dtypes import is_floating
 from ..errors import GraphError
 from ..tensor import Tensor
 from ..tensor.conversion import to_array
+
+if TYPE_CHECKING:
+    from ..types import DeviceLike, DTypeLike, TensorLike
 
 
 class Variable(Tensor):
@@ -21,8 +26,9 @@ class Variable(Tensor):
 
     __slots__ = ("var_name", "trainable")
 
-    def __init__(self, initial_value, name: str | None = None, trainable: bool = True,
-                 dtype=None, device=None):
+    def __init__(self, initial_value: TensorLike, name: str | None = None,
+                 trainable: bool = True, dtype: DTypeLike | None = None,
+                 device: DeviceLike | None = None) -> None:
         if isinstance(initial_value, Tensor) and initial_value._node is not None:
             raise GraphError(
                 "dj.Variable needs a concrete initial value, not the symbolic tensor "

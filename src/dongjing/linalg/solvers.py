@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
@@ -13,6 +13,9 @@ from ..ops.linalg_decompositions import solve_matrix, svd
 from ..tensor import Tensor
 from ..tensor.out_argument import accepts_out
 
+if TYPE_CHECKING:
+    from ..types import TensorLike
+
 
 def _vector_rhs(A: Tensor, B: Tensor) -> bool:
     """PyTorch's rule: B is a batch of vectors when it is 1-d or has A's batch shape."""
@@ -20,7 +23,7 @@ def _vector_rhs(A: Tensor, B: Tensor) -> bool:
 
 
 @accepts_out
-def solve(A, B, *, left: bool = True) -> Tensor:
+def solve(A: TensorLike, B: TensorLike, *, left: bool = True) -> Tensor:
     """X with A X = B (X A = B with `left=False`) for square invertible A; B (*, n, k) or a
     batch of vectors (*, n)."""
     A, B = as_tensor(A), as_tensor(B)
@@ -32,7 +35,8 @@ def solve(A, B, *, left: bool = True) -> Tensor:
 
 
 @accepts_out
-def pinv(A, *, atol=None, rtol=None, hermitian: bool = False) -> Tensor:
+def pinv(A: TensorLike, *, atol: float | None = None, rtol: float | None = None,
+         hermitian: bool = False) -> Tensor:
     """The Moore-Penrose pseudo-inverse, from the thin SVD; singular values at or below
     max(atol, rtol * largest) count as zero (rtol defaults to eps * max(m, n) when neither is
     given). Its gradient needs distinct nonzero singular values."""

@@ -4,6 +4,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from .. import ops
@@ -14,6 +16,9 @@ from . import functional_dropout as D
 from .factory import place_new
 from .module import Module
 from .parameter import Parameter
+
+if TYPE_CHECKING:
+    from ..types import DeviceLike, DTypeLike
 
 
 class _Inplace(Module):
@@ -206,7 +211,8 @@ class Softmin(Module):
 class PReLU(Module):
     """x where x > 0, else a * x with a learned slope `a` (one, or one per channel)."""
 
-    def __init__(self, num_parameters: int = 1, init: float = 0.25, device=None, dtype=None):
+    def __init__(self, num_parameters: int = 1, init: float = 0.25,
+                 device: DeviceLike | None = None, dtype: DTypeLike | None = None):
         super().__init__()
         if num_parameters < 1:
             raise ArgumentError(f"PReLU: num_parameters must be >= 1, got {num_parameters}")

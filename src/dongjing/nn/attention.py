@@ -4,6 +4,7 @@ encoder (PyTorch's parameter names, so state dicts load), composed of dongjing o
 from __future__ import annotations
 
 import copy
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -22,6 +23,9 @@ from .module import Module
 from .normalization import LayerNorm
 from .parameter import Parameter
 
+if TYPE_CHECKING:
+    from ..types import DeviceLike, DTypeLike
+
 
 class MultiheadAttention(Module):
     """Multi-head attention with PyTorch's parameters: in_proj_weight (3E, E), in_proj_bias
@@ -29,7 +33,8 @@ class MultiheadAttention(Module):
 
     def __init__(self, embed_dim: int, num_heads: int, dropout: float = 0.0, bias: bool = True,
                  add_bias_kv: bool = False, add_zero_attn: bool = False, kdim=None, vdim=None,
-                 batch_first: bool = False, device=None, dtype=None):
+                 batch_first: bool = False, device: DeviceLike | None = None,
+                 dtype: DTypeLike | None = None):
         super().__init__()
 
         check_device(device, "nn.MultiheadAttention")
@@ -103,7 +108,7 @@ class TransformerEncoderLayer(Module):
     def __init__(self, d_model: int, nhead: int, dim_feedforward: int = 2048,
                  dropout: float = 0.1, activation=F.relu, layer_norm_eps: float = 1e-5,
                  batch_first: bool = False, norm_first: bool = False, bias: bool = True,
-                 device=None, dtype=None):
+                 device: DeviceLike | None = None, dtype: DTypeLike | None = None):
         super().__init__()
         self.self_attn = MultiheadAttention(d_model, nhead, dropout, bias=bias,
                                             batch_first=batch_first, device=device, dtype=dtype)

@@ -5,7 +5,8 @@ PyTorch's deprecated module holder."""
 from __future__ import annotations
 
 import warnings
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
+from typing import TypeAlias, TypeVar, overload
 
 import numpy as np
 
@@ -13,8 +14,12 @@ from ..tensor import Tensor
 from .module import Module
 from .parameter import Parameter
 
+_D = TypeVar("_D")
+_Named: TypeAlias = Mapping[str, Tensor | np.ndarray] | Iterable[tuple[str, Tensor | np.ndarray]]
+"""Parameters by name: a mapping, or (name, value) pairs."""
 
-def _as_parameter(value):
+
+def _as_parameter(value: Tensor | np.ndarray) -> Parameter:
     """A Parameter as PyTorch stores it: plain tensors and arrays are wrapped."""
     if isinstance(value, Parameter) or value is None:
         return value
@@ -28,18 +33,18 @@ def _as_parameter(value):
 class ParameterList(Module):
     """A list of parameters, registered under the names "0", "1", ..."""
 
-    def __init__(self, values: Iterable | None = None):
+    def __init__(self, values: Iterable[Tensor | np.ndarray] | None = None) -> None:
         super().__init__()
         self._size = 0
         if values is not None:
             self.extend(values)
 
-    def append(self, value) -> ParameterList:
+    def append(self, value: Tensor | np.ndarray) -> ParameterList:
         setattr(self, str(self._size), _as_parameter(value))
         self._size += 1
         return self
 
-    def extend(self, values: Iterable) -> ParameterList:
+    def extend(self, values: Iterable[Tensor | np.ndarray]) -> ParameterList:
         for value in values:
             self.append(value)
         return self
@@ -49,18 +54,23 @@ class ParameterList(Module):
             raise IndexError(f"ParameterList index {index} out of range ({self._size} items)")
         return index % self._size
 
-    def __getitem__(self, index):
+    @overload
+    def __getitem__(self, index: int) -> Parameter: ...
+    @overload
+    def __getitem__(self, index: slice) -> ParameterList: ...
+
+    def __getitem__(self, index: int | slice) -> Parameter | ParameterList:
         if isinstance(index, slice):
             return ParameterList([self[i] for i in range(self._size)[index]])
         return getattr(self, str(self._index(index)))
 
-    def __setitem__(self, index: int, value) -> None:
+    def __setitem__(self, index: int, value: Tensor | np.ndarray) -> None:
         setattr(self, str(self._index(index)), _as_parameter(value))
 
     def __len__(self) -> int:
         return self._size
 
-    def __iter__(self) -> Iterator:
+    def __iter__(self) -> Iterator[Parameter]:
         return (self[i] for i in range(self._size))
 
     def extra_repr(self) -> str:
@@ -71,18 +81,18 @@ class ParameterList(Module):
 class ParameterDict(Module):
     """A dict of parameters by name, kept in insertion order."""
 
-    def __init__(self, parameters=None):
+    def __init__(self, parameters: _Named | None = None) -> None:
         super().__init__()
         self._keys: dict = {}
         if parameters is not None:
             self.update(parameters)
 
-    def __getitem__(self, key: str):
+    def __getitem__(self, key: str) -> Parameter:
         if key not in self._keys:
             raise KeyError(key)
         return getattr(self, key)
 
-    def __setitem__(self, key: str, value) -> None:
+    def __setitem__(self, key: str, value: Tensor | np.ndarray) -> None:
         self._keys[key] = None
         setattr(self, key, _as_parameter(value))
 
@@ -99,24 +109,24 @@ class ParameterDict(Module):
     def __iter__(self) -> Iterator[str]:
         return iter(list(self._keys))
 
-    def keys(self):
+    def keys(self) -> list[str]:
         return list(self._keys)
 
-    def values(self):
+    def values(self) -> list[Parameter]:
         return [self[k] for k in self._keys]
 
-    def items(self):
+    def items(self) -> list[tuple[str, Parameter]]:
         return [(k, self[k]) for k in self._keys]
 
-    def get(self, key: str, default=None):
+    def get(self, key: str, default: _D = None) -> Parameter | _D:
         return self[key] if key in self._keys else default
 
-    def pop(self, key: str):
+    def pop(self, key: str) -> Parameter:
         value = self[key]
         del self[key]
         return value
 
-    def update(self, parameters) -> None:
+    def update(self, parameters: _Named) -> None:
         pairs = parameters.items() if hasattr(parameters, "items") else parameters
         for key, value in pairs:
             self[key] = value

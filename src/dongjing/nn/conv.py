@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from ..core.validation import check_int
@@ -14,6 +16,9 @@ from .factory import place_new
 from .functional import Size
 from .module import Module
 from .parameter import Parameter
+
+if TYPE_CHECKING:
+    from ..types import DeviceLike, DTypeLike
 
 
 def _pair(v: Size, name: str = "size", minimum: int = 0,
@@ -30,7 +35,8 @@ class Conv2d(Module):
 
     def __init__(self, in_channels: int, out_channels: int, kernel_size: Size, stride: Size = 1,
                  padding: Size = 0, dilation: Size = 1, groups: int = 1, bias: bool = True,
-                 padding_mode: str = "zeros", device=None, dtype=None):
+                 padding_mode: str = "zeros", device: DeviceLike | None = None,
+                 dtype: DTypeLike | None = None):
         super().__init__()
         if _pair(dilation, "dilation", 1) != (1, 1) or groups != 1 or padding_mode != "zeros":
             raise NotImplementedError("nn.Conv2d: dilation, groups and padding_mode other than "
@@ -119,7 +125,8 @@ class Conv1d(Module):
 
     def __init__(self, in_channels: int, out_channels: int, kernel_size: int, stride: int = 1,
                  padding: int = 0, dilation: int = 1, groups: int = 1, bias: bool = True,
-                 padding_mode: str = "zeros", device=None, dtype=None):
+                 padding_mode: str = "zeros", device: DeviceLike | None = None,
+                 dtype: DTypeLike | None = None):
         super().__init__()
 
         check_device(device, "nn.Conv1d")

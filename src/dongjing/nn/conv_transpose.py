@@ -8,6 +8,8 @@ dilated kernel is the kernel with `dilation - 1` zeros between its taps."""
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -22,6 +24,9 @@ from . import init
 from .factory import place_new
 from .module import Module
 from .parameter import Parameter
+
+if TYPE_CHECKING:
+    from ..types import DeviceLike, DTypeLike
 
 
 def _pair(v, name: str, what: str, minimum: int = 0) -> tuple[int, int]:
@@ -48,7 +53,8 @@ def _span(kernel: tuple, dilation: tuple) -> tuple:
 
 
 # --- unfold / fold ----------------------------------------------------------------------------
-def unfold(input: Tensor, kernel_size, dilation=1, padding=0, stride=1) -> Tensor:
+def unfold(input: Tensor, kernel_size: int | tuple[int, int], dilation: int | tuple[int, int] = 1,
+           padding: int | tuple[int, int] = 0, stride: int | tuple[int, int] = 1) -> Tensor:
     """Sliding blocks of an (N, C, H, W) input as columns: (N, C * kh * kw, L), L the number
     of block positions (PyTorch's im2col layout)."""
     x = as_tensor(input)
@@ -163,9 +169,12 @@ def conv_transpose1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, 
 class _ConvTransposeNd(Module):
     _dims = 2
 
-    def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0,
-                 output_padding=0, groups: int = 1, bias: bool = True, dilation=1,
-                 padding_mode: str = "zeros", device=None, dtype=None):
+    def __init__(self, in_channels: int, out_channels: int, kernel_size: int | Sequence[int],
+                 stride: int | Sequence[int] = 1, padding: int | Sequence[int] = 0,
+                 output_padding: int | Sequence[int] = 0, groups: int = 1, bias: bool = True,
+                 dilation: int | Sequence[int] = 1,
+                 padding_mode: str = "zeros", device: DeviceLike | None = None,
+                 dtype: DTypeLike | None = None):
         super().__init__()
         name = f"nn.{type(self).__name__}"
         if padding_mode != "zeros":
@@ -201,7 +210,7 @@ class _ConvTransposeNd(Module):
             init.uniform_(self.bias, -bound, bound)
         place_new(self, device, dtype)
 
-    def forward(self, x: Tensor, output_size=None) -> Tensor:
+    def forward(self, x: Tensor, output_size: Sequence[int] | None = None) -> Tensor:
         extra = self._output_padding(x, output_size)
         fn = conv_transpose2d if self._dims == 2 else conv_transpose1d
         return fn(x, self.weight, self.bias, self.stride, self.padding, extra, self.groups,

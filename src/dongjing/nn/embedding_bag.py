@@ -4,6 +4,8 @@ a 1-d input cut at `offsets`; sums and means are one product with a bag-membersh
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from .. import ops
@@ -16,6 +18,9 @@ from . import init
 from .factory import place_new
 from .module import Module
 from .parameter import Parameter
+
+if TYPE_CHECKING:
+    from ..types import DeviceLike, DTypeLike, TensorLike
 
 _MODES = ("sum", "mean", "max")
 
@@ -88,10 +93,12 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets=None, max_norm=None,
 class EmbeddingBag(Module):
     """A lookup table whose rows are summed, averaged or max-pooled per bag."""
 
-    def __init__(self, num_embeddings: int, embedding_dim: int, max_norm=None,
+    def __init__(self, num_embeddings: int, embedding_dim: int, max_norm: float | None = None,
                  norm_type: float = 2.0, scale_grad_by_freq: bool = False, mode: str = "mean",
-                 sparse: bool = False, _weight=None, include_last_offset: bool = False,
-                 padding_idx: int | None = None, device=None, dtype=None):
+                 sparse: bool = False, _weight: TensorLike | None = None,
+                 include_last_offset: bool = False,
+                 padding_idx: int | None = None, device: DeviceLike | None = None,
+                 dtype: DTypeLike | None = None):
         super().__init__()
         self.num_embeddings = check_int("nn.EmbeddingBag", "num_embeddings", num_embeddings, 1)
         self.embedding_dim = check_int("nn.EmbeddingBag", "embedding_dim", embedding_dim, 1)
@@ -109,7 +116,8 @@ class EmbeddingBag(Module):
             self.weight = Parameter(_weight)
         place_new(self, device, dtype)
 
-    def forward(self, input: Tensor, offsets=None, per_sample_weights=None) -> Tensor:
+    def forward(self, input: Tensor, offsets: Tensor | None = None,
+                per_sample_weights: Tensor | None = None) -> Tensor:
         return embedding_bag(input, self.weight, offsets, self.max_norm, 2.0,
                              self.scale_grad_by_freq, self.mode, False, per_sample_weights,
                              self.include_last_offset, self.padding_idx)

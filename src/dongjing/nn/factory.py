@@ -3,14 +3,20 @@ layer's parameters and buffers made on that device, the floating ones in that dt
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from ..devices.device import check_device
 from .module import Module
 from .parameter import Parameter
 
+if TYPE_CHECKING:
+    from ..types import DeviceLike, DTypeLike
 
-def place_new(module: Module, device=None, dtype=None) -> Module:
+
+def place_new(module: Module, device: DeviceLike | None = None,
+              dtype: DTypeLike | None = None) -> Module:
     """Move a freshly built `module` to `device` and cast it to `dtype` (both optional)."""
     name = f"nn.{type(module).__name__}"
     where = None if device is None else check_device(device, name, placed=True)
@@ -34,8 +40,8 @@ def affine_parameters(module: Module, channels: int, affine: bool, bias: bool) -
 
 
 def init_channel_norm(module: Module, num_features: int, eps: float, momentum: float,
-                      affine: bool, track_running_stats: bool, device=None,
-                      dtype=None, bias: bool = True) -> None:
+                      affine: bool, track_running_stats: bool, device: DeviceLike | None = None,
+                      dtype: DTypeLike | None = None, bias: bool = True) -> None:
     """The state batch and instance norms share: a per-channel weight and bias (or None; no
     bias with `bias=False`) and, when tracked, running mean, variance and batch count, made on
     `device` in `dtype`."""

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -32,6 +33,9 @@ from .losses import (
 )
 from .resample import interpolate, pad
 from .updates import update_buffer
+
+if TYPE_CHECKING:
+    from ..types import DTypeLike
 
 Size = int | tuple[int, int]  # a kernel size, stride or padding: one int, or (height, width)
 
@@ -119,7 +123,7 @@ def implicit_dim(name: str, ndim: int, stacklevel: int) -> int:
 
 @autocast_policy("softmax")
 def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
-            dtype=None) -> Tensor:
+            dtype: DTypeLike | None = None) -> Tensor:
     """exp(x) / sum(exp(x)) along `dim` (`dtype`: the input cast first; without `dim`,
     PyTorch's implicit choice, with its warning at `_stacklevel`)."""
     x = as_tensor(input)
@@ -130,7 +134,7 @@ def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
 
 @autocast_policy("log_softmax")
 def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
-                dtype=None) -> Tensor:
+                dtype: DTypeLike | None = None) -> Tensor:
     """log(softmax(x)) along `dim`, computed stably (arguments as `softmax`)."""
     x = as_tensor(input)
     if dim is None:
@@ -446,22 +450,22 @@ __all__ += ["conv_transpose1d", "conv_transpose2d", "fold", "unfold", "cosine_si
 
 from . import functional_activation as _activation  # noqa: E402
 from . import functional_dropout as _dropout  # noqa: E402
+from .functional_activation import *  # noqa: E402, F403  (its __all__, published here)
+from .functional_dropout import *  # noqa: E402, F403  (its __all__, published here)
 
-globals().update({n: getattr(_activation, n) for n in _activation.__all__})
-globals().update({n: getattr(_dropout, n) for n in _dropout.__all__})
 __all__ += _activation.__all__ + _dropout.__all__
 
 from . import losses_margin as _margin  # noqa: E402
+from .losses_margin import *  # noqa: E402, F403  (its __all__, published here)
 
-globals().update({n: getattr(_margin, n) for n in _margin.__all__})
 __all__ += _margin.__all__
 
 from . import layers_more as _layers_more  # noqa: E402
+from .layers_more import *  # noqa: E402, F403  (its __all__, published here)
 
-globals().update({n: getattr(_layers_more, n) for n in _layers_more.__all__})
 __all__ += _layers_more.__all__
 
 from . import pooling_nd as _pooling_nd  # noqa: E402
+from .pooling_nd import *  # noqa: E402, F403  (its __all__, published here)
 
-globals().update({n: getattr(_pooling_nd, n) for n in _pooling_nd.__all__})
 __all__ += _pooling_nd.__all__

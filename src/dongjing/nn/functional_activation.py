@@ -5,12 +5,16 @@ rule of its own. `inplace=True` writes the result into the input (as `F.relu` do
 from __future__ import annotations
 
 import warnings
+from typing import TYPE_CHECKING
 
 from .. import ops
 from ..errors import ArgumentError, ShapeError
 from ..ops.convert import as_tensor
 from ..tensor import Tensor
 from ..tensor.inplace import run_inplace
+
+if TYPE_CHECKING:
+    from ..types import DTypeLike
 
 __all__ = ["softplus", "logsigmoid", "mish", "hardtanh", "relu6", "hardsigmoid", "hardswish",
            "selu", "celu", "glu", "hardshrink", "softshrink", "softsign", "tanhshrink",
@@ -189,7 +193,7 @@ def implicit_dim(name: str, ndim: int) -> int:
 
 
 def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
-            dtype=None) -> Tensor:
+            dtype: DTypeLike | None = None) -> Tensor:
     """softmax(-x) along `dim` (computed in `dtype` when given)."""
     x = as_tensor(input)
     if dtype is not None:

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from .. import ops
@@ -14,6 +16,9 @@ from ..tensor import Tensor
 from .factory import affine_parameters, init_channel_norm, place_new
 from .module import Module
 from .updates import update_buffer
+
+if TYPE_CHECKING:
+    from ..types import DeviceLike, DTypeLike
 
 
 def _affine(out: Tensor, weight, bias) -> Tensor:
@@ -86,7 +91,8 @@ class GroupNorm(Module):
     """`group_norm` with a learnable per-channel weight (1s) and bias (0s)."""
 
     def __init__(self, num_groups: int, num_channels: int, eps: float = 1e-5,
-                 affine: bool = True, device=None, dtype=None, bias: bool = True):
+                 affine: bool = True, device: DeviceLike | None = None,
+                 dtype: DTypeLike | None = None, bias: bool = True):
         super().__init__()
         self.num_groups = check_int("nn.GroupNorm", "num_groups", num_groups, 1)
         self.num_channels = check_int("nn.GroupNorm", "num_channels", num_channels, 1)
@@ -108,8 +114,9 @@ class _InstanceNorm(Module):
     _dims = 1
 
     def __init__(self, num_features: int, eps: float = 1e-5, momentum: float = 0.1,
-                 affine: bool = False, track_running_stats: bool = False, device=None,
-                 dtype=None, bias: bool = True):
+                 affine: bool = False, track_running_stats: bool = False,
+                 device: DeviceLike | None = None,
+                 dtype: DTypeLike | None = None, bias: bool = True):
         super().__init__()
         self.num_features = check_int(type(self).__name__, "num_features", num_features, 1)
         init_channel_norm(self, num_features, eps, momentum, affine, track_running_stats,

@@ -6,6 +6,7 @@ and `DataParallel` (one device: it calls the module), with their functions `F.bi
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -20,6 +21,9 @@ from .factory import place_new
 from .module import Module
 from .parameter import Parameter
 from .resample import interpolate, pad
+
+if TYPE_CHECKING:
+    from ..types import DeviceLike, DTypeLike
 
 __all__ = ["bilinear", "rms_norm", "local_response_norm", "channel_shuffle"]
 
@@ -98,7 +102,8 @@ class Bilinear(Module):
     """y = x1^T A x2 + b with A of shape (out_features, in1_features, in2_features)."""
 
     def __init__(self, in1_features: int, in2_features: int, out_features: int,
-                 bias: bool = True, device=None, dtype=None):
+                 bias: bool = True, device: DeviceLike | None = None,
+                 dtype: DTypeLike | None = None):
         super().__init__()
         self.in1_features = check_int("nn.Bilinear", "in1_features", in1_features, minimum=1)
         self.in2_features = check_int("nn.Bilinear", "in2_features", in2_features, minimum=1)
@@ -131,7 +136,8 @@ class RMSNorm(Module):
     """Root-mean-square normalization over the trailing `normalized_shape` dims."""
 
     def __init__(self, normalized_shape, eps: float | None = None,
-                 elementwise_affine: bool = True, device=None, dtype=None):
+                 elementwise_affine: bool = True, device: DeviceLike | None = None,
+                 dtype: DTypeLike | None = None):
         super().__init__()
         self.normalized_shape = (normalized_shape,) if isinstance(normalized_shape, int) else \
             tuple(normalized_shape)

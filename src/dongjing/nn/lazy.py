@@ -5,6 +5,8 @@ then the layer has no parameters: run one batch through it before building the o
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any, TypeVar
+
 from ..errors import ArgumentError, ShapeError
 from ..tensor import Tensor
 from .conv import Conv1d, Conv2d
@@ -13,6 +15,9 @@ from .group_norm import InstanceNorm1d, InstanceNorm2d, InstanceNorm3d
 from .linear import Linear
 from .module import Module
 from .normalization import BatchNorm1d, BatchNorm2d, BatchNorm3d
+
+if TYPE_CHECKING:
+    from ..types import DeviceLike, DTypeLike
 
 
 class LazyModuleMixin:
@@ -43,7 +48,7 @@ class LazyModuleMixin:
         target.__init__(self, size, *args, **kwargs)
         self.train(training)
 
-    def forward(self, input: Tensor, *args, **kwargs):
+    def forward(self, input: Tensor, *args: Any, **kwargs: Any) -> Any:
         self.initialize_parameters(input)
         return self.forward(input, *args, **kwargs)  # the ordinary layer's, now
 
@@ -58,7 +63,8 @@ class LazyLinear(LazyModuleMixin, Module):
     cls_to_become = Linear
     _feature_dim = -1
 
-    def __init__(self, out_features: int, bias: bool = True, device=None, dtype=None):
+    def __init__(self, out_features: int, bias: bool = True, device: DeviceLike | None = None,
+                 dtype: DTypeLike | None = None):
         Module.__init__(self)
         object.__setattr__(self, "_lazy_arguments",
                            ((out_features, bias), {"device": device, "dtype": dtype}))
@@ -89,8 +95,9 @@ class LazyConv1d(LazyModuleMixin, Module):
     _batched_ndim = 3
 
     def __init__(self, out_channels: int, kernel_size, stride=1, padding=0, dilation=1,
-                 groups: int = 1, bias: bool = True, padding_mode: str = "zeros", device=None,
-                 dtype=None):
+                 groups: int = 1, bias: bool = True, padding_mode: str = "zeros",
+                 device: DeviceLike | None = None,
+                 dtype: DTypeLike | None = None):
         Module.__init__(self)
         object.__setattr__(self, "_lazy_arguments", _conv_arguments(
             "LazyConv1d", out_channels, kernel_size, stride, padding, dilation, groups, bias,
@@ -104,8 +111,9 @@ class LazyConv2d(LazyModuleMixin, Module):
     _batched_ndim = 4
 
     def __init__(self, out_channels: int, kernel_size, stride=1, padding=0, dilation=1,
-                 groups: int = 1, bias: bool = True, padding_mode: str = "zeros", device=None,
-                 dtype=None):
+                 groups: int = 1, bias: bool = True, padding_mode: str = "zeros",
+                 device: DeviceLike | None = None,
+                 dtype: DTypeLike | None = None):
         Module.__init__(self)
         object.__setattr__(self, "_lazy_arguments", _conv_arguments(
             "LazyConv2d", out_channels, kernel_size, stride, padding, dilation, groups, bias,
@@ -115,7 +123,7 @@ class LazyConv2d(LazyModuleMixin, Module):
 class _LazyConvTranspose(LazyModuleMixin, Module):
     def __init__(self, out_channels: int, kernel_size, stride=1, padding=0, output_padding=0,
                  groups: int = 1, bias: bool = True, dilation=1, padding_mode: str = "zeros",
-                 device=None, dtype=None):
+                 device: DeviceLike | None = None, dtype: DTypeLike | None = None):
         Module.__init__(self)
         object.__setattr__(self, "_lazy_arguments", (
             (out_channels, kernel_size, stride, padding, output_padding, groups, bias, dilation,
@@ -141,16 +149,19 @@ class _LazyNorm(LazyModuleMixin, Module):
     `affine` and `track_running_stats` on by default for both (unlike `InstanceNorm1d`'s);
     `bias=False` leaves the affine shift out."""
 
-    def __init__(self, eps: float = 1e-5, momentum: float = 0.1, affine: bool = True,
-                 track_running_stats: bool = True, device=None, dtype=None, *,
-                 bias: bool = True):
+    def __init__(self, eps: float = 1e-5, momentum: float | None = 0.1, affine: bool = True,
+                 track_running_stats: bool = True, device: DeviceLike | None = None,
+                 dtype: DTypeLike | None = None, *, bias: bool = True):
         Module.__init__(self)
         object.__setattr__(self, "_lazy_arguments", (
             (eps, momentum, affine, track_running_stats),
             dict(device=device, dtype=dtype, bias=bias)))
 
 
-def _norm(base: type, target: type, batched_ndim: int) -> type:
+_N = TypeVar("_N", bound=_LazyNorm)
+
+
+def _norm(base: type[_N], target: type[Module], batched_ndim: int) -> type[_N]:
     return type(f"Lazy{target.__name__}", (base,), {
         "cls_to_become": target, "_batched_ndim": batched_ndim, "__module__": __name__,
         "__doc__": f"`{target.__name__}` whose `num_features` is read off its first input."})

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from .. import ops
@@ -14,6 +16,9 @@ from . import init
 from .factory import place_new
 from .module import Module
 from .parameter import Parameter
+
+if TYPE_CHECKING:
+    from ..types import DeviceLike, DTypeLike
 
 
 class Identity(Module):
@@ -29,8 +34,9 @@ class Identity(Module):
 class Linear(Module):
     """y = x @ weight.T + bias; weight (out_features, in_features), PyTorch's initialization."""
 
-    def __init__(self, in_features: int, out_features: int, bias: bool = True, device=None,
-                 dtype=None):
+    def __init__(self, in_features: int, out_features: int, bias: bool = True,
+                 device: DeviceLike | None = None,
+                 dtype: DTypeLike | None = None):
         super().__init__()
         self.in_features = check_int("nn.Linear", "in_features", in_features, minimum=0)
         self.out_features = check_int("nn.Linear", "out_features", out_features, minimum=0)
@@ -75,7 +81,8 @@ class Embedding(Module):
     def __init__(self, num_embeddings: int, embedding_dim: int, padding_idx: int | None = None,
                  max_norm: float | None = None, norm_type: float = 2.0,
                  scale_grad_by_freq: bool = False, sparse: bool = False, _weight=None,
-                 _freeze: bool = False, device=None, dtype=None):
+                 _freeze: bool = False, device: DeviceLike | None = None,
+                 dtype: DTypeLike | None = None):
         if scale_grad_by_freq or sparse:
             raise NotImplementedError("nn.Embedding: scale_grad_by_freq=True and sparse=True "
                                       "are not supported")

@@ -22,7 +22,7 @@ __all__ = ["hinge_embedding_loss", "margin_ranking_loss", "soft_margin_loss",
            "triplet_margin_with_distance_loss"]
 
 
-def legacy_reduction(size_average, reduce, reduction: str) -> str:
+def legacy_reduction(size_average: bool | None, reduce: bool | None, reduction: str) -> str:
     """PyTorch's rule for the deprecated `size_average` and `reduce` arguments."""
     if size_average is None and reduce is None:
         return reduction
@@ -40,7 +40,8 @@ def _same_shape(name: str, *tensors) -> None:
 
 
 def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0,
-                         size_average=None, reduce=None, reduction: str = "mean") -> Tensor:
+                         size_average: bool | None = None, reduce: bool | None = None,
+                         reduction: str = "mean") -> Tensor:
     """x where the target is 1, max(0, margin - x) where it is -1."""
     x, y = as_tensor(input), as_tensor(target)
     zero = ops.zeros_like(x)
@@ -51,7 +52,8 @@ def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0,
 
 
 def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0,
-                        size_average=None, reduce=None, reduction: str = "mean") -> Tensor:
+                        size_average: bool | None = None, reduce: bool | None = None,
+                        reduction: str = "mean") -> Tensor:
     """max(0, -y * (x1 - x2) + margin): y = 1 asks for x1 above x2, y = -1 below."""
     x1, x2, y = as_tensor(input1), as_tensor(input2), as_tensor(target)
     if x1.ndim != x2.ndim or x1.ndim != y.ndim:
@@ -62,7 +64,8 @@ def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: 
                    "margin_ranking_loss")
 
 
-def soft_margin_loss(input: Tensor, target: Tensor, size_average=None, reduce=None,
+def soft_margin_loss(input: Tensor, target: Tensor, size_average: bool | None = None,
+                     reduce: bool | None = None,
                      reduction: str = "mean") -> Tensor:
     """log(1 + exp(-y * x)), the logistic loss of targets y in {1, -1}."""
     x, y = as_tensor(input), as_tensor(target)
@@ -72,7 +75,7 @@ def soft_margin_loss(input: Tensor, target: Tensor, size_average=None, reduce=No
 
 
 def multilabel_soft_margin_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,
-                                size_average=None, reduce=None,
+                                size_average: bool | None = None, reduce: bool | None = None,
                                 reduction: str = "mean") -> Tensor:
     """The mean over classes of the binary logistic losses of (N, C) logits against 0/1
     targets; `weight` scales each class."""
@@ -95,7 +98,8 @@ def _class_targets(name: str, x: Tensor, y: Tensor):
 
 
 def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float = 1.0,
-                      weight: Tensor | None = None, size_average=None, reduce=None,
+                      weight: Tensor | None = None, size_average: bool | None = None,
+                      reduce: bool | None = None,
                       reduction: str = "mean") -> Tensor:
     """The multi-class hinge loss: sum over classes i != y of max(0, margin - x[y] + x[i])^p,
     divided by the number of classes; `weight` scales by the target class's weight."""
@@ -119,7 +123,8 @@ def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float =
     return _reduce(loss, legacy_reduction(size_average, reduce, reduction), "multi_margin_loss")
 
 
-def multilabel_margin_loss(input: Tensor, target: Tensor, size_average=None, reduce=None,
+def multilabel_margin_loss(input: Tensor, target: Tensor, size_average: bool | None = None,
+                           reduce: bool | None = None,
                            reduction: str = "mean") -> Tensor:
     """The multi-label hinge loss: each row of `target` lists class indices, ended by the
     first -1; sum over listed j and unlisted i of max(0, 1 - (x[j] - x[i])), over C."""
@@ -197,7 +202,8 @@ def _triplet(name, anchor, positive, negative, distance, margin, swap, reduction
 
 def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor,
                         margin: float = 1.0, p: float = 2, eps: float = 1e-6,
-                        swap: bool = False, size_average=None, reduce=None,
+                        swap: bool = False, size_average: bool | None = None,
+                        reduce: bool | None = None,
                         reduction: str = "mean") -> Tensor:
     """max(0, d(a, p) - d(a, n) + margin) with the p-norm pairwise distance; `swap` uses the
     smaller of d(a, n) and d(p, n)."""

@@ -13,7 +13,8 @@ from .module import Module
 
 
 @autocast_policy("kl_div")
-def kl_div(input: Tensor, target: Tensor, size_average=None, reduce=None,
+def kl_div(input: Tensor, target: Tensor, size_average: bool | None = None,
+           reduce: bool | None = None,
            reduction: str = "mean", log_target: bool = False) -> Tensor:
     """KL(target || exp(input)) pointwise: target * (log target - input), 0 where target is 0;
     `input` holds log-probabilities (and `target` too with `log_target`). `reduction`
@@ -32,7 +33,8 @@ def kl_div(input: Tensor, target: Tensor, size_average=None, reduce=None,
 
 
 @autocast_policy("smooth_l1_loss")
-def smooth_l1_loss(input: Tensor, target: Tensor, size_average=None, reduce=None,
+def smooth_l1_loss(input: Tensor, target: Tensor, size_average: bool | None = None,
+                   reduce: bool | None = None,
                    reduction: str = "mean", beta: float = 1.0) -> Tensor:
     """0.5 d^2 / beta where |d| < beta, else |d| - 0.5 beta (d = input - target); beta 0 is L1."""
     if beta < 0:
@@ -60,7 +62,8 @@ def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean",
 
 @autocast_policy("cosine_embedding_loss")
 def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0,
-                          size_average=None, reduce=None, reduction: str = "mean") -> Tensor:
+                          size_average: bool | None = None, reduce: bool | None = None,
+                          reduction: str = "mean") -> Tensor:
     """1 - cos(x1, x2) where target is 1, max(0, cos(x1, x2) - margin) where it is -1 (cos
     along dim 1 of (N, D) inputs, or of 1-d inputs)."""
     reduction = legacy_reduction(size_average, reduce, reduction)
@@ -81,7 +84,8 @@ def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin
 class KLDivLoss(Module):
     """`kl_div` as a layer."""
 
-    def __init__(self, size_average=None, reduce=None, reduction: str = "mean",
+    def __init__(self, size_average: bool | None = None, reduce: bool | None = None,
+                 reduction: str = "mean",
                  log_target: bool = False):
         super().__init__()
         reduction = legacy_reduction(size_average, reduce, reduction)
@@ -94,7 +98,8 @@ class KLDivLoss(Module):
 class SmoothL1Loss(Module):
     """`smooth_l1_loss` as a layer."""
 
-    def __init__(self, size_average=None, reduce=None, reduction: str = "mean",
+    def __init__(self, size_average: bool | None = None, reduce: bool | None = None,
+                 reduction: str = "mean",
                  beta: float = 1.0):
         super().__init__()
         reduction = legacy_reduction(size_average, reduce, reduction)
@@ -118,7 +123,8 @@ class HuberLoss(Module):
 class CosineEmbeddingLoss(Module):
     """`cosine_embedding_loss` as a layer."""
 
-    def __init__(self, margin: float = 0.0, size_average=None, reduce=None,
+    def __init__(self, margin: float = 0.0, size_average: bool | None = None,
+                 reduce: bool | None = None,
                  reduction: str = "mean"):
         super().__init__()
         reduction = legacy_reduction(size_average, reduce, reduction)

@@ -11,7 +11,8 @@ from .module import Module
 
 
 class _Loss(Module):
-    def __init__(self, size_average=None, reduce=None, reduction: str = "mean"):
+    def __init__(self, size_average: bool | None = None, reduce: bool | None = None,
+                 reduction: str = "mean"):
         super().__init__()
         reduction = legacy_reduction(size_average, reduce, reduction)
         if reduction not in ("mean", "sum", "none"):
@@ -23,7 +24,8 @@ class _Loss(Module):
 class HingeEmbeddingLoss(_Loss):
     """`F.hinge_embedding_loss` as a module."""
 
-    def __init__(self, margin: float = 1.0, size_average=None, reduce=None,
+    def __init__(self, margin: float = 1.0, size_average: bool | None = None,
+                 reduce: bool | None = None,
                  reduction: str = "mean"):
         super().__init__(size_average, reduce, reduction)
         self.margin = margin
@@ -35,7 +37,8 @@ class HingeEmbeddingLoss(_Loss):
 class MarginRankingLoss(_Loss):
     """`F.margin_ranking_loss` as a module."""
 
-    def __init__(self, margin: float = 0.0, size_average=None, reduce=None,
+    def __init__(self, margin: float = 0.0, size_average: bool | None = None,
+                 reduce: bool | None = None,
                  reduction: str = "mean"):
         super().__init__(size_average, reduce, reduction)
         self.margin = margin
@@ -62,7 +65,8 @@ class MultiLabelMarginLoss(_Loss):
 class MultiLabelSoftMarginLoss(_Loss):
     """`F.multilabel_soft_margin_loss` as a module."""
 
-    def __init__(self, weight: Tensor | None = None, size_average=None, reduce=None,
+    def __init__(self, weight: Tensor | None = None, size_average: bool | None = None,
+                 reduce: bool | None = None,
                  reduction: str = "mean"):
         super().__init__(size_average, reduce, reduction)
         self.weight = weight
@@ -76,7 +80,8 @@ class MultiMarginLoss(_Loss):
     """`F.multi_margin_loss` as a module."""
 
     def __init__(self, p: int = 1, margin: float = 1.0, weight: Tensor | None = None,
-                 size_average=None, reduce=None, reduction: str = "mean"):
+                 size_average: bool | None = None, reduce: bool | None = None,
+                 reduction: str = "mean"):
         super().__init__(size_average, reduce, reduction)
         if p not in (1, 2):
             raise ValueError(f"MultiMarginLoss: p must be 1 or 2, got {p}")
@@ -115,7 +120,8 @@ class TripletMarginLoss(_Loss):
     """`F.triplet_margin_loss` as a module."""
 
     def __init__(self, margin: float = 1.0, p: float = 2.0, eps: float = 1e-6,
-                 swap: bool = False, size_average=None, reduce=None, reduction: str = "mean"):
+                 swap: bool = False, size_average: bool | None = None, reduce: bool | None = None,
+                 reduction: str = "mean"):
         super().__init__(size_average, reduce, reduction)
         if margin <= 0:
             raise ValueError(f"TripletMarginLoss: margin must be greater than 0, got {margin}")

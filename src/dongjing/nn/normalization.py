@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from .. import ops
@@ -14,12 +16,16 @@ from .module import Module
 from .parameter import Parameter
 from .updates import update_buffer
 
+if TYPE_CHECKING:
+    from ..types import DeviceLike, DTypeLike
+
 
 class LayerNorm(Module):
     """Normalize over the trailing `normalized_shape` dims; learnable weight (1s), bias (0s)."""
 
     def __init__(self, normalized_shape, eps: float = 1e-5, elementwise_affine: bool = True,
-                 bias: bool = True, device=None, dtype=None):
+                 bias: bool = True, device: DeviceLike | None = None,
+                 dtype: DTypeLike | None = None):
         super().__init__()
         if isinstance(normalized_shape, int):
             normalized_shape = (normalized_shape,)
@@ -49,8 +55,9 @@ class _BatchNorm(Module):
     _ndims: tuple = ()
 
     def __init__(self, num_features: int, eps: float = 1e-5, momentum: float = 0.1,
-                 affine: bool = True, track_running_stats: bool = True, device=None,
-                 dtype=None, bias: bool = True):
+                 affine: bool = True, track_running_stats: bool = True,
+                 device: DeviceLike | None = None,
+                 dtype: DTypeLike | None = None, bias: bool = True):
         super().__init__()
         self.num_features = check_int(type(self).__name__, "num_features", num_features, 0)
         init_channel_norm(self, num_features, eps, momentum, affine, track_running_stats,

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ..tensor import Tensor
 from .module import Module
 from .resample import pad
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 
 class _Pad(Module):
@@ -14,7 +19,7 @@ class _Pad(Module):
     mode = "constant"
     dims = 1
 
-    def __init__(self, padding):
+    def __init__(self, padding: int | Sequence[int]) -> None:
         super().__init__()
         self._set(padding, 0.0)
 

@@ -6,6 +6,7 @@ PyTorch state dict loads as is. Built from dongjing ops: they run eagerly, in st
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -20,6 +21,9 @@ from . import init
 from .module import Module
 from .parameter import Parameter
 from .utils.rnn import PackedSequence, pack_sorted, sequence_masks, unpack_sorted
+
+if TYPE_CHECKING:
+    from ..types import DeviceLike, DTypeLike
 
 _GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "LSTM": 4, "GRU": 3}
 
@@ -69,7 +73,8 @@ class RNNBase(Module):
 
     def __init__(self, mode: str, input_size: int, hidden_size: int, num_layers: int = 1,
                  bias: bool = True, batch_first: bool = False, dropout: float = 0.0,
-                 bidirectional: bool = False, proj_size: int = 0, device=None, dtype=None):
+                 bidirectional: bool = False, proj_size: int = 0, device: DeviceLike | None = None,
+                 dtype: DTypeLike | None = None):
         super().__init__()
         name = type(self).__name__
         if proj_size:
@@ -155,7 +160,9 @@ class RNNBase(Module):
             return [(parts[0][i], parts[1][i]) for i in range(count)]
         return [parts[0][i] for i in range(count)]
 
-    def forward(self, input: Tensor, hx=None):
+    def forward(self, input: Tensor | PackedSequence,
+                hx: Tensor | tuple[Tensor, Tensor] | None = None
+                ) -> tuple[Tensor | PackedSequence, Tensor | tuple[Tensor, Tensor]]:
         """Run the recurrence over a (seq, batch, feature) input ((batch, seq, feature) with
         `batch_first`, or (seq, feature) unbatched, or a `PackedSequence`); returns (output,
         h_n), h_n = (h_n, c_n) for LSTM. A packed input gives a packed output, and each
@@ -250,7 +257,8 @@ class RNN(RNNBase):
 
     def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1,
                  nonlinearity: str = "tanh", bias: bool = True, batch_first: bool = False,
-                 dropout: float = 0.0, bidirectional: bool = False, device=None, dtype=None):
+                 dropout: float = 0.0, bidirectional: bool = False,
+                 device: DeviceLike | None = None, dtype: DTypeLike | None = None):
         if nonlinearity not in ("tanh", "relu"):
             raise ValueError(f"nn.RNN: nonlinearity must be 'tanh' or 'relu', got "
                              f"{nonlinearity!r}")
@@ -264,7 +272,8 @@ class LSTM(RNNBase):
 
     def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1, bias: bool = True,
                  batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False,
-                 proj_size: int = 0, device=None, dtype=None):
+                 proj_size: int = 0, device: DeviceLike | None = None,
+                 dtype: DTypeLike | None = None):
         super().__init__("LSTM", input_size, hidden_size, num_layers, bias, batch_first,
                          dropout, bidirectional, proj_size, device, dtype)
 
@@ -274,7 +283,7 @@ class GRU(RNNBase):
 
     def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1, bias: bool = True,
                  batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False,
-                 device=None, dtype=None):
+                 device: DeviceLike | None = None, dtype: DTypeLike | None = None):
         super().__init__("GRU", input_size, hidden_size, num_layers, bias, batch_first,
                          dropout, bidirectional, device=device, dtype=dtype)
 
@@ -285,7 +294,7 @@ class RNNCellBase(Module):
     mode = ""
 
     def __init__(self, input_size: int, hidden_size: int, bias: bool, num_chunks: int,
-                 device=None, dtype=None):
+                 device: DeviceLike | None = None, dtype: DTypeLike | None = None):
         super().__init__()
         check_device(device, f"nn.{type(self).__name__}")
         self.input_size, self.hidden_size, self.bias = int(input_size), int(hidden_size), bias
@@ -335,7 +344,8 @@ class RNNCell(RNNCellBase):
     """h' = tanh(x W_ih^T + b_ih + h W_hh^T + b_hh) (or relu)."""
 
     def __init__(self, input_size: int, hidden_size: int, bias: bool = True,
-                 nonlinearity: str = "tanh", device=None, dtype=None):
+                 nonlinearity: str = "tanh", device: DeviceLike | None = None,
+                 dtype: DTypeLike | None = None):
         if nonlinearity not in ("tanh", "relu"):
             raise ValueError(f"nn.RNNCell: nonlinearity must be 'tanh' or 'relu', got "
                              f"{nonlinearity!r}")
@@ -349,8 +359,9 @@ class LSTMCell(RNNCellBase):
 
     mode = "LSTM"
 
-    def __init__(self, input_size: int, hidden_size: int, bias: bool = True, device=None,
-                 dtype=None):
+    def __init__(self, input_size: int, hidden_size: int, bias: bool = True,
+                 device: DeviceLike | None = None,
+                 dtype: DTypeLike | None = None):
         super().__init__(input_size, hidden_size, bias, _GATES[self.mode], device, dtype)
 
 
@@ -359,6 +370,7 @@ class GRUCell(RNNCellBase):
 
     mode = "GRU"
 
-    def __init__(self, input_size: int, hidden_size: int, bias: bool = True, device=None,
-                 dtype=None):
+    def __init__(self, input_size: int, hidden_size: int, bias: bool = True,
+                 device: DeviceLike | None = None,
+                 dtype: DTypeLike | None = None):
         super().__init__(input_size, hidden_size, bias, _GATES[self.mode], device, dtype)

@@ -5,6 +5,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from .. import linalg, ops
@@ -15,6 +17,9 @@ from ..tensor import Tensor
 from ..tensor.out_argument import accepts_out
 from ..tensor.transfer import constant_like
 from . import functional as F
+
+if TYPE_CHECKING:
+    from ..types import TensorLike
 
 _REDUCTIONS = {0: "none", 1: "mean", 2: "sum", "none": "none", "mean": "mean", "sum": "sum"}
 
@@ -150,11 +155,11 @@ def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
     return F.rrelu(input, lower, upper, training, inplace)
 
 
-def prelu(input, weight):
+def prelu(input: Tensor, weight: Tensor) -> Tensor:
     return F.prelu(input, weight)
 
 
-def hardshrink(input, lambd=0.5):
+def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     return F.hardshrink(input, lambd)
 
 
@@ -279,16 +284,16 @@ def gru_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
 
 # --- matrix functions under torch.*'s names ----------------------------------------------------
 @accepts_out
-def inverse(input: Tensor) -> Tensor:
+def inverse(input: TensorLike) -> Tensor:
     """The inverse of a square matrix (or a batch): `dj.linalg.inv`."""
     return linalg.inv(input)
 
 
-def det(input):
+def det(input: TensorLike) -> Tensor:
     return linalg.det(input)
 
 
-def logdet(input):
+def logdet(input: TensorLike) -> Tensor:
     """log(det(input)): NaN for a negative determinant, -inf for a singular matrix."""
     sign, logabs = linalg.slogdet(input)
     nan = ops.full_like(logabs, float("nan"))
@@ -297,23 +302,23 @@ def logdet(input):
                                                         logabs))
 
 
-def slogdet(input):
+def slogdet(input: TensorLike) -> tuple[Tensor, Tensor]:
     return linalg.slogdet(input)
 
 
 @accepts_out
-def cholesky(input: Tensor, upper: bool = False) -> Tensor:
+def cholesky(input: TensorLike, upper: bool = False) -> Tensor:
     return linalg.cholesky(input, upper=upper)
 
 
 @accepts_out
-def qr(input: Tensor, some: bool = True) -> tuple[Tensor, Tensor]:
+def qr(input: TensorLike, some: bool = True) -> tuple[Tensor, Tensor]:
     return linalg.qr(input, "reduced" if some else "complete")
 
 
 @accepts_out
-def svd(input: Tensor, some: bool = True,
-        compute_uv: bool = True) -> tuple[Tensor, Tensor, Tensor]:
+def svd(input: TensorLike, some: bool = True, compute_uv: bool = True
+        ) -> tuple[Tensor, Tensor, Tensor]:
     """U, S, V (V, not V^H, as `torch.svd` returns); `some=False` gives the full U and V."""
     u, s, vh = linalg.svd(input, full_matrices=not some)
     v = ops.transpose(vh, -2, -1)
@@ -322,12 +327,12 @@ def svd(input: Tensor, some: bool = True,
     return u, s, v
 
 
-def pinverse(input, rcond=1e-15):
+def pinverse(input: TensorLike, rcond: float = 1e-15) -> Tensor:
     return linalg.pinv(input, rtol=rcond)
 
 
 @accepts_out
-def matrix_power(input: Tensor, n: int) -> Tensor:
+def matrix_power(input: TensorLike, n: int) -> Tensor:
     """A square matrix (or batch) to the integer power `n` (negative: of the inverse), by
     repeated squaring."""
     x = as_tensor(input)

@@ -5,6 +5,7 @@ default initialization, built from `MultiheadAttention`, `Linear`, `LayerNorm`, 
 from __future__ import annotations
 
 import copy
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -24,6 +25,11 @@ from .linear import Linear
 from .module import Module
 from .normalization import LayerNorm
 
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from ..types import DeviceLike, DTypeLike
+
 
 class TransformerDecoderLayer(Module):
     """Self-attention over the target, attention over the encoder's memory, then a
@@ -33,7 +39,7 @@ class TransformerDecoderLayer(Module):
     def __init__(self, d_model: int, nhead: int, dim_feedforward: int = 2048,
                  dropout: float = 0.1, activation=F.relu, layer_norm_eps: float = 1e-5,
                  batch_first: bool = False, norm_first: bool = False, bias: bool = True,
-                 device=None, dtype=None):
+                 device: DeviceLike | None = None, dtype: DTypeLike | None = None):
         super().__init__()
         self.self_attn = MultiheadAttention(d_model, nhead, dropout, bias=bias,
                                             batch_first=batch_first, device=device, dtype=dtype)
@@ -101,7 +107,8 @@ class TransformerDecoder(Module):
         return x if self.norm is None else self.norm(x)
 
 
-def generate_square_subsequent_mask(sz: int, device=None, dtype=None) -> Tensor:
+def generate_square_subsequent_mask(sz: int, device: DeviceLike | None = None,
+                                    dtype: DTypeLike | None = None) -> Tensor:
     """An (sz, sz) float mask: 0 on and below the diagonal, -inf above (future positions)."""
     mask = np.triu(np.full((sz, sz), -np.inf, np.float32 if dtype is None else dtype), 1)
     return Tensor._make(mask)
@@ -114,9 +121,11 @@ class Transformer(Module):
 
     def __init__(self, d_model: int = 512, nhead: int = 8, num_encoder_layers: int = 6,
                  num_decoder_layers: int = 6, dim_feedforward: int = 2048, dropout: float = 0.1,
-                 activation=F.relu, custom_encoder=None, custom_decoder=None,
+                 activation: str | Callable[[Tensor], Tensor] = F.relu,
+                 custom_encoder: Module | None = None, custom_decoder: Module | None = None,
                  layer_norm_eps: float = 1e-5, batch_first: bool = False,
-                 norm_first: bool = False, bias: bool = True, device=None, dtype=None):
+                 norm_first: bool = False, bias: bool = True, device: DeviceLike | None = None,
+                 dtype: DTypeLike | None = None):
         super().__init__()
         if custom_encoder is not None:
             self.encoder = custom_encoder
@@ -139,9 +148,11 @@ class Transformer(Module):
             if p.ndim > 1:
                 init.xavier_uniform_(p)
 
-    def forward(self, src: Tensor, tgt: Tensor, src_mask=None, tgt_mask=None, memory_mask=None,
-                src_key_padding_mask=None, tgt_key_padding_mask=None,
-                memory_key_padding_mask=None, src_is_causal: bool | None = None,
+    def forward(self, src: Tensor, tgt: Tensor, src_mask: Tensor | None = None,
+                tgt_mask: Tensor | None = None,
+                memory_mask: Tensor | None = None, src_key_padding_mask: Tensor | None = None,
+                tgt_key_padding_mask: Tensor | None = None,
+                memory_key_padding_mask: Tensor | None = None, src_is_causal: bool | None = None,
                 tgt_is_causal: bool | None = None, memory_is_causal: bool = False) -> Tensor:
         memory = self.encoder(src, mask=src_mask, src_key_padding_mask=src_key_padding_mask,
                               is_causal=src_is_causal)

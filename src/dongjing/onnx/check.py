@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from ..autograd import no_grad
@@ -10,6 +12,12 @@ from ..runtime.fetch_structure import flatten
 from ..tensor import Tensor
 from .errors import OnnxExportError
 from .exporter import export
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+
+    from ..nn.module import Module
+    from ..types import TensorLike
 
 
 def run_onnxruntime(model_proto, feeds: dict) -> list:
@@ -24,7 +32,9 @@ def run_onnxruntime(model_proto, feeds: dict) -> list:
     return session.run(None, feeds)
 
 
-def check_with_onnxruntime(model, example_args, opset: int = 17) -> float:
+def check_with_onnxruntime(model: Module | Callable[..., object],
+                           example_args: TensorLike | Sequence[TensorLike],
+                           opset: int = 17) -> float:
     """Export `model` (a module or function) on `example_args`, run it in onnxruntime, and return
     the largest absolute difference from dongjing's own outputs (modules in eval mode).
 

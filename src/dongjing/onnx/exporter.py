@@ -4,6 +4,8 @@ initializers named after them."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from .. import dtypes
@@ -22,6 +24,14 @@ from .errors import OnnxExportError, require_onnx
 from .op_exports import Onnx, rule_for
 from .patterns import recognize
 from .rnn_export import recurrent_nodes
+
+if TYPE_CHECKING:
+    import os
+    from collections.abc import Callable, Mapping, Sequence
+
+    from onnx import ModelProto
+
+    from ..types import TensorLike
 
 
 # --- one node, many nodes ----------------------------------------------------------------
@@ -245,8 +255,12 @@ def trace(model_or_fn, example_args, input_names=None, dynamic_axes: dict | None
     return graph, out_nodes
 
 
-def export(model_or_fn, example_args, path=None, opset: int = 17, input_names=None,
-           output_names=None, dynamic_axes: dict | None = None):
+def export(model_or_fn: Module | Callable[..., object],
+           example_args: TensorLike | Sequence[TensorLike],
+           path: str | os.PathLike[str] | None = None, opset: int = 17,
+           input_names: Sequence[str] | None = None, output_names: Sequence[str] | None = None,
+           dynamic_axes: Mapping[str, Mapping[int, str] | Sequence[int]] | None = None
+           ) -> ModelProto:
     """Export a model (or a function of tensors) to ONNX by tracing it on `example_args`.
 
     Modules are traced in eval mode (restored afterwards). Parameters and buffers become

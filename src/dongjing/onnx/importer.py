@@ -5,6 +5,7 @@ dj.jit, and trains); `load(model)` builds that forward into a `dj.Graph`."""
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -21,6 +22,11 @@ from .import_ops import UNKNOWN_DIM
 from .import_source import read_model, tensor_array
 from .import_table import imports
 from .op_exports import NOT_TRAINABLE
+
+if TYPE_CHECKING:
+    import os
+
+    from onnx import ModelProto
 
 _STATIC_RESULTS = {"Shape", "Constant", "ConstantOfShape"}  # eager results known at build time
 # ops that only move the entries of a shape value around: the unknown-dim marker survives them
@@ -212,7 +218,8 @@ class OnnxModule(Module):
     `output_names` are the model's. One output is returned as a tensor, several as a tuple.
     """
 
-    def __init__(self, model, external_data_dir=None):
+    def __init__(self, model: str | os.PathLike[str] | bytes | ModelProto,
+                 external_data_dir: str | os.PathLike[str] | None = None) -> None:
         super().__init__()
         proto, self._base_dir = read_model(model, external_data_dir)
         check_supported(proto)
@@ -274,7 +281,8 @@ def _subgraph_constants(graph, base_dir) -> dict:
     return found
 
 
-def to_module(model, external_data_dir=None) -> OnnxModule:
+def to_module(model: str | os.PathLike[str] | bytes | ModelProto,
+              external_data_dir: str | os.PathLike[str] | None = None) -> OnnxModule:
     """An nn.Module running the ONNX model (a path, bytes or ModelProto) with dongjing ops;
     its float initializers are trainable Parameters, so it can be fine-tuned. Raises
     OnnxImportError listing every unsupported op type at once.

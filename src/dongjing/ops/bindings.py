@@ -8,7 +8,7 @@ whose arguments need more (axes, keys, attributes) write their binding by hand a
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from .. import dtypes
 from ..core.registry import OPS, Op, bind
@@ -22,20 +22,22 @@ from .convert import as_tensor, pair
 if TYPE_CHECKING:
     from ..types import TensorLike
 
+_F = TypeVar("_F", bound=Callable[..., object])
 
-def _publish(op: Op, fn: Callable) -> Callable:
+
+def _publish(op: Op, fn: _F) -> _F:
     fn.__name__ = fn.__qualname__ = op.public[0] if op.public else op.name
     fn.__module__ = "dongjing"
     fn.__doc__ = op.doc
     return bind(op, fn)
 
 
-def _to_float(x):
+def _to_float(x: Tensor) -> Tensor:
     # cast is declared by ops.elementwise, which is built on this module: read from the table
     return x if is_floating(x.dtype) else OPS["cast"].binding(x, dtypes.default_float)
 
 
-def unary(op: Op) -> Callable:
+def unary(op: Op) -> Callable[..., Tensor]:
     """f(input, *, out=None): any dtype the op's rule accepts."""
     name = op.public[0] if op.public else op.name
 
@@ -46,7 +48,7 @@ def unary(op: Op) -> Callable:
     return _publish(op, fn)
 
 
-def predicate(op: Op) -> Callable:
+def predicate(op: Op) -> Callable[..., Tensor]:
     """f(input): a test of each element (PyTorch's `isnan` & co. take no `out=`)."""
 
     def fn(input: TensorLike) -> Tensor:
@@ -55,7 +57,7 @@ def predicate(op: Op) -> Callable:
     return _publish(op, fn)
 
 
-def float_unary(op: Op) -> Callable:
+def float_unary(op: Op) -> Callable[..., Tensor]:
     """f(input, *, out=None): integer and bool inputs are promoted to the default float dtype
     first."""
     name = op.public[0] if op.public else op.name
@@ -69,7 +71,7 @@ def float_unary(op: Op) -> Callable:
     return _publish(op, fn)
 
 
-def binary(op: Op) -> Callable:
+def binary(op: Op) -> Callable[..., Tensor]:
     """f(input, other, *, out=None): broadcast, both operands promoted to one dtype."""
     name = op.public[0] if op.public else op.name
 
@@ -80,7 +82,7 @@ def binary(op: Op) -> Callable:
     return _publish(op, fn)
 
 
-def float_binary(op: Op) -> Callable:
+def float_binary(op: Op) -> Callable[..., Tensor]:
     """f(input, other, *, out=None): as `binary`, then integer operands promoted to the default
     float dtype."""
     name = op.public[0] if op.public else op.name
@@ -95,7 +97,8 @@ def float_binary(op: Op) -> Callable:
     return _publish(op, fn)
 
 
-def reflected(fn: Callable[[TensorLike, TensorLike], Tensor]) -> Callable:
+def reflected(fn: Callable[[TensorLike, TensorLike], Tensor]
+              ) -> Callable[[TensorLike, TensorLike], Tensor]:
     """The reflected operator of `fn` (`__rsub__` of sub: `other - self`)."""
 
     def method(self: Tensor, other: TensorLike) -> Tensor:
@@ -112,7 +115,7 @@ def _check_number(name: str, what: str, value) -> None:
 _ONE = 1
 
 
-def alpha_binary(op: Op) -> Callable:
+def alpha_binary(op: Op) -> Callable[..., Tensor]:
     """f(input, other, *, alpha=1, out=None): `input <op> alpha * other`, as `binary`."""
     name = op.public[0] if op.public else op.name
 
@@ -128,7 +131,7 @@ def alpha_binary(op: Op) -> Callable:
     return _publish(op, fn)
 
 
-def division(op: Op) -> Callable:
+def division(op: Op) -> Callable[..., Tensor]:
     """f(input, other, *, rounding_mode=None, out=None): true division (integers give the
     default float dtype), or the quotient rounded `"trunc"` toward zero or to the `"floor"`
     (in the operands' dtype), as PyTorch's `div`."""
@@ -165,7 +168,7 @@ def _trunc_divide(op: Op, a: Tensor, b: Tensor) -> Tensor:
     return OPS["add"].binding(floor, bump)
 
 
-def nary(op: Op) -> Callable:
+def nary(op: Op) -> Callable[..., Tensor]:
     """f(*tensors)."""
     return _publish(op, lambda *xs: apply(op, *[as_tensor(x) for x in xs]))
 

@@ -3,6 +3,9 @@ their outputs. Eagerly `dj.cond` / `dj.while_loop` are plain Python."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, TypeVar, overload
+
 from ..core import infer as inf
 from ..core import late
 from ..core.registry import Spec, register
@@ -17,6 +20,11 @@ from .elementwise import zeros_like
 from .subgraph import inline, trace
 from .while_grad import while_vjp
 
+if TYPE_CHECKING:
+    from ..types import TensorLike
+
+_T = TypeVar("_T")
+_L = TypeVar("_L", bound="TensorLike")
 C = "control"
 
 
@@ -115,7 +123,7 @@ def _parent_graph(*tensors):
     raise GraphError("internal: no graph")
 
 
-def cond(pred, true_fn, false_fn):
+def cond(pred: TensorLike, true_fn: Callable[[], _T], false_fn: Callable[[], _T]) -> _T:
     """`true_fn()` if `pred` else `false_fn()`, as one graph op (both branches are built as
     sub-graphs; only the taken one runs). Eagerly: a Python `if`.
 
@@ -139,7 +147,26 @@ def cond(pred, true_fn, false_fn):
     return _outputs(node, specs, structure)
 
 
-def while_loop(cond, body, loop_vars, maximum_iterations: int | None = None):
+@overload
+def while_loop(cond: Callable[..., TensorLike],
+               body: Callable[..., TensorLike | Sequence[TensorLike]],
+               loop_vars: list[_L], maximum_iterations: int | None = None
+               ) -> list[Tensor]: ...
+@overload
+def while_loop(cond: Callable[..., TensorLike],
+               body: Callable[..., TensorLike | Sequence[TensorLike]],
+               loop_vars: tuple[TensorLike, ...], maximum_iterations: int | None = None
+               ) -> tuple[Tensor, ...]: ...
+@overload
+def while_loop(cond: Callable[..., TensorLike],
+               body: Callable[..., TensorLike | Sequence[TensorLike]],
+               loop_vars: TensorLike, maximum_iterations: int | None = None) -> Tensor: ...
+
+
+def while_loop(cond: Callable[..., TensorLike],
+               body: Callable[..., TensorLike | Sequence[TensorLike]],
+               loop_vars: TensorLike, maximum_iterations: int | None = None
+               ) -> Tensor | list[Tensor] | tuple[Tensor, ...]:
     """Repeat `loop_vars = body(*loop_vars)` while `cond(*loop_vars)`, at most
     `maximum_iterations` times; returns the final loop variables (same structure).
 

@@ -7,6 +7,8 @@ names. The engines reduce broadcast gradients; rules never call `sum_to_shape`.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, overload
+
 from .. import dtypes
 from ..autograd.grad_mode import no_grad
 from ..backends import numpy_backend
@@ -23,6 +25,9 @@ from . import onnx_rules
 from .bindings import alpha_binary, binary, division, float_unary, unary
 from .compare import eq, ge, gt, le, logical_and, lt
 from .convert import as_tensor, pair
+
+if TYPE_CHECKING:
+    from ..types import TensorLike
 
 E = Kind.ELEMENTWISE
 CHEAP = Cost.CHEAP
@@ -335,9 +340,17 @@ _where = define("where", forward=lambda xp, c, a, b: xp.where(c, a, b), infer=_w
                 onnx=onnx_rules.where, public=("where",))
 
 
+@overload
+def where(condition: Tensor, input: None = None, other: None = None, *,
+          out: Tensor | None = None) -> tuple[Tensor, ...]: ...
+@overload
+def where(condition: Tensor, input: TensorLike, other: TensorLike, *,
+          out: Tensor | None = None) -> Tensor: ...
+
+
 @binds(_where)
-def where(condition: Tensor, input=None, other=None, *, out: Tensor | None = None
-          ) -> Tensor | tuple[Tensor, ...]:
+def where(condition: Tensor, input: TensorLike | None = None, other: TensorLike | None = None,
+          *, out: Tensor | None = None) -> Tensor | tuple[Tensor, ...]:
     """Elementwise `input if condition else other`; `where(condition)` alone is
     `nonzero(condition, as_tuple=True)`."""
     if out is not None:

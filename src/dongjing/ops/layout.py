@@ -21,10 +21,11 @@ from .linalg import cast_to, matmul
 from .shape import expand, reshape, unsqueeze
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Sequence
 
     from ..core.registry import Op
     from ..tensor import Tensor
+    from ..types import TensorLike
 
 
 def _as_tuple(values) -> tuple[int, ...]:
@@ -47,7 +48,8 @@ _roll = define("roll", forward=_roll_forward, infer=lambda x, shifts, dims: inf.
 
 
 @binds(_roll)
-def roll(input, shifts, dims=None):
+def roll(input: TensorLike, shifts: int | Sequence[int],
+         dims: int | Sequence[int] | None = None) -> Tensor:
     """Elements shifted by `shifts` along `dims` (cyclically); no `dims`: over the flat tensor."""
     x = as_tensor(input)
     if dims is None:
@@ -105,7 +107,7 @@ _triu, triu = _triangle("triu")
 
 
 # --- repeat, tile -------------------------------------------------------------------------------
-def repeat(input: Tensor, *repeats) -> Tensor:
+def repeat(input: Tensor, *repeats: int | Sequence[int]) -> Tensor:
     """PyTorch's `Tensor.repeat`: `input` tiled `repeats[i]` times along dim i (new leading dims
     when there are more repeats than dims). Composed: expand, then reshape."""
     x = as_tensor(input)
@@ -166,7 +168,7 @@ def split(tensor, split_size_or_sections, dim: int = 0) -> tuple[Tensor, ...]:
     return tuple(pieces)
 
 
-def chunk(input, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
+def chunk(input: TensorLike, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
     """`input` split into `chunks` pieces of ceil(size / chunks) (fewer when they run out)."""
     x = as_tensor(input)
     if chunks <= 0:
@@ -186,7 +188,7 @@ def narrow(input, dim: int, start: int, length: int) -> Tensor:
     return _slice(x, dim, start, start + int(length))
 
 
-def unbind(input, dim: int = 0) -> tuple[Tensor, ...]:
+def unbind(input: TensorLike, dim: int = 0) -> tuple[Tensor, ...]:
     """The slices of `input` along `dim`, with that dim removed."""
     x = as_tensor(input)
     dim, size = _dim_size("unbind", x, dim)

@@ -9,6 +9,8 @@ singular-vector gradients assume distinct eigenvalues / singular values, as PyTo
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from .. import dtypes
@@ -24,6 +26,10 @@ from .layout import tril
 from .linalg import matmul
 from .scan import cumsum
 from .shape import transpose, unsqueeze
+
+if TYPE_CHECKING:
+    from ..tensor import Tensor
+    from ..types import TensorLike
 
 _NO_ONNX = "the ONNX standard (default domain) has no such operator"
 
@@ -70,7 +76,7 @@ _inv = define("linalg_inv", forward=lambda xp, x: xp.linalg.inv(x), infer=_squar
               grad_name="LinalgInvExBackward0", onnx=None, onnx_reason=_NO_ONNX)
 
 
-def inv(A):
+def inv(A: TensorLike) -> Tensor:
     """The inverse of each square matrix of `A` (*, n, n)."""
     return apply(_inv, as_tensor(A))
 
@@ -94,12 +100,12 @@ _det_sign = define(
     doc="The sign of the determinant (piecewise constant: no gradient).")
 
 
-def det(A):
+def det(A: TensorLike) -> Tensor:
     """The determinant of each square matrix of `A`."""
     return apply(_det, as_tensor(A))
 
 
-def slogdet(A):
+def slogdet(A: TensorLike) -> tuple[Tensor, Tensor]:
     """(sign, log|det|) of each square matrix of `A` (log|det| carries the gradient)."""
     A = as_tensor(A)
     return apply(_det_sign, A), apply(_logabsdet, A)
@@ -143,7 +149,7 @@ _solve = define("linalg_solve", forward=_solve_forward,
                 grad_name="LinalgSolveExBackward0", onnx=None, onnx_reason=_NO_ONNX)
 
 
-def solve_matrix(A, B):
+def solve_matrix(A: TensorLike, B: TensorLike) -> Tensor:
     """X with A X = B for square A (*, n, n) and B (*, n, k)."""
     return apply(_solve, as_tensor(A), as_tensor(B))
 
@@ -182,7 +188,7 @@ _cholesky = define("linalg_cholesky", forward=lambda xp, x: xp.linalg.cholesky(x
                    grad_name="LinalgCholeskyExBackward0", onnx=None, onnx_reason=_NO_ONNX)
 
 
-def cholesky(A, *, upper: bool = False):
+def cholesky(A: TensorLike, *, upper: bool = False) -> Tensor:
     """The lower Cholesky factor L of each symmetric positive-definite matrix (A = L L^T);
     its transpose with `upper=True`."""
     factor = apply(_cholesky, as_tensor(A))
@@ -226,7 +232,7 @@ def eigh_vectors(A):
     return apply(_eigh_vectors, as_tensor(A))
 
 
-def eigh(A, UPLO: str = "L"):  # noqa: N803 (PyTorch's name)
+def eigh(A: TensorLike, UPLO: str = "L") -> tuple[Tensor, Tensor]:  # noqa: N803 (PyTorch's name)
     """(eigenvalues ascending, eigenvectors as columns) of symmetric matrices, read from their
     lower triangle (as NumPy and PyTorch do by default)."""
     if UPLO != "L":
@@ -235,7 +241,7 @@ def eigh(A, UPLO: str = "L"):  # noqa: N803 (PyTorch's name)
     return apply(_eigvalsh, A), apply(_eigh_vectors, A)
 
 
-def eigvalsh(A, UPLO: str = "L"):  # noqa: N803
+def eigvalsh(A: TensorLike, UPLO: str = "L") -> Tensor:  # noqa: N803
     """The eigenvalues (ascending) of symmetric matrices."""
     return eigh(A, UPLO)[0]
 
@@ -306,7 +312,7 @@ _svd_vh = define(
     grad_name="LinalgSvdBackward0", onnx=None, onnx_reason=_NO_ONNX)
 
 
-def svd(A, full_matrices: bool = True):
+def svd(A: TensorLike, full_matrices: bool = True) -> tuple[Tensor, Tensor, Tensor]:
     """(U, S, Vh) with A = U diag(S) Vh; only the thin form (`full_matrices=False`) is
     provided, and asking for the full one says so."""
     if full_matrices:
@@ -315,7 +321,7 @@ def svd(A, full_matrices: bool = True):
     return _svd_parts(as_tensor(A))
 
 
-def svdvals(A):
+def svdvals(A: TensorLike) -> Tensor:
     """The singular values of each matrix, in decreasing order."""
     return apply(_svdvals, as_tensor(A))
 
@@ -358,7 +364,7 @@ _qr_r = define("linalg_qr_r", forward=lambda xp, x: _host(xp, xp.linalg.qr(x)[1]
                grad_name="LinalgQrBackward0", onnx=None, onnx_reason=_NO_ONNX)
 
 
-def qr(A, mode: str = "reduced"):
+def qr(A: TensorLike, mode: str = "reduced") -> tuple[Tensor, Tensor]:
     """(Q, R) with A = QR, Q's columns orthonormal, R upper triangular (the reduced form)."""
     if mode != "reduced":
         raise NotImplementedError(f"linalg.qr: only mode='reduced' is supported, got {mode!r}")

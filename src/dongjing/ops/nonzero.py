@@ -6,6 +6,8 @@ graph as eagerly."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from .. import dtypes
 from ..tensor import Tensor
 from ..tensor.out_argument import accepts_out
@@ -15,6 +17,9 @@ from .elementwise import cast, ones_like, sub
 from .index import getitem
 from .scan import cumsum
 from .shape import reshape, stack
+
+if TYPE_CHECKING:
+    from ..types import TensorLike
 
 __all__ = ["nonzero", "argwhere"]
 
@@ -36,6 +41,6 @@ def nonzero(input: Tensor, *, as_tuple: bool = False) -> Tensor | tuple[Tensor, 
     return positions if as_tuple else stack(positions, 1)
 
 
-def argwhere(input):
+def argwhere(input: TensorLike) -> Tensor:
     """`nonzero(input)`: the (k, ndim) indices of the nonzero elements."""
     return nonzero(input)

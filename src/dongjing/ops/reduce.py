@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections import namedtuple
+from typing import TYPE_CHECKING, NamedTuple, overload
 
 from .. import dtypes
 from ..core import infer as inf
@@ -17,6 +17,9 @@ from . import onnx_rules
 from . import shape as _shape
 from .convert import as_tensor
 from .elementwise import cast, div, eq, maximum, minimum, mul
+
+if TYPE_CHECKING:
+    from ..types import Dim, DTypeLike
 
 R = Kind.REDUCE
 
@@ -93,7 +96,7 @@ def finish(name: str, result: Tensor, out) -> Tensor:
 
 @binds(_sum)
 @dim_aliases
-def sum(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None,
+def sum(input: Tensor, dim: Dim = None, keepdim: bool = False, *, dtype: DTypeLike | None = None,
         out: Tensor | None = None) -> Tensor:
     """Sum over all elements, or over `dim` (an int or a tuple of ints); `dtype` casts first."""
     x = as_tensor(input)
@@ -143,7 +146,8 @@ def _empty_check(name, x, dim):
 
 @binds(_amax)
 @dim_aliases
-def amax(input: Tensor, dim=None, keepdim: bool = False, *, out: Tensor | None = None) -> Tensor:
+def amax(input: Tensor, dim: Dim = None, keepdim: bool = False, *,
+         out: Tensor | None = None) -> Tensor:
     """Largest value over all elements or over `dim`."""
     x = as_tensor(input)
     dim = _canon_dim(x, dim)
@@ -153,7 +157,8 @@ def amax(input: Tensor, dim=None, keepdim: bool = False, *, out: Tensor | None =
 
 @binds(_amin)
 @dim_aliases
-def amin(input: Tensor, dim=None, keepdim: bool = False, *, out: Tensor | None = None) -> Tensor:
+def amin(input: Tensor, dim: Dim = None, keepdim: bool = False, *,
+         out: Tensor | None = None) -> Tensor:
     """Smallest value over all elements or over `dim`."""
     x = as_tensor(input)
     dim = _canon_dim(x, dim)
@@ -201,7 +206,11 @@ def argmin(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tens
     return apply1(_argmin, x, dim=dim, keepdim=keepdim)
 
 
-ValuesIndices = namedtuple("ValuesIndices", ["values", "indices"])
+class ValuesIndices(NamedTuple):
+    """(values, indices) of `max`/`min` over a dim."""
+
+    values: Tensor
+    indices: Tensor
 
 
 def _extreme(name: str, pair, whole, arg, input, dim, keepdim, out):
@@ -212,17 +221,39 @@ def _extreme(name: str, pair, whole, arg, input, dim, keepdim, out):
     return finish(name, ValuesIndices(whole(input, dim, keepdim), arg(input, dim, keepdim)), out)
 
 
+@overload
+def max(input: Tensor, dim: None = None, keepdim: bool = False, *,
+        out: Tensor | None = None) -> Tensor: ...
+@overload
+def max(input: Tensor, dim: Tensor, keepdim: bool = False, *,
+        out: Tensor | None = None) -> Tensor: ...
+@overload
+def max(input: Tensor, dim: int, keepdim: bool = False, *,
+        out: tuple[Tensor, Tensor] | None = None) -> ValuesIndices: ...
+
+
 @dim_aliases
-def max(input: Tensor, dim=None, keepdim: bool = False, *, out=None
-        ) -> Tensor | tuple[Tensor, Tensor]:
+def max(input: Tensor, dim: int | Tensor | None = None, keepdim: bool = False, *,
+        out: Tensor | tuple[Tensor, Tensor] | None = None) -> Tensor | ValuesIndices:
     """`max(input)`: the largest element; `max(input, dim)`: (values, indices);
     `max(input, other)`: the elementwise maximum."""
     return _extreme("max", maximum, amax, argmax, input, dim, keepdim, out)
 
 
+@overload
+def min(input: Tensor, dim: None = None, keepdim: bool = False, *,
+        out: Tensor | None = None) -> Tensor: ...
+@overload
+def min(input: Tensor, dim: Tensor, keepdim: bool = False, *,
+        out: Tensor | None = None) -> Tensor: ...
+@overload
+def min(input: Tensor, dim: int, keepdim: bool = False, *,
+        out: tuple[Tensor, Tensor] | None = None) -> ValuesIndices: ...
+
+
 @dim_aliases
-def min(input: Tensor, dim=None, keepdim: bool = False, *, out=None
-        ) -> Tensor | tuple[Tensor, Tensor]:
+def min(input: Tensor, dim: int | Tensor | None = None, keepdim: bool = False, *,
+        out: Tensor | tuple[Tensor, Tensor] | None = None) -> Tensor | ValuesIndices:
     """Like `max`, for the smallest."""
     return _extreme("min", minimum, amin, argmin, input, dim, keepdim, out)
 
@@ -252,7 +283,7 @@ def count(x, dim=None, dtype=dtypes.float32):
 
 
 @dim_aliases
-def mean(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None,
+def mean(input: Tensor, dim: Dim = None, keepdim: bool = False, *, dtype: DTypeLike | None = None,
          out: Tensor | None = None) -> Tensor:
     """Arithmetic mean over all elements or over `dim` (composed: sum / count); `dtype` casts
     first."""

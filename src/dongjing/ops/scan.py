@@ -44,6 +44,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from ..core.registry import Op
+    from ..types import DTypeLike
 
 R = Kind.REDUCE
 
@@ -96,7 +97,7 @@ _prod = define("prod", forward=_prod_forward, infer=_reduce_infer("prod", _sum_d
 @autocast_policy("prod")
 @dim_aliases
 def prod(input: Tensor, dim: int | None = None, keepdim: bool = False, *,
-         dtype=None) -> Tensor:
+         dtype: DTypeLike | None = None) -> Tensor:
     """Product of all elements, or over one dim (integers and bools give int64)."""
     x = as_tensor(input)
     if dtype is not None:

@@ -7,6 +7,8 @@ order. Indices are checked: an index out of range raises instead of wrapping aro
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from .. import dtypes
 from ..core import infer as inf
 from ..core.registry import Spec, binds, define
@@ -20,6 +22,9 @@ from . import onnx_rules
 from .convert import as_tensor, pair
 from .elementwise import cast, full_like, where, zeros_like
 from .index import getitem, getitem_grad
+
+if TYPE_CHECKING:
+    from ..types import Number, TensorLike
 
 
 def _check_index(name, x: Spec, index: Spec, dim, src: Spec | None = None):
@@ -137,14 +142,15 @@ def _scatter_args(name, input, dim, index, src):
 
 
 @binds(_scatter_add)
-def scatter_add(input, dim: int, index, src):
+def scatter_add(input: TensorLike, dim: int, index: TensorLike, src: TensorLike) -> Tensor:
     """A copy of `input` with `src[i][j]` added at ``[index[i][j]][j]`` (dim 0; repeats add)."""
     x, index, src, dim = _scatter_args("scatter_add", input, dim, index, src)
     return apply(_scatter_add, x, index, src, dim=dim)
 
 
 @binds(_scatter)
-def scatter(input, dim: int, index, src=None, *, value=None, reduce: str | None = None):
+def scatter(input: TensorLike, dim: int, index: TensorLike, src: TensorLike | None = None, *,
+            value: Number | None = None, reduce: str | None = None) -> Tensor:
     """A copy of `input` with `src` (a tensor, or the number `value`) written at ``index``.
 
     ``reduce="add"`` adds instead (as `scatter_add`); other reductions are refused.
@@ -219,7 +225,7 @@ def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
     return getitem(x, (slice(None),) * dim + (index,))
 
 
-def masked_fill(input, mask, value):
+def masked_fill(input: TensorLike, mask: TensorLike, value: TensorLike) -> Tensor:
     """`input` with `value` wherever the (broadcast) bool `mask` is true."""
     x, mask = as_tensor(input), as_tensor(mask)
     if mask.dtype.kind != "b":

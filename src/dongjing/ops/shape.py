@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from .. import dtypes
 from ..autocasting import autocast_policy
 from ..core import infer as inf
@@ -14,6 +16,11 @@ from ..tensor.out_argument import accepts_out
 from . import onnx_rules
 from .convert import as_tensor
 from .elementwise import cast, zeros_like
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from ..types import Dim, TensorLike
 
 S = Kind.OPAQUE
 
@@ -187,7 +194,7 @@ _expand = define("expand", forward=_expand_forward, infer=_expand_infer,
 
 
 @binds(_expand)
-def expand(input: Tensor, *size) -> Tensor:
+def expand(input: Tensor, *size: int | Sequence[int]) -> Tensor:
     """`input` broadcast (without copying) to `size`; -1 keeps a dim."""
     return apply1(_expand, as_tensor(input), shape=tuple(int(d) for d in sizes_argument(size)))
 
@@ -286,7 +293,7 @@ _squeeze = define("squeeze", forward=_squeeze_forward,
 
 
 @binds(_squeeze)
-def squeeze(input: Tensor, dim=None) -> Tensor:
+def squeeze(input: Tensor, dim: Dim = None) -> Tensor:
     """Remove dims of size 1 (all of them, or those in `dim`)."""
     x = as_tensor(input)
     shape = x.shape
@@ -405,7 +412,7 @@ _concat = define("concat", forward=_concat_forward,
 @autocast_policy("cat")
 @accepts_out
 @dim_aliases
-def concat(tensors, dim: int = 0) -> Tensor:
+def concat(tensors: Sequence[TensorLike], dim: int = 0) -> Tensor:
     """Join tensors along an existing dim."""
     tensors = [as_tensor(t) for t in tensors]
     if not tensors:
@@ -420,7 +427,7 @@ cat = concat
 @autocast_policy("stack")
 @accepts_out
 @dim_aliases
-def stack(tensors, dim: int = 0) -> Tensor:
+def stack(tensors: Sequence[TensorLike], dim: int = 0) -> Tensor:
     """Join tensors along a new dim (composed: unsqueeze + concat)."""
     tensors = [as_tensor(t) for t in tensors]
     if not tensors:

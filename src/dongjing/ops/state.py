@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
 from ..backends import backend_of
 from ..core import infer as inf
 from ..core.registry import Spec, define, register
@@ -12,6 +15,9 @@ from ..graph import builder
 from ..graph.program import commit_assignments
 from ..tensor import Tensor
 from .convert import as_tensor
+
+if TYPE_CHECKING:
+    from ..types import TensorLike
 
 
 def _assign_forward(xp, old, value, ref):
@@ -45,7 +51,7 @@ _group = register("group", forward=lambda *values: None, infer=lambda *specs: ((
                   "function, not a training step")
 
 
-def assign(var, value):
+def assign(var: Tensor, value: TensorLike) -> Tensor:
     """Set Variable `var` to `value` (broadcast, cast to its dtype).
 
     Eagerly it writes now and returns `var`. In a graph it returns an op to fetch or group;
@@ -82,7 +88,7 @@ def _variable_of(var):
                      f"captured variable node), got {type(var).__name__}")
 
 
-def group(*ops):
+def group(*ops: Tensor | Sequence[Tensor | None] | None) -> Tensor | None:
     """One op that runs all `ops` (assignments, other groups); fetching it gives None.
 
     Eagerly the effects already happened: returns None.

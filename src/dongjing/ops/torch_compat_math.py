@@ -10,6 +10,8 @@ as PyTorch's do, so they need values (eager tensors).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from .. import dtypes
 from ..autocasting import autocast_policy
 from ..backends import backend_of, numpy_backend
@@ -29,6 +31,9 @@ from .linalg import cast_to, mm
 from .math import _checked, _integer_division_infer, isnan, trunc
 from .reduce import mean
 from .scan import std, var, variance_arguments
+
+if TYPE_CHECKING:
+    from ..types import Dim, TensorLike
 
 __all__ = ["true_divide", "square", "rsqrt", "reciprocal", "clamp_min", "clamp_max", "lerp",
            "frac", "addmm",
@@ -170,14 +175,14 @@ def _clamp_one(name: str, input, bound, lower: bool):
 
 
 @accepts_out
-def clamp_min(input, min):
+def clamp_min(input: TensorLike, min: TensorLike) -> Tensor:
     """`max(input, min)` elementwise; `min` a number or a (broadcast) tensor. At a tie the
     gradient goes to `input`, as PyTorch's."""
     return _clamp_one("clamp_min", input, min, lower=True)
 
 
 @accepts_out
-def clamp_max(input, max):
+def clamp_max(input: TensorLike, max: TensorLike) -> Tensor:
     """`min(input, max)` elementwise; `max` a number or a (broadcast) tensor."""
     return _clamp_one("clamp_max", input, max, lower=False)
 
@@ -265,7 +270,7 @@ def _values(name: str, input, other):
     return a._value(f"{name}()"), b._value(f"{name}()")
 
 
-def allclose(input, other, rtol: float = 1e-05, atol: float = 1e-08,
+def allclose(input: TensorLike, other: TensorLike, rtol: float = 1e-05, atol: float = 1e-08,
              equal_nan: bool = False) -> bool:
     """Whether ``|input - other| <= atol + rtol * |other|`` everywhere (broadcast). Both must
     have one dtype, as in PyTorch."""
@@ -277,7 +282,7 @@ def allclose(input, other, rtol: float = 1e-05, atol: float = 1e-08,
     return bool(_xp(a, b).allclose(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan))
 
 
-def equal(input, other) -> bool:
+def equal(input: TensorLike, other: TensorLike) -> bool:
     """True when both have the same shape and the same elements (NaN equals nothing)."""
     a, b = _values("equal", input, other)
     return a.shape == b.shape and bool(_xp(a, b).array_equal(a, b))
@@ -292,15 +297,17 @@ def _with_mean(name, fn, x, dim, correction, keepdim, out, kwargs):
 
 
 @dim_aliases
-def var_mean(input: Tensor, dim=None, correction: float = 1, keepdim: bool = False, *,
-             out=None, **unbiased) -> tuple:
+def var_mean(input: Tensor, dim: Dim = None, correction: float = 1, keepdim: bool = False,
+             *, out: tuple[Tensor, Tensor] | None = None, **unbiased: bool
+             ) -> tuple[Tensor, Tensor]:
     """``(var(input, ...), mean(input, ...))`` over the same dims (arguments as `var`)."""
     return _with_mean("var_mean", var, input, dim, correction, keepdim, out, unbiased)
 
 
 @dim_aliases
-def std_mean(input: Tensor, dim=None, correction: float = 1, keepdim: bool = False, *,
-             out=None, **unbiased) -> tuple:
+def std_mean(input: Tensor, dim: Dim = None, correction: float = 1, keepdim: bool = False,
+             *, out: tuple[Tensor, Tensor] | None = None, **unbiased: bool
+             ) -> tuple[Tensor, Tensor]:
     """``(std(input, ...), mean(input, ...))`` over the same dims (arguments as `std`)."""
     return _with_mean("std_mean", std, input, dim, correction, keepdim, out, unbiased)
 

@@ -10,6 +10,7 @@ values (an eager tensor).
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 from .. import dtypes
 from ..autocasting import autocast_policy
@@ -29,6 +30,11 @@ from .layout import narrow
 from .reduce import sum
 from .scatter import gather, index_select, scatter, scatter_add
 from .shape import broadcast_to, concat, permute, reshape, transpose
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from ..types import TensorLike
 
 __all__ = ["take_along_dim", "diag", "trace", "broadcast_tensors", "hstack", "vstack", "movedim",
            "moveaxis",
@@ -75,7 +81,7 @@ def diag(input: Tensor, diagonal: int = 0) -> Tensor:
 
 
 @autocast_policy("trace")
-def trace(input):
+def trace(input: TensorLike) -> Tensor:
     """The sum of the main diagonal of a 2-d tensor (integers sum to int64)."""
     x = as_tensor(input)
     if x.ndim != 2:
@@ -130,7 +136,8 @@ def _dims(name: str, what: str, dims, ndim: int) -> list:
     return out
 
 
-def movedim(input, source, destination):
+def movedim(input: TensorLike, source: int | Sequence[int],
+            destination: int | Sequence[int]) -> Tensor:
     """`input` with the dims `source` (an int or a sequence) moved to `destination`; the other
     dims keep their order."""
     x = as_tensor(input)
@@ -150,12 +157,12 @@ def movedim(input, source, destination):
 moveaxis = movedim
 
 
-def swapaxes(input, axis0: int, axis1: int):
+def swapaxes(input: TensorLike, axis0: int, axis1: int) -> Tensor:
     """`input` with dims `axis0` and `axis1` exchanged (an alias of `transpose`)."""
     return transpose(as_tensor(input), axis0, axis1)
 
 
-def swapdims(input, dim0: int, dim1: int):
+def swapdims(input: TensorLike, dim0: int, dim1: int) -> Tensor:
     """`input` with dims `dim0` and `dim1` exchanged (an alias of `transpose`)."""
     return transpose(as_tensor(input), dim0, dim1)
 
@@ -165,7 +172,7 @@ def t(input):
     return as_tensor(input).t()
 
 
-def unflatten(input, dim: int, sizes):
+def unflatten(input: TensorLike, dim: int, sizes: Sequence[int]) -> Tensor:
     """`input` with dim `dim` split into `sizes` (one entry may be -1, inferred)."""
     x = as_tensor(input)
     shape = _known("unflatten", x)
@@ -212,7 +219,8 @@ def cross(input: Tensor, other: Tensor, dim: int | None = None) -> Tensor:
                    sub(mul(a0, b1), mul(a1, b0))], dim)
 
 
-def diff(input, n: int = 1, dim: int = -1, prepend=None, append=None):
+def diff(input: TensorLike, n: int = 1, dim: int = -1, prepend: TensorLike | None = None,
+         append: TensorLike | None = None) -> Tensor:
     """The `n`-th forward difference along `dim` (bool tensors: `!=`), after joining
     `prepend` and `append` to `input` along `dim`."""
     x = as_tensor(input)
@@ -293,8 +301,8 @@ def _repeated_indices(size: int, counts: list, like: Tensor) -> Tensor:
                                    counts))
 
 
-def repeat_interleave(input, repeats=None, dim: int | None = None, *,
-                      output_size: int | None = None):
+def repeat_interleave(input: TensorLike, repeats: TensorLike | None = None,
+                      dim: int | None = None, *, output_size: int | None = None) -> Tensor:
     """Each element (slice along `dim`; the flattened tensor when `dim` is None) repeated
     `repeats` times (an int, or one count per element). With only a tensor of counts,
     ``repeat_interleave(counts)`` gives each index repeated that many times."""
@@ -389,8 +397,8 @@ def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha=1
     return scatter_add(x, dim, broadcast_to(reshape(index, view), src_shape), src)
 
 
-def unique(input, sorted: bool = True, return_inverse: bool = False,
-           return_counts: bool = False, dim: int | None = None):
+def unique(input: TensorLike, sorted: bool = True, return_inverse: bool = False,
+           return_counts: bool = False, dim: int | None = None) -> Tensor | tuple[Tensor, ...]:
     """The distinct elements of `input` (of the flattened tensor, or the distinct slices along
     `dim`), in ascending order (also for ``sorted=False``, where PyTorch leaves the order
     unspecified); optionally the inverse indices (int64) and the counts (int64). Not

@@ -11,6 +11,7 @@ differentiate, trace and build graph nodes with no rule of their own; the aliase
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 from .. import dtypes
 from ..core import infer as inf
@@ -39,6 +40,10 @@ from .elementwise import (
 )
 from .math import acos, asin, atan, atan2, isfinite, isnan, sin, trunc
 from .torch_compat_math import logaddexp
+
+if TYPE_CHECKING:
+    from ..tensor import Tensor
+    from ..types import TensorLike
 
 E = Kind.ELEMENTWISE
 _NO_ONNX = "no single ONNX operator computes it; its expansion is not written yet"
@@ -119,31 +124,31 @@ signbit, nextafter = _signbit.binding, _nextafter.binding
 
 
 # --- compositions ---------------------------------------------------------------------------
-def _floating(x):
+def _floating(x: TensorLike) -> Tensor:
     x = as_tensor(x)
     return x if x.dtype.kind == "f" else cast(x, dtypes.default_float)
 
 
 @accepts_out
-def exp2(input):
+def exp2(input: TensorLike) -> Tensor:
     """2 ** input."""
     return exp(mul(_floating(input), math.log(2.0)))
 
 
 @accepts_out
-def deg2rad(input):
+def deg2rad(input: TensorLike) -> Tensor:
     """Degrees to radians."""
     return mul(_floating(input), math.pi / 180.0)
 
 
 @accepts_out
-def rad2deg(input):
+def rad2deg(input: TensorLike) -> Tensor:
     """Radians to degrees."""
     return mul(_floating(input), 180.0 / math.pi)
 
 
 @accepts_out
-def sinc(input):
+def sinc(input: TensorLike) -> Tensor:
     """sin(pi x) / (pi x), 1 at 0 (the normalized sinc)."""
     x = _floating(input)
     zero = eq(x, 0.0)
@@ -152,7 +157,7 @@ def sinc(input):
 
 
 @accepts_out
-def xlogy(input, other):
+def xlogy(input: TensorLike, other: TensorLike) -> Tensor:
     """input * log(other), 0 where input is 0 (unless other is NaN); the gradient with respect
     to input is log(other), as PyTorch's."""
     x, y = pair(input, other)
@@ -164,7 +169,7 @@ def xlogy(input, other):
 
 
 @accepts_out
-def logit(input, eps: float | None = None):
+def logit(input: TensorLike, eps: float | None = None) -> Tensor:
     """log(p / (1 - p)), with p clamped to [eps, 1 - eps] when eps is given."""
     p = _floating(input)
     if eps is not None:
@@ -173,7 +178,7 @@ def logit(input, eps: float | None = None):
 
 
 @accepts_out
-def copysign(input, other):
+def copysign(input: TensorLike, other: TensorLike) -> Tensor:
     """|input| with the sign of `other` (-0.0 counts as negative)."""
     a, b = pair(input, other)
     a = _floating(a)
@@ -182,28 +187,28 @@ def copysign(input, other):
 
 
 @accepts_out
-def float_power(input, exponent):
+def float_power(input: TensorLike, exponent: TensorLike) -> Tensor:
     """input ** exponent in float64."""
     a, b = pair(input, exponent)
     return pow(cast(a, dtypes.float64), cast(b, dtypes.float64))
 
 
 @accepts_out
-def fmax(input, other):
+def fmax(input: TensorLike, other: TensorLike) -> Tensor:
     """The elementwise maximum, ignoring NaN (NaN only where both are NaN)."""
     a, b = pair(input, other)
     return where(logical_or(ge(a, b), isnan(b)), a, b)
 
 
 @accepts_out
-def fmin(input, other):
+def fmin(input: TensorLike, other: TensorLike) -> Tensor:
     """The elementwise minimum, ignoring NaN (NaN only where both are NaN)."""
     a, b = pair(input, other)
     return where(logical_or(le(a, b), isnan(b)), a, b)
 
 
 @accepts_out
-def heaviside(input, values):
+def heaviside(input: TensorLike, values: TensorLike) -> Tensor:
     """0 where input < 0, `values` where input == 0, 1 where input > 0 (no gradient)."""
     x, v = pair(input, values)
     step = cast(gt(x, 0), x.dtype)
@@ -211,33 +216,34 @@ def heaviside(input, values):
 
 
 @accepts_out
-def ldexp(input, other):
+def ldexp(input: TensorLike, other: TensorLike) -> Tensor:
     """input * 2 ** other."""
     x = _floating(input)
     return mul(x, exp2(other))
 
 
 @accepts_out
-def logaddexp2(input, other):
+def logaddexp2(input: TensorLike, other: TensorLike) -> Tensor:
     """log2(2 ** input + 2 ** other), computed without overflow."""
     ln2 = math.log(2.0)
     return div(logaddexp(mul(_floating(input), ln2), mul(_floating(other), ln2)), ln2)
 
 
 @accepts_out
-def sgn(input):
+def sgn(input: TensorLike) -> Tensor:
     """The sign (-1, 0, 1) of a real tensor (PyTorch's `sgn` extends `sign` to complex)."""
     return sign(as_tensor(input))
 
 
 @accepts_out
-def logical_xor(input, other):
+def logical_xor(input: TensorLike, other: TensorLike) -> Tensor:
     """Elementwise exclusive or of the truth values."""
     a, b = pair(input, other)
     return ne(ne(a, 0), ne(b, 0))
 
 
-def isclose(input, other, rtol: float = 1e-5, atol: float = 1e-8, equal_nan: bool = False):
+def isclose(input: TensorLike, other: TensorLike, rtol: float = 1e-5, atol: float = 1e-8,
+            equal_nan: bool = False) -> Tensor:
     """Equal, or both finite with |input - other| <= atol + rtol * |other|; NaNs are close to
     each other only with `equal_nan`."""
     a, b = pair(input, other)
@@ -256,25 +262,25 @@ def _all_false(x):
 
 
 @accepts_out
-def isposinf(input):
+def isposinf(input: TensorLike) -> Tensor:
     """Whether each element is +inf."""
     x = as_tensor(input)
     return eq(x, float("inf")) if x.dtype.kind == "f" else _all_false(x)
 
 
 @accepts_out
-def isneginf(input):
+def isneginf(input: TensorLike) -> Tensor:
     """Whether each element is -inf."""
     x = as_tensor(input)
     return eq(x, float("-inf")) if x.dtype.kind == "f" else _all_false(x)
 
 
-def isreal(input):
+def isreal(input: TensorLike) -> Tensor:
     """Whether each element is real: always, for dongjing's real dtypes."""
     return logical_not(_all_false(as_tensor(input)))
 
 
-def positive(input):
+def positive(input: TensorLike) -> Tensor:
     """`input` itself (unary plus); refused for bool tensors, as PyTorch does."""
     x = as_tensor(input)
     if x.dtype.kind == "b":
@@ -283,14 +289,14 @@ def positive(input):
 
 
 @accepts_out
-def angle(input):
+def angle(input: TensorLike) -> Tensor:
     """The argument of each element: 0 for non-negative reals, pi for negative ones (NaN stays
     NaN); its gradient is zero, as PyTorch's for real inputs."""
     x = _floating(input)
     return where(lt(x, 0.0), as_tensor(math.pi, x), as_tensor(0.0, x)) + mul(x, 0.0)
 
 
-def real(input):
+def real(input: TensorLike) -> Tensor:
     """The real part: the tensor itself, for dongjing's real dtypes."""
     return as_tensor(input)
 
@@ -333,7 +339,7 @@ def get_device(input) -> int:
 
 
 @accepts_out
-def fix(input):
+def fix(input: TensorLike) -> Tensor:
     """Round towards zero (an alias of `trunc`)."""
     return trunc(as_tensor(input))
 

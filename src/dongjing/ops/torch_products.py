@@ -4,6 +4,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ..errors import ShapeError
 from ..tensor.out_argument import accepts_out
 from .convert import as_tensor
@@ -14,12 +16,16 @@ from .linalg import cast_to, mm
 from .reduce import sum as _sum
 from .shape import reshape
 
+if TYPE_CHECKING:
+    from ..tensor import Tensor
+    from ..types import DTypeLike, Number, TensorLike
+
 __all__ = ["kron", "tensordot", "inner", "vdot", "mv", "addmv", "addr", "addbmm", "baddbmm",
            "addcmul", "addcdiv", "chain_matmul", "ger", "rsub"]
 
 
 @accepts_out
-def kron(input, other):
+def kron(input: TensorLike, other: TensorLike) -> Tensor:
     """The Kronecker product."""
     a, b = as_tensor(input), as_tensor(other)
     n = max(a.ndim, b.ndim)
@@ -51,7 +57,7 @@ def tensordot(a, b, dims=2, out=None):
 
 
 @accepts_out
-def inner(input, other):
+def inner(input: TensorLike, other: TensorLike) -> Tensor:
     """Sum of products over the last dims (a scalar input multiplies)."""
     a, b = as_tensor(input), as_tensor(other)
     if a.ndim == 0 or b.ndim == 0:
@@ -60,7 +66,7 @@ def inner(input, other):
 
 
 @accepts_out
-def vdot(input, other):
+def vdot(input: TensorLike, other: TensorLike) -> Tensor:
     """The dot product of two 1-d tensors (conjugating the first: a no-op for reals)."""
     a, b = as_tensor(input), as_tensor(other)
     if a.ndim != 1 or b.ndim != 1 or a.shape != b.shape:
@@ -70,7 +76,7 @@ def vdot(input, other):
 
 
 @accepts_out
-def mv(input, vec):
+def mv(input: TensorLike, vec: TensorLike) -> Tensor:
     """Matrix times vector."""
     a, v = as_tensor(input), as_tensor(vec)
     if a.ndim != 2 or v.ndim != 1 or None not in (a.shape[1], v.shape[0]) and \
@@ -81,25 +87,31 @@ def mv(input, vec):
 
 
 @accepts_out
-def addmv(input, mat, vec, beta=1, alpha=1):
+def addmv(input: TensorLike, mat: TensorLike, vec: TensorLike, beta: Number = 1,
+          alpha: Number = 1) -> Tensor:
     """beta * input + alpha * (mat @ vec)."""
     return add(mul(as_tensor(input), beta), mul(mv(mat, vec), alpha))
 
 
 @accepts_out
-def addr(input, vec1, vec2, beta=1, alpha=1):
+def addr(input: TensorLike, vec1: TensorLike, vec2: TensorLike, beta: Number = 1,
+         alpha: Number = 1) -> Tensor:
     """beta * input + alpha * outer(vec1, vec2)."""
     return add(mul(as_tensor(input), beta), mul(outer(vec1, vec2), alpha))
 
 
 @accepts_out
-def addbmm(input, batch1, batch2, beta=1, alpha=1):
+def addbmm(input: TensorLike, batch1: TensorLike, batch2: TensorLike, beta: Number = 1,
+           alpha: Number = 1
+           ) -> Tensor:
     """beta * input + alpha * the sum over the batch of batch1[i] @ batch2[i]."""
     return add(mul(as_tensor(input), beta), mul(_sum(bmm(batch1, batch2), 0), alpha))
 
 
 @accepts_out
-def baddbmm(input, batch1, batch2, out_dtype=None, *, beta=1, alpha=1):
+def baddbmm(input: TensorLike, batch1: TensorLike, batch2: TensorLike,
+            out_dtype: DTypeLike | None = None, *, beta: Number = 1,
+            alpha: Number = 1) -> Tensor:
     """beta * input + alpha * (batch1 @ batch2), batch by batch (`out_dtype`: the operands cast
     to it first, computed and returned in that dtype)."""
     x, b1, b2 = (cast_to(as_tensor(t), out_dtype) for t in (input, batch1, batch2))
@@ -107,19 +119,21 @@ def baddbmm(input, batch1, batch2, out_dtype=None, *, beta=1, alpha=1):
 
 
 @accepts_out
-def addcmul(input, tensor1, tensor2, value=1):
+def addcmul(input: TensorLike, tensor1: TensorLike, tensor2: TensorLike,
+            value: Number = 1) -> Tensor:
     """input + value * tensor1 * tensor2."""
     return add(as_tensor(input), mul(mul(as_tensor(tensor1), tensor2), value))
 
 
 @accepts_out
-def addcdiv(input, tensor1, tensor2, value=1):
+def addcdiv(input: TensorLike, tensor1: TensorLike, tensor2: TensorLike,
+            value: Number = 1) -> Tensor:
     """input + value * tensor1 / tensor2."""
     return add(as_tensor(input), mul(div(as_tensor(tensor1), tensor2), value))
 
 
 @accepts_out
-def chain_matmul(*matrices):
+def chain_matmul(*matrices: TensorLike) -> Tensor:
     """The product of the matrices, left to right."""
     if len(matrices) == 1 and isinstance(matrices[0], (list, tuple)):
         matrices = tuple(matrices[0])
@@ -130,11 +144,11 @@ def chain_matmul(*matrices):
 
 
 @accepts_out
-def ger(input, vec2):
+def ger(input: TensorLike, vec2: TensorLike) -> Tensor:
     """The outer product (PyTorch's old name of `outer`)."""
     return outer(input, vec2)
 
 
-def rsub(input, other, alpha=1):
+def rsub(input: TensorLike, other: TensorLike, alpha: Number = 1) -> Tensor:
     """other - alpha * input."""
     return sub(as_tensor(other) + zeros_like(as_tensor(input)), mul(as_tensor(input), alpha))

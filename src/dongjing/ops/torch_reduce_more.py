@@ -5,7 +5,7 @@ trace and build graph nodes. `mode` needs values (it counts them)."""
 
 from __future__ import annotations
 
-from collections import namedtuple
+from typing import TYPE_CHECKING, NamedTuple, overload
 
 import numpy as np
 
@@ -33,21 +33,29 @@ from .elementwise import (
 )
 from .math import ceil, floor, floor_divide, isinf, isnan
 from .math import round as round_
-from .reduce import amax, amin
+from .reduce import ValuesIndices, amax, amin
 from .reduce import sum as _sum
 from .scan import cumsum
 from .shape import concat, reshape, unsqueeze
 from .sorting import sort
 
-ValuesIndices = namedtuple("ValuesIndices", ["values", "indices"])
-MinMax = namedtuple("MinMax", ["min", "max"])
+if TYPE_CHECKING:
+    from ..tensor import Tensor
+    from ..types import Dim, DTypeLike, TensorLike
+
+class MinMax(NamedTuple):
+    """(min, max) of `aminmax`."""
+
+    min: Tensor
+    max: Tensor
 
 
 def _dim(x, dim):
     return dim % x.ndim if x.ndim else 0
 
 
-def nansum(input, dim=None, keepdim: bool = False, *, dtype=None):
+def nansum(input: TensorLike, dim: Dim = None, keepdim: bool = False, *,
+           dtype: DTypeLike | None = None) -> Tensor:
     """The sum treating NaN as zero."""
     x = as_tensor(input)
     if dtype is not None:
@@ -58,7 +66,8 @@ def nansum(input, dim=None, keepdim: bool = False, *, dtype=None):
 
 @accepts_out
 @dim_aliases
-def nanmean(input, dim=None, keepdim: bool = False, *, dtype=None):
+def nanmean(input: TensorLike, dim: Dim = None, keepdim: bool = False, *,
+            dtype: DTypeLike | None = None) -> Tensor:
     """The mean of the non-NaN elements."""
     x = as_tensor(input)
     if dtype is not None:
@@ -69,7 +78,7 @@ def nanmean(input, dim=None, keepdim: bool = False, *, dtype=None):
     return div(nansum(x, dim, keepdim), count)
 
 
-def count_nonzero(input, dim=None):
+def count_nonzero(input: TensorLike, dim: Dim = None) -> Tensor:
     """The number of nonzero elements (over `dim`, one dim or several)."""
     x = as_tensor(input)
     return _sum(cast(ne(x, 0), dtypes.int64), dim)
@@ -77,7 +86,7 @@ def count_nonzero(input, dim=None):
 
 @accepts_out
 @dim_aliases
-def aminmax(input, *, dim=None, keepdim: bool = False):
+def aminmax(input: TensorLike, *, dim: int | None = None, keepdim: bool = False) -> MinMax:
     """(min, max) over `dim` (all elements when None)."""
     x = as_tensor(input)
     return MinMax(amin(x, dim, keepdim), amax(x, dim, keepdim))
@@ -96,7 +105,8 @@ def _pick(values, dim, position, keepdim):
 
 @accepts_out
 @dim_aliases
-def kthvalue(input, k: int, dim: int | None = None, keepdim: bool = False):
+def kthvalue(input: TensorLike, k: int, dim: int | None = None,
+             keepdim: bool = False) -> ValuesIndices:
     """The k-th smallest value along `dim` (k from 1; the last dim when None) and its index."""
     x = as_tensor(input)
     dim = -1 if dim is None else dim
@@ -110,9 +120,16 @@ def kthvalue(input, k: int, dim: int | None = None, keepdim: bool = False):
     return ValuesIndices(_pick(values, d, k - 1, keepdim), _pick(indices, d, k - 1, keepdim))
 
 
+@overload
+def median(input: TensorLike, dim: None = None, keepdim: bool = False) -> Tensor: ...
+@overload
+def median(input: TensorLike, dim: int, keepdim: bool = False) -> ValuesIndices: ...
+
+
 @accepts_out
 @dim_aliases
-def median(input, dim=None, keepdim: bool = False):
+def median(input: TensorLike, dim: int | None = None,
+           keepdim: bool = False) -> Tensor | ValuesIndices:
     """The lower median (of an even count, the smaller middle value): over all elements, or
     along `dim` with its index. NaN propagates."""
     x = as_tensor(input)
@@ -140,9 +157,16 @@ def _has_nan(x) -> bool:
     return bool(np.isnan(x._value("median")).any())
 
 
+@overload
+def nanmedian(input: TensorLike, dim: None = None, keepdim: bool = False) -> Tensor: ...
+@overload
+def nanmedian(input: TensorLike, dim: int, keepdim: bool = False) -> ValuesIndices: ...
+
+
 @accepts_out
 @dim_aliases
-def nanmedian(input, dim=None, keepdim: bool = False):
+def nanmedian(input: TensorLike, dim: int | None = None,
+              keepdim: bool = False) -> Tensor | ValuesIndices:
     """The lower median of the non-NaN elements (NaN sorts last, so it is skipped)."""
     x = as_tensor(input)
     if dim is None:
@@ -169,7 +193,7 @@ def div_floor(a, b: int):
 
 @accepts_out
 @dim_aliases
-def mode(input, dim: int = -1, keepdim: bool = False):
+def mode(input: TensorLike, dim: int = -1, keepdim: bool = False) -> ValuesIndices:
     """The most frequent value along `dim` (the smallest of ties) and an index of it."""
     x = as_tensor(input)
     data = x._value("mode")
@@ -195,7 +219,9 @@ def mode(input, dim: int = -1, keepdim: bool = False):
 
 @accepts_out
 @dim_aliases
-def quantile(input, q, dim=None, keepdim: bool = False, *, interpolation: str = "linear"):
+def quantile(input: TensorLike, q: float | TensorLike, dim: int | None = None,
+             keepdim: bool = False, *,
+             interpolation: str = "linear") -> Tensor:
     """The q-quantiles (q a number or a 1-d tensor in [0, 1]) along `dim` (all elements when
     None), with PyTorch's interpolation modes; a NaN in a slice gives NaN."""
     return _quantile("quantile", input, q, dim, keepdim, interpolation, ignore_nan=False)
@@ -203,7 +229,9 @@ def quantile(input, q, dim=None, keepdim: bool = False, *, interpolation: str = 
 
 @accepts_out
 @dim_aliases
-def nanquantile(input, q, dim=None, keepdim: bool = False, *, interpolation: str = "linear"):
+def nanquantile(input: TensorLike, q: float | TensorLike, dim: int | None = None,
+                keepdim: bool = False, *,
+                interpolation: str = "linear") -> Tensor:
     """`quantile` of the non-NaN elements."""
     return _quantile("nanquantile", input, q, dim, keepdim, interpolation, ignore_nan=True)
 
@@ -280,7 +308,7 @@ def _round_half_even(x):
 
 @accepts_out
 @dim_aliases
-def logcumsumexp(input, dim: int):
+def logcumsumexp(input: TensorLike, dim: int) -> Tensor:
     """log(cumsum(exp(input))) along `dim`, computed stably."""
     x = as_tensor(input)
     d = _dim(x, dim)
@@ -313,14 +341,14 @@ def _cum_extreme(name, input, dim, better):
 
 @accepts_out
 @dim_aliases
-def cummax(input, dim: int):
+def cummax(input: TensorLike, dim: int) -> ValuesIndices:
     """The running maximum along `dim` and where it was reached (the last index of ties)."""
     return _cum_extreme("cummax", input, dim, ge)
 
 
 @accepts_out
 @dim_aliases
-def cummin(input, dim: int):
+def cummin(input: TensorLike, dim: int) -> ValuesIndices:
     """The running minimum along `dim` and where it was reached (the last index of ties)."""
     return _cum_extreme("cummin", input, dim, le)
 
@@ -349,7 +377,8 @@ def _pairs(y, d):
     return y[tuple(hi)], y[tuple(lo)]
 
 
-def trapezoid(y, x=None, *, dx=None, dim: int = -1):
+def trapezoid(y: TensorLike, x: TensorLike | None = None, *, dx: float | None = None, dim: int = -1
+              ) -> Tensor:
     """The trapezoidal rule along `dim` (spacing `x` samples, or `dx`, default 1)."""
     y = as_tensor(y)
     d = _dim(y, dim)
@@ -357,12 +386,14 @@ def trapezoid(y, x=None, *, dx=None, dim: int = -1):
     return _sum(mul(add(hi, lo), _spacing(y, d, x, dx)), d) * 0.5
 
 
-def trapz(y, x=None, *, dx=None, dim: int = -1):
+def trapz(y: TensorLike, x: TensorLike | None = None, *, dx: float | None = None,
+          dim: int = -1) -> Tensor:
     """An alias of `trapezoid`."""
     return trapezoid(y, x, dx=dx, dim=dim)
 
 
-def cumulative_trapezoid(y, x=None, *, dx=None, dim: int = -1):
+def cumulative_trapezoid(y: TensorLike, x: TensorLike | None = None, *, dx: float | None = None,
+                         dim: int = -1) -> Tensor:
     """The running trapezoidal integral along `dim` (one element shorter)."""
     y = as_tensor(y)
     d = _dim(y, dim)
@@ -370,7 +401,7 @@ def cumulative_trapezoid(y, x=None, *, dx=None, dim: int = -1):
     return cumsum(mul(add(hi, lo), _spacing(y, d, x, dx)) * 0.5, d)
 
 
-def dist(input, other, p: float = 2):
+def dist(input: TensorLike, other: TensorLike, p: float = 2) -> Tensor:
     """The p-norm of input - other."""
     diff = sub(as_tensor(input), as_tensor(other))
     if p == float("inf"):
@@ -386,7 +417,7 @@ def dist(input, other, p: float = 2):
 
 @accepts_out
 @dim_aliases
-def renorm(input, p: float, dim: int, maxnorm: float):
+def renorm(input: TensorLike, p: float, dim: int, maxnorm: float) -> Tensor:
     """Each slice along `dim` rescaled so its p-norm is at most `maxnorm` (PyTorch's 1e-7
     guard in the scale)."""
     x = as_tensor(input)

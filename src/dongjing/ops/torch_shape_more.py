@@ -7,6 +7,7 @@ their input once a value is written through the copy, so each is the op followed
 from __future__ import annotations
 
 import itertools
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -23,6 +24,12 @@ from .layout import chunk, narrow, split
 from .scatter import index_select, masked_fill, scatter, scatter_add
 from .shape import concat, flatten, reshape, stack, transpose
 from .sorting import sort
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from ..tensor import Tensor
+    from ..types import TensorLike
 
 _GET = getitem
 
@@ -86,7 +93,8 @@ def row_stack(tensors):
     return concat([atleast_2d(t) for t in tensors], 0)
 
 
-def tensor_split(input, indices_or_sections, dim: int = 0):
+def tensor_split(input: TensorLike, indices_or_sections: int | Sequence[int] | Tensor,
+                 dim: int = 0) -> tuple[Tensor, ...]:
     """Split into `n` nearly equal parts (the first ones one longer), or at the given indices."""
     x = as_tensor(input)
     size = x.shape[dim]
@@ -117,23 +125,27 @@ def _split_named(name, x, indices_or_sections, dim, min_ndim):
     return tensor_split(x, indices_or_sections, dim)
 
 
-def hsplit(input, indices_or_sections):
+def hsplit(input: TensorLike, indices_or_sections: int | Sequence[int] | Tensor) -> tuple[Tensor,
+           ...]:
     """Split along dim 1 (dim 0 for 1-d inputs)."""
     x = as_tensor(input)
     return _split_named("hsplit", x, indices_or_sections, 1 if x.ndim > 1 else 0, 1)
 
 
-def vsplit(input, indices_or_sections):
+def vsplit(input: TensorLike, indices_or_sections: int | Sequence[int] | Tensor) -> tuple[Tensor,
+           ...]:
     """Split along dim 0 of a tensor with at least 2 dims."""
     return _split_named("vsplit", input, indices_or_sections, 0, 2)
 
 
-def dsplit(input, indices_or_sections):
+def dsplit(input: TensorLike, indices_or_sections: int | Sequence[int] | Tensor) -> tuple[Tensor,
+           ...]:
     """Split along dim 2 of a tensor with at least 3 dims."""
     return _split_named("dsplit", input, indices_or_sections, 2, 3)
 
 
-def split_with_sizes(input, split_sizes, dim: int = 0):
+def split_with_sizes(input: TensorLike, split_sizes: Sequence[int] | Tensor,
+                     dim: int = 0) -> tuple[Tensor, ...]:
     """Split into pieces of the given sizes along `dim` (they must add up to its size)."""
     x = as_tensor(input)
     sizes = _ints("split_with_sizes", split_sizes)
@@ -180,7 +192,7 @@ def _write_at(x, positions: np.ndarray, src, name: str):
     return reshape(where(constant_like(mask, x), placed, flat), tuple(x.shape))
 
 
-def diagonal(input, offset: int = 0, dim1: int = 0, dim2: int = 1):
+def diagonal(input: TensorLike, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
     """The diagonal of the (dim1, dim2) planes, as the last dim (`offset` above the main one)."""
     x = as_tensor(input)
     _known("diagonal", x)
@@ -189,7 +201,7 @@ def diagonal(input, offset: int = 0, dim1: int = 0, dim2: int = 1):
     return _gather_at(x, np.diagonal(_positions(x), offset, dim1, dim2))
 
 
-def diag_embed(input, offset: int = 0, dim1: int = -2, dim2: int = -1):
+def diag_embed(input: TensorLike, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:
     """Tensors whose (dim1, dim2) planes have the last dim of `input` on their diagonal."""
     x = as_tensor(input)
     shape = _known("diag_embed", x)
@@ -207,12 +219,12 @@ def diag_embed(input, offset: int = 0, dim1: int = -2, dim2: int = -1):
     return _write_at(zeros, positions, x, "diag_embed")
 
 
-def diagflat(input, offset: int = 0):
+def diagflat(input: TensorLike, offset: int = 0) -> Tensor:
     """A 2-d tensor with the flattened input on its `offset` diagonal."""
     return diag_embed(flatten(as_tensor(input)), offset)
 
 
-def select(input, dim: int, index: int):
+def select(input: TensorLike, dim: int, index: int) -> Tensor:
     """The slice at `index` of `dim`, that dim removed."""
     x = as_tensor(input)
     key = [slice(None)] * x.ndim
@@ -220,7 +232,7 @@ def select(input, dim: int, index: int):
     return _GET(x, tuple(key))
 
 
-def select_scatter(input, src, dim: int, index: int):
+def select_scatter(input: TensorLike, src: TensorLike, dim: int, index: int) -> Tensor:
     """`input` with the slice at `index` of `dim` replaced by `src`."""
     x = as_tensor(input)
     key = [slice(None)] * x.ndim
@@ -233,7 +245,8 @@ def _known_like(x, name):
     return np.empty(_known(name, x), np.int8)
 
 
-def slice_scatter(input, src, dim: int = 0, start=None, end=None, step: int = 1):
+def slice_scatter(input: TensorLike, src: TensorLike, dim: int = 0, start: int | None = None,
+                  end: int | None = None, step: int = 1) -> Tensor:
     """`input` with `input[..., start:end:step, ...]` (along `dim`) replaced by `src`."""
     x = as_tensor(input)
     key = [slice(None)] * x.ndim
@@ -242,7 +255,9 @@ def slice_scatter(input, src, dim: int = 0, start=None, end=None, step: int = 1)
                      "slice_scatter")
 
 
-def diagonal_scatter(input, src, offset: int = 0, dim1: int = 0, dim2: int = 1):
+def diagonal_scatter(input: TensorLike, src: TensorLike, offset: int = 0, dim1: int = 0,
+                     dim2: int = 1
+                     ) -> Tensor:
     """`input` with its `diagonal(offset, dim1, dim2)` replaced by `src`."""
     x = as_tensor(input)
     positions = np.diagonal(_positions(_known_like(x, "diagonal_scatter")), offset, dim1, dim2)
@@ -259,7 +274,7 @@ def _index_mask(x, dim, idx):
     return ne(reshape(marks, tuple(shape)), 0.0)
 
 
-def index_fill(input, dim: int, index, value):
+def index_fill(input: TensorLike, dim: int, index: TensorLike, value: TensorLike) -> Tensor:
     """`input` with the slices at `index` along `dim` set to `value`."""
     x = as_tensor(input)
     return masked_fill(x, _index_mask(x, dim, as_tensor(index)), value)
@@ -267,7 +282,7 @@ def index_fill(input, dim: int, index, value):
 
 @accepts_out
 @dim_aliases
-def index_copy(input, dim: int, index, source):
+def index_copy(input: TensorLike, dim: int, index: TensorLike, source: TensorLike) -> Tensor:
     """`input` with the slices at `index` along `dim` replaced by `source`'s slices."""
     x, idx, src = as_tensor(input), as_tensor(index), as_tensor(source)
     dim = dim % x.ndim
@@ -278,7 +293,9 @@ def index_copy(input, dim: int, index, source):
     return where(_index_mask(x, dim, idx), spread, x)
 
 
-def index_put(input, indices, values, accumulate: bool = False):
+def index_put(input: TensorLike, indices: Sequence[TensorLike], values: TensorLike,
+              accumulate: bool = False
+              ) -> Tensor:
     """`input` with `values` written (or added, with `accumulate`) at the advanced index
     `indices` (a tuple of index tensors)."""
     x = as_tensor(input)
@@ -294,7 +311,7 @@ def index_put(input, indices, values, accumulate: bool = False):
     return reshape(where(keep, written, flat), tuple(x.shape))
 
 
-def masked_scatter(input, mask, source):
+def masked_scatter(input: TensorLike, mask: TensorLike, source: TensorLike) -> Tensor:
     """`input` with the elements where `mask` is true replaced, in order, by the first
     elements of `source`."""
     x, m, src = as_tensor(input), as_tensor(mask), as_tensor(source)
@@ -310,7 +327,8 @@ def masked_scatter(input, mask, source):
     return _write_at(x, positions, taken, "masked_scatter")
 
 
-def put(input, index, source, accumulate: bool = False):
+def put(input: TensorLike, index: TensorLike, source: TensorLike,
+        accumulate: bool = False) -> Tensor:
     """`input` (seen flat) with `source` written (or added) at the flat `index`."""
     x = as_tensor(input)
     flat = reshape(x, (-1,))
@@ -324,7 +342,7 @@ def put(input, index, source, accumulate: bool = False):
     return reshape(where(keep, scatter(zeros_like(flat), 0, idx, src), flat), tuple(x.shape))
 
 
-def take(input, index):
+def take(input: TensorLike, index: TensorLike) -> Tensor:
     """Elements of `input` seen flat, at `index` (the result has the index's shape)."""
     x = as_tensor(input)
     idx = as_tensor(index)
@@ -333,7 +351,7 @@ def take(input, index):
     return reshape(index_select(reshape(x, (-1,)), 0, reshape(idx, (-1,))), tuple(idx.shape))
 
 
-def rot90(input, k: int = 1, dims=(0, 1)):
+def rot90(input: TensorLike, k: int = 1, dims: Sequence[int] = (0, 1)) -> Tensor:
     """Rotate by 90 degrees `k` times in the plane of `dims` (from the first towards the
     second)."""
     x = as_tensor(input)
@@ -349,7 +367,7 @@ def rot90(input, k: int = 1, dims=(0, 1)):
     return swapped.flip(d0) if k == 1 else swapped.flip(d1)
 
 
-def fliplr(input):
+def fliplr(input: TensorLike) -> Tensor:
     """Flip dim 1 (left/right)."""
     x = as_tensor(input)
     if x.ndim < 2:
@@ -357,7 +375,7 @@ def fliplr(input):
     return x.flip(1)
 
 
-def flipud(input):
+def flipud(input: TensorLike) -> Tensor:
     """Flip dim 0 (up/down)."""
     x = as_tensor(input)
     if x.ndim < 1:
@@ -446,28 +464,30 @@ def constant_pad_nd(input, pad, value=0):
     return x
 
 
-def ravel(input):
+def ravel(input: TensorLike) -> Tensor:
     """The tensor flattened to 1-d."""
     return flatten(as_tensor(input))
 
 
 @accepts_out
-def msort(input):
+def msort(input: TensorLike) -> Tensor:
     """The input sorted along dim 0 (the values)."""
     return sort(as_tensor(input), 0).values
 
 
-def unsafe_chunk(input, chunks: int, dim: int = 0):
+def unsafe_chunk(input: TensorLike, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
     """`chunk` (PyTorch's unchecked form)."""
     return chunk(input, chunks, dim)
 
 
-def unsafe_split(input, split_size, dim: int = 0):
+def unsafe_split(input: TensorLike, split_size: int | Sequence[int], dim: int = 0) -> tuple[Tensor,
+                 ...]:
     """`split` (PyTorch's unchecked form)."""
     return split(input, split_size, dim)
 
 
-def unsafe_split_with_sizes(input, split_sizes, dim: int = 0):
+def unsafe_split_with_sizes(input: TensorLike, split_sizes: Sequence[int] | Tensor, dim: int = 0
+                            ) -> tuple[Tensor, ...]:
     """`split_with_sizes` (PyTorch's unchecked form)."""
     return split_with_sizes(input, split_sizes, dim)
 

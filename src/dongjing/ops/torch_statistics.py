@@ -5,6 +5,8 @@ without weights, `histc`, `unique_consecutive`) need eager values."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from .. import dtypes
@@ -20,6 +22,10 @@ from .scatter import scatter_add
 from .shape import reshape, unsqueeze
 from .torch_shape_more import diagonal
 
+if TYPE_CHECKING:
+    from ..tensor import Tensor
+    from ..types import TensorLike
+
 __all__ = ["cov", "corrcoef", "bincount", "histc", "searchsorted", "bucketize",
            "unique_consecutive"]
 
@@ -28,7 +34,8 @@ def _dim(x, dim):
     return dim % x.ndim if x.ndim else 0
 
 
-def cov(input, *, correction: int = 1, fweights=None, aweights=None):
+def cov(input: TensorLike, *, correction: int = 1, fweights: TensorLike | None = None,
+        aweights: TensorLike | None = None) -> Tensor:
     """The covariance matrix of the variables in the rows of `input` (observations in
     columns), with frequency and observation weights as PyTorch's."""
     x = as_tensor(input)
@@ -65,7 +72,7 @@ def cov(input, *, correction: int = 1, fweights=None, aweights=None):
     return out.squeeze() if as_tensor(input).ndim < 2 else out
 
 
-def corrcoef(input):
+def corrcoef(input: TensorLike) -> Tensor:
     """Pearson correlation coefficients of the rows of `input`, clipped to [-1, 1]."""
     c = cov(input)
     if c.ndim == 0:
@@ -84,7 +91,7 @@ def _values(name, t):
     return t._value(name)
 
 
-def bincount(input, weights=None, minlength: int = 0):
+def bincount(input: TensorLike, weights: TensorLike | None = None, minlength: int = 0) -> Tensor:
     """How often each non-negative integer occurs (summing `weights` instead of counting)."""
     x = as_tensor(input)
     data = _values("bincount", x)
@@ -100,7 +107,7 @@ def bincount(input, weights=None, minlength: int = 0):
 
 
 @accepts_out
-def histc(input, bins: int = 100, min=0, max=0):
+def histc(input: TensorLike, bins: int = 100, min: float = 0, max: float = 0) -> Tensor:
     """A histogram of `bins` equal bins over [min, max] (the data's range when both are 0);
     values outside are ignored."""
     x = as_tensor(input)
@@ -146,8 +153,8 @@ def bucketize(input, boundaries, *, out_int32: bool = False, right: bool = False
     return searchsorted(b, input, out_int32=out_int32, right=right)
 
 
-def unique_consecutive(input, return_inverse: bool = False, return_counts: bool = False,
-                       dim=None):
+def unique_consecutive(input: TensorLike, return_inverse: bool = False, return_counts: bool = False,
+                       dim: int | None = None) -> Tensor | tuple[Tensor, ...]:
     """The input with runs of equal consecutive elements collapsed (flattened when `dim` is
     None), with the inverse indices and run lengths on request."""
     x = as_tensor(input)

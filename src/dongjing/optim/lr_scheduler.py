@@ -7,8 +7,15 @@ from __future__ import annotations
 import bisect
 import math
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 from .optimizer import Optimizer
+
+_Lambda = Callable[[int], float]
+
+if TYPE_CHECKING:
+    from ..tensor import Tensor
+    from ..types import StateDict
 
 
 class LRScheduler:
@@ -35,10 +42,10 @@ class LRScheduler:
             group["lr"] = self.lr_at(base, self.last_epoch, i)
         self._last_lr = [group["lr"] for group in self.optimizer.param_groups]
 
-    def state_dict(self) -> dict:
+    def state_dict(self) -> StateDict:
         return {"last_epoch": self.last_epoch, "base_lrs": list(self.base_lrs)}
 
-    def load_state_dict(self, state: dict) -> None:
+    def load_state_dict(self, state: StateDict) -> None:
         self.last_epoch = int(state["last_epoch"])
         self.base_lrs = list(state["base_lrs"])
 
@@ -51,7 +58,7 @@ class StepLR(LRScheduler):
         self.step_size, self.gamma = int(step_size), gamma
         super().__init__(optimizer, last_epoch)
 
-    def lr_at(self, base_lr, epoch, index):
+    def lr_at(self, base_lr: float, epoch: int, index: int) -> float:
         return base_lr * self.gamma ** (epoch // self.step_size)
 
 
@@ -63,7 +70,7 @@ class CosineAnnealingLR(LRScheduler):
         self.T_max, self.eta_min = int(T_max), eta_min
         super().__init__(optimizer, last_epoch)
 
-    def lr_at(self, base_lr, epoch, index):
+    def lr_at(self, base_lr: float, epoch: int, index: int) -> float:
         cos = (1 + math.cos(math.pi * epoch / self.T_max)) / 2
         return self.eta_min + (base_lr - self.eta_min) * cos
 
@@ -71,7 +78,8 @@ class CosineAnnealingLR(LRScheduler):
 class LambdaLR(LRScheduler):
     """lr = base * lr_lambda(epoch) (one function, or one per group)."""
 
-    def __init__(self, optimizer: Optimizer, lr_lambda: Callable | list, last_epoch: int = -1):
+    def __init__(self, optimizer: Optimizer, lr_lambda: _Lambda | Sequence[_Lambda],
+                 last_epoch: int = -1):
         n = len(optimizer.param_groups)
         self.lr_lambdas = list(lr_lambda) if isinstance(lr_lambda, (list, tuple)) else \
             [lr_lambda] * n
@@ -79,7 +87,7 @@ class LambdaLR(LRScheduler):
             raise ValueError(f"LambdaLR: {len(self.lr_lambdas)} functions for {n} groups")
         super().__init__(optimizer, last_epoch)
 
-    def lr_at(self, base_lr, epoch, index):
+    def lr_at(self, base_lr: float, epoch: int, index: int) -> float:
         return base_lr * self.lr_lambdas[index](epoch)
 
 
@@ -91,7 +99,7 @@ class MultiStepLR(LRScheduler):
         self.milestones, self.gamma = sorted(int(m) for m in milestones), gamma
         super().__init__(optimizer, last_epoch)
 
-    def lr_at(self, base_lr, epoch, index):
+    def lr_at(self, base_lr: float, epoch: int, index: int) -> float:
         return base_lr * self.gamma ** bisect.bisect_right(self.milestones, epoch)
 
 
@@ -102,7 +110,7 @@ class ExponentialLR(LRScheduler):
         self.gamma = gamma
         super().__init__(optimizer, last_epoch)
 
-    def lr_at(self, base_lr, epoch, index):
+    def lr_at(self, base_lr: float, epoch: int, index: int) -> float:
         return base_lr * self.gamma ** epoch
 
 
@@ -120,10 +128,12 @@ class OneCycleLR(LRScheduler):
     the first `pct_start` of `total_steps`, then anneals to initial_lr/final_div_factor (cosine
     or linear); momentum (or Adam's beta1) cycles the opposite way."""
 
-    def __init__(self, optimizer: Optimizer, max_lr, total_steps: int | None = None,
+    def __init__(self, optimizer: Optimizer, max_lr: float | Sequence[float],
+                 total_steps: int | None = None,
                  epochs: int | None = None, steps_per_epoch: int | None = None,
                  pct_start: float = 0.3, anneal_strategy: str = "cos",
-                 cycle_momentum: bool = True, base_momentum=0.85, max_momentum=0.95,
+                 cycle_momentum: bool = True, base_momentum: float | Sequence[float] = 0.85,
+                 max_momentum: float | Sequence[float] = 0.95,
                  div_factor: float = 25.0, final_div_factor: float = 1e4,
                  three_phase: bool = False, last_epoch: int = -1):
         if total_steps is None:
@@ -229,7 +239,7 @@ class ReduceLROnPlateau:
             best + self.threshold
         return a > bound
 
-    def step(self, metrics) -> None:
+    def step(self, metrics: float | Tensor) -> None:
         """Record one epoch's metric (a number or one-element tensor)."""
         current = float(metrics)
         self.last_epoch += 1
@@ -251,10 +261,10 @@ class ReduceLROnPlateau:
     def get_last_lr(self) -> list[float]:
         return list(self._last_lr)
 
-    def state_dict(self) -> dict:
+    def state_dict(self) -> StateDict:
         return {k: v for k, v in self.__dict__.items() if k != "optimizer"}
 
-    def load_state_dict(self, state: dict) -> None:
+    def load_state_dict(self, state: StateDict) -> None:
         self.__dict__.update(state)
 
 
@@ -268,7 +278,7 @@ class ConstantLR(LRScheduler):
         self.factor, self.total_iters = factor, int(total_iters)
         super().__init__(optimizer, last_epoch)
 
-    def lr_at(self, base_lr, epoch, index):
+    def lr_at(self, base_lr: float, epoch: int, index: int) -> float:
         return base_lr * self.factor if epoch < self.total_iters else base_lr
 
 
@@ -285,7 +295,7 @@ class LinearLR(LRScheduler):
         self.total_iters = int(total_iters)
         super().__init__(optimizer, last_epoch)
 
-    def lr_at(self, base_lr, epoch, index):
+    def lr_at(self, base_lr: float, epoch: int, index: int) -> float:
         done = min(epoch, self.total_iters) / self.total_iters
         return base_lr * (self.start_factor + (self.end_factor - self.start_factor) * done)
 
@@ -293,11 +303,12 @@ class LinearLR(LRScheduler):
 class MultiplicativeLR(LRScheduler):
     """lr = previous lr * lr_lambda(epoch) (one function, or one per group); base at epoch 0."""
 
-    def __init__(self, optimizer: Optimizer, lr_lambda: Callable | list, last_epoch: int = -1):
+    def __init__(self, optimizer: Optimizer, lr_lambda: _Lambda | Sequence[_Lambda],
+                 last_epoch: int = -1):
         self.lr_lambdas = _per_group(lr_lambda, optimizer, "MultiplicativeLR lr_lambda")
         super().__init__(optimizer, last_epoch)
 
-    def lr_at(self, base_lr, epoch, index):
+    def lr_at(self, base_lr: float, epoch: int, index: int) -> float:
         if epoch <= 0:
             return base_lr
         return self.optimizer.param_groups[index]["lr"] * self.lr_lambdas[index](epoch)
@@ -311,7 +322,7 @@ class PolynomialLR(LRScheduler):
         self.total_iters, self.power = int(total_iters), power
         super().__init__(optimizer, last_epoch)
 
-    def lr_at(self, base_lr, epoch, index):
+    def lr_at(self, base_lr: float, epoch: int, index: int) -> float:
         return base_lr * (1.0 - min(epoch, self.total_iters) / self.total_iters) ** self.power
 
 
@@ -337,7 +348,7 @@ class CosineAnnealingWarmRestarts(LRScheduler):
             period *= self.T_mult
         return epoch - start, period
 
-    def lr_at(self, base_lr, epoch, index):
+    def lr_at(self, base_lr: float, epoch: int, index: int) -> float:
         t_cur, t_i = self._position(max(epoch, 0))
         return self.eta_min + (base_lr - self.eta_min) * (1 + math.cos(math.pi * t_cur / t_i)) / 2
 
@@ -347,11 +358,13 @@ class CyclicLR(LRScheduler):
     and max_lr over step_size_up + step_size_down steps, scaled per cycle ("triangular2",
     "exp_range" or `scale_fn`); momentum cycles the opposite way when `cycle_momentum`."""
 
-    def __init__(self, optimizer: Optimizer, base_lr, max_lr, step_size_up: int = 2000,
+    def __init__(self, optimizer: Optimizer, base_lr: float | Sequence[float],
+                 max_lr: float | Sequence[float], step_size_up: int = 2000,
                  step_size_down: int | None = None, mode: str = "triangular",
-                 gamma: float = 1.0, scale_fn: Callable | None = None,
+                 gamma: float = 1.0, scale_fn: Callable[[float], float] | None = None,
                  scale_mode: str = "cycle", cycle_momentum: bool = True,
-                 base_momentum=0.8, max_momentum=0.9, last_epoch: int = -1):
+                 base_momentum: float | Sequence[float] = 0.8,
+                 max_momentum: float | Sequence[float] = 0.9, last_epoch: int = -1):
         if mode not in ("triangular", "triangular2", "exp_range") and scale_fn is None:
             raise ValueError(f"CyclicLR: mode must be triangular, triangular2 or exp_range, "
                              f"got {mode!r}")
@@ -393,7 +406,7 @@ class CyclicLR(LRScheduler):
         scale = self._scale(cycle if self.scale_mode == "cycle" else epoch)
         return height, scale
 
-    def lr_at(self, base_lr, epoch, index):
+    def lr_at(self, base_lr: float, epoch: int, index: int) -> float:
         height, scale = self._factors(epoch)
         return base_lr + (self.max_lrs[index] - base_lr) * height * scale
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import functools
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -23,6 +24,9 @@ from ..graph.variable import Variable
 from ..nn.updates import take_update_ops
 from ..tensor import Tensor, grad_scope
 from ..tensor.transfer import copy_into, move_in_place, same_device, zeros_like_array
+
+if TYPE_CHECKING:
+    from ..types import ParamsLike, StateDict
 
 
 class ParamGroup(dict):
@@ -144,12 +148,12 @@ class Optimizer:
         if "step" in cls.__dict__:  # a PyTorch-style optimizer with its own in-place step()
             cls.step = _eager_only(cls.step, cls.__name__)
 
-    def __init__(self, params, defaults: dict):
+    def __init__(self, params: ParamsLike | None, defaults: Mapping[str, Any]) -> None:
         self.defaults = dict(defaults)
-        self.param_groups: list[dict] = []
+        self.param_groups: list[dict[str, Any]] = []
         # parameter -> {name: value}; a defaultdict as in PyTorch, so custom optimizers can
         # write `state = self.state[p]` (the built-in rules keep Variables there)
-        self.state: defaultdict = defaultdict(dict)
+        self.state: defaultdict[Tensor, dict[str, Any]] = defaultdict(dict)
         if params is None:  # static graphs: minimize() adds the graph's trainable Variables
             return
         if isinstance(params, Tensor):
@@ -161,7 +165,7 @@ class Optimizer:
         for group in groups:
             self.add_param_group(group)
 
-    def add_param_group(self, group: dict) -> None:
+    def add_param_group(self, group: Mapping[str, Any]) -> None:
         """Add a group of parameters with its own hyperparameters (others from `defaults`)."""
         group = ParamGroup(group)
         params = group["params"]
@@ -178,10 +182,11 @@ class Optimizer:
         self.param_groups.append(group)
 
     # --- the rule (subclasses) ----------------------------------------------------------------
-    def init_state(self, p: Tensor, group: dict) -> dict:
+    def init_state(self, p: Tensor, group: dict[str, Any]) -> dict[str, Any]:
         return {}
 
-    def update(self, p: Tensor, g: Tensor, state: dict, group: dict):
+    def update(self, p: Tensor, g: Tensor, state: dict[str, Tensor], group: dict[str, Any]
+               ) -> tuple[Tensor, dict[str, Tensor]]:
         raise NotImplementedError
 
     def _state_of(self, p: Tensor) -> dict:
@@ -210,7 +215,7 @@ class Optimizer:
                 elif p.grad is not None:
                     p.grad = Tensor._make(zeros_like_array(p._data))
 
-    def step(self, closure=None):
+    def step(self, closure: Callable[[], Tensor] | None = None) -> Tensor | None:
         """Update every parameter that has a `.grad`, in place (state too).
 
         Inside a graph being traced, the updates become `dj.assign` ops; their group is returned.
@@ -278,8 +283,8 @@ class Optimizer:
         return [dongjing.assign(target, value) for target, value in writes]
 
     # --- static ---------------------------------------------------------------------------------
-    def minimize(self, loss: Tensor, var_list: Iterable | None = None,
-                 distributed: bool = False, bucket_cap_mb: float = 25.0):
+    def minimize(self, loss: Tensor, var_list: Iterable[Tensor] | None = None,
+                 distributed: bool = False, bucket_cap_mb: float = 25.0) -> Tensor | None:
         """A train op for the graph of symbolic `loss`: one `dj.group` of `dj.assign`s updating
         each parameter (default: this optimizer's) and its state; also runs the batch-norm
         updates the graph collected (`dj.nn.update_ops`). With `distributed=True` the gradients
@@ -315,7 +320,7 @@ class Optimizer:
             return dongjing.group(*effects)
 
     # --- state dicts ----------------------------------------------------------------------------
-    def state_dict(self) -> dict:
+    def state_dict(self) -> StateDict:
         """PyTorch's layout: {"state": {index: {name: tensor}}, "param_groups": [{..., "params":
         [indices]}]}, parameters numbered in group order."""
         index, groups = {}, []
@@ -334,7 +339,7 @@ class Optimizer:
                                            for k, v in self.state[p].items()}
         return {"state": state, "param_groups": groups}
 
-    def load_state_dict(self, state_dict: dict) -> None:
+    def load_state_dict(self, state_dict: StateDict) -> None:
         """Restore hyperparameters and state saved by `state_dict` (same parameter layout)."""
         groups = state_dict.get("param_groups")
         if groups is None or "state" not in state_dict:

@@ -3,12 +3,18 @@ dongjing ops so the same code updates eagerly and builds a static train op."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
 
 from .. import ops
 from ..backends import backend_of
 from . import fused
 from .optimizer import Optimizer, check_implementation
+
+if TYPE_CHECKING:
+    from ..tensor import Tensor
+    from ..types import ParamsLike
 
 
 def _zeros(p) -> np.ndarray:
@@ -37,7 +43,8 @@ class SGD(Optimizer):
     p <- p - lr*g.
     """
 
-    def __init__(self, params, lr: float = 1e-3, momentum: float = 0.0, dampening: float = 0.0,
+    def __init__(self, params: ParamsLike,
+                 lr: float = 1e-3, momentum: float = 0.0, dampening: float = 0.0,
                  weight_decay: float = 0.0, nesterov: bool = False, *, maximize: bool = False,
                  foreach: bool | None = None, differentiable: bool = False,
                  fused: bool | None = None):
@@ -51,14 +58,15 @@ class SGD(Optimizer):
                                       weight_decay=weight_decay, nesterov=nesterov,
                                       maximize=maximize))
 
-    def init_state(self, p, group):
+    def init_state(self, p: Tensor, group: dict[str, Any]) -> dict[str, Any]:
         if not group["momentum"]:
             return {}
         if not group["dampening"]:
             return {"momentum_buffer": _zeros(p)}
         return {"momentum_buffer": _zeros(p), "step": _step0(p)}
 
-    def update(self, p, g, state, group):
+    def update(self, p: Tensor, g: Tensor, state: dict[str, Tensor], group: dict[str, Any]
+               ) -> tuple[Tensor, dict[str, Tensor]]:
         if group["weight_decay"]:
             g = g + p * group["weight_decay"]
         new = {}
@@ -90,7 +98,8 @@ class Adam(Optimizer):
 
     decoupled = False
 
-    def __init__(self, params, lr: float = 1e-3, betas=(0.9, 0.999), eps: float = 1e-8,
+    def __init__(self, params: ParamsLike,
+                 lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
                  weight_decay: float = 0.0, amsgrad: bool = False, *,
                  foreach: bool | None = None, maximize: bool = False, capturable: bool = False,
                  differentiable: bool = False, fused: bool | None = None,
@@ -104,13 +113,14 @@ class Adam(Optimizer):
                                       weight_decay=weight_decay, amsgrad=amsgrad,
                                       maximize=maximize))
 
-    def init_state(self, p, group):
+    def init_state(self, p: Tensor, group: dict[str, Any]) -> dict[str, Any]:
         state = {"step": _step0(p), "exp_avg": _zeros(p), "exp_avg_sq": _zeros(p)}
         if group["amsgrad"]:
             state["max_exp_avg_sq"] = _zeros(p)
         return state
 
-    def update(self, p, g, state, group):
+    def update(self, p: Tensor, g: Tensor, state: dict[str, Tensor], group: dict[str, Any]
+               ) -> tuple[Tensor, dict[str, Tensor]]:
         lr, (b1, b2), wd = group["lr"], group["betas"], group["weight_decay"]
         if wd and self.decoupled:
             p = p * (1.0 - lr * wd)
@@ -138,7 +148,8 @@ class AdamW(Adam):
 
     decoupled = True
 
-    def __init__(self, params, lr: float = 1e-3, betas=(0.9, 0.999), eps: float = 1e-8,
+    def __init__(self, params: ParamsLike,
+                 lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
                  weight_decay: float = 1e-2, amsgrad: bool = False, *, maximize: bool = False,
                  foreach: bool | None = None, capturable: bool = False,
                  differentiable: bool = False, fused: bool | None = None):
@@ -150,7 +161,8 @@ class RMSprop(Optimizer):
     """RMSprop: v <- alpha*v + (1-alpha)*g^2 (centered: minus the squared running mean of g);
     p <- p - lr * g / (sqrt(v) + eps), through a momentum buffer when `momentum` > 0."""
 
-    def __init__(self, params, lr: float = 1e-2, alpha: float = 0.99, eps: float = 1e-8,
+    def __init__(self, params: ParamsLike,
+                 lr: float = 1e-2, alpha: float = 0.99, eps: float = 1e-8,
                  weight_decay: float = 0.0, momentum: float = 0.0, centered: bool = False,
                  capturable: bool = False, foreach: bool | None = None, maximize: bool = False,
                  differentiable: bool = False):
@@ -161,7 +173,7 @@ class RMSprop(Optimizer):
         super().__init__(params, dict(lr=lr, alpha=alpha, eps=eps, weight_decay=weight_decay,
                                       momentum=momentum, centered=centered, maximize=maximize))
 
-    def init_state(self, p, group):
+    def init_state(self, p: Tensor, group: dict[str, Any]) -> dict[str, Any]:
         state = {"step": _step0(p), "square_avg": _zeros(p)}
         if group["momentum"]:
             state["momentum_buffer"] = _zeros(p)
@@ -169,7 +181,8 @@ class RMSprop(Optimizer):
             state["grad_avg"] = _zeros(p)
         return state
 
-    def update(self, p, g, state, group):
+    def update(self, p: Tensor, g: Tensor, state: dict[str, Tensor], group: dict[str, Any]
+               ) -> tuple[Tensor, dict[str, Tensor]]:
         alpha = group["alpha"]
         if group["weight_decay"]:
             g = g + p * group["weight_decay"]
@@ -188,7 +201,7 @@ class Adadelta(Optimizer):
     """Adadelta: v <- rho*v + (1-rho)*g^2; d <- sqrt(u + eps) / sqrt(v + eps) * g;
     u <- rho*u + (1-rho)*d^2; p <- p - lr*d. `weight_decay` is L2 (added to g)."""
 
-    def __init__(self, params, lr: float = 1.0, rho: float = 0.9, eps: float = 1e-6,
+    def __init__(self, params: ParamsLike, lr: float = 1.0, rho: float = 0.9, eps: float = 1e-6,
                  weight_decay: float = 0.0, foreach: bool | None = None, *,
                  capturable: bool = False, maximize: bool = False, differentiable: bool = False):
         check_implementation("Adadelta", differentiable)
@@ -198,10 +211,11 @@ class Adadelta(Optimizer):
         super().__init__(params, dict(lr=lr, rho=rho, eps=eps, weight_decay=weight_decay,
                                       maximize=maximize))
 
-    def init_state(self, p, group):
+    def init_state(self, p: Tensor, group: dict[str, Any]) -> dict[str, Any]:
         return {"step": _step0(p), "square_avg": _zeros(p), "acc_delta": _zeros(p)}
 
-    def update(self, p, g, state, group):
+    def update(self, p: Tensor, g: Tensor, state: dict[str, Tensor], group: dict[str, Any]
+               ) -> tuple[Tensor, dict[str, Tensor]]:
         rho, eps = group["rho"], group["eps"]
         if group["weight_decay"]:
             g = g + p * group["weight_decay"]
@@ -216,7 +230,7 @@ class Adagrad(Optimizer):
     """Adagrad: s <- s + g^2; p <- p - lr / (1 + (t-1)*lr_decay) * g / (sqrt(s) + eps).
     `weight_decay` is L2 (added to g); s starts at `initial_accumulator_value`."""
 
-    def __init__(self, params, lr: float = 1e-2, lr_decay: float = 0.0,
+    def __init__(self, params: ParamsLike, lr: float = 1e-2, lr_decay: float = 0.0,
                  weight_decay: float = 0.0, initial_accumulator_value: float = 0.0,
                  eps: float = 1e-10, foreach: bool | None = None, *, maximize: bool = False,
                  differentiable: bool = False, fused: bool | None = None):
@@ -230,11 +244,12 @@ class Adagrad(Optimizer):
                                       initial_accumulator_value=initial_accumulator_value,
                                       eps=eps, maximize=maximize))
 
-    def init_state(self, p, group):
+    def init_state(self, p: Tensor, group: dict[str, Any]) -> dict[str, Any]:
         return {"step": _step0(p),
                 "sum": _full(p, p.shape, group["initial_accumulator_value"], p.dtype)}
 
-    def update(self, p, g, state, group):
+    def update(self, p: Tensor, g: Tensor, state: dict[str, Tensor], group: dict[str, Any]
+               ) -> tuple[Tensor, dict[str, Tensor]]:
         if group["weight_decay"]:
             g = g + p * group["weight_decay"]
         step = state["step"] + 1.0

@@ -6,6 +6,7 @@ the step count is a `where` on the step tensor so a built train op follows it.""
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -13,6 +14,10 @@ from .. import dtypes, ops
 from ..errors import ArgumentError
 from .optimizer import Optimizer
 from .rules import _full, _step0, _zeros
+
+if TYPE_CHECKING:
+    from ..tensor import Tensor
+    from ..types import ParamsLike
 
 
 def _check(name: str, **values) -> None:
@@ -45,7 +50,8 @@ class Adamax(Optimizer):
     """Adamax (Adam with the infinity norm): m <- b1*m + (1-b1)*g; u <- max(b2*u, |g| + eps);
     p <- p - lr / (1 - b1^t) * m / u. `weight_decay` is L2 (added to g)."""
 
-    def __init__(self, params, lr: float = 2e-3, betas=(0.9, 0.999), eps: float = 1e-8,
+    def __init__(self, params: ParamsLike,
+                 lr: float = 2e-3, betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
                  weight_decay: float = 0, foreach: bool | None = None, *,
                  maximize: bool = False, differentiable: bool = False,
                  capturable: bool = False):
@@ -56,10 +62,11 @@ class Adamax(Optimizer):
                                       maximize=maximize, differentiable=differentiable,
                                       capturable=capturable))
 
-    def init_state(self, p, group):
+    def init_state(self, p: Tensor, group: dict[str, Any]) -> dict[str, Any]:
         return {"step": _step0(p), "exp_avg": _zeros(p), "exp_inf": _zeros(p)}
 
-    def update(self, p, g, state, group):
+    def update(self, p: Tensor, g: Tensor, state: dict[str, Tensor], group: dict[str, Any]
+               ) -> tuple[Tensor, dict[str, Tensor]]:
         (b1, b2), lr = group["betas"], group["lr"]
         if group["weight_decay"]:
             g = g + p * group["weight_decay"]
@@ -75,7 +82,8 @@ class NAdam(Optimizer):
     mu_t = b1 * (1 - 0.5 * 0.96^(t * momentum_decay)). `decoupled_weight_decay=True` decays
     the parameter as AdamW does; otherwise `weight_decay` is L2."""
 
-    def __init__(self, params, lr: float = 2e-3, betas=(0.9, 0.999), eps: float = 1e-8,
+    def __init__(self, params: ParamsLike,
+                 lr: float = 2e-3, betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
                  weight_decay: float = 0, momentum_decay: float = 4e-3,
                  decoupled_weight_decay: bool = False, *, foreach: bool | None = None,
                  maximize: bool = False, capturable: bool = False,
@@ -89,11 +97,12 @@ class NAdam(Optimizer):
             foreach=foreach, maximize=maximize, capturable=capturable,
             differentiable=differentiable))
 
-    def init_state(self, p, group):
+    def init_state(self, p: Tensor, group: dict[str, Any]) -> dict[str, Any]:
         return {"step": _step0(p), "mu_product": _full(p, (), 1.0, np.float32),
                 "exp_avg": _zeros(p), "exp_avg_sq": _zeros(p)}
 
-    def update(self, p, g, state, group):
+    def update(self, p: Tensor, g: Tensor, state: dict[str, Tensor], group: dict[str, Any]
+               ) -> tuple[Tensor, dict[str, Tensor]]:
         (b1, b2), lr, wd = group["betas"], group["lr"], group["weight_decay"]
         step = state["step"] + 1.0
         t = _t(step, p)
@@ -119,7 +128,8 @@ class RAdam(Optimizer):
     variance of the adaptive learning rate is tractable (rho_t > 5); before that the step is
     SGD with momentum. `decoupled_weight_decay=True` decays as AdamW does."""
 
-    def __init__(self, params, lr: float = 1e-3, betas=(0.9, 0.999), eps: float = 1e-8,
+    def __init__(self, params: ParamsLike,
+                 lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
                  weight_decay: float = 0, decoupled_weight_decay: bool = False, *,
                  foreach: bool | None = None, maximize: bool = False,
                  capturable: bool = False, differentiable: bool = False):
@@ -130,10 +140,11 @@ class RAdam(Optimizer):
             decoupled_weight_decay=decoupled_weight_decay, foreach=foreach, maximize=maximize,
             capturable=capturable, differentiable=differentiable))
 
-    def init_state(self, p, group):
+    def init_state(self, p: Tensor, group: dict[str, Any]) -> dict[str, Any]:
         return {"step": _step0(p), "exp_avg": _zeros(p), "exp_avg_sq": _zeros(p)}
 
-    def update(self, p, g, state, group):
+    def update(self, p: Tensor, g: Tensor, state: dict[str, Tensor], group: dict[str, Any]
+               ) -> tuple[Tensor, dict[str, Tensor]]:
         (b1, b2), lr, wd = group["betas"], group["lr"], group["weight_decay"]
         step = state["step"] + 1.0
         t = _t(step, p)
@@ -159,7 +170,8 @@ class ASGD(Optimizer):
     """Averaged SGD (Polyak and Juditsky 1992): p <- p * (1 - lambd*eta) - eta*g; the average
     `ax` follows p from step `t0` on; eta = lr / (1 + lambd*lr*t)^alpha."""
 
-    def __init__(self, params, lr: float = 1e-2, lambd: float = 1e-4, alpha: float = 0.75,
+    def __init__(self, params: ParamsLike,
+                 lr: float = 1e-2, lambd: float = 1e-4, alpha: float = 0.75,
                  t0: float = 1e6, weight_decay: float = 0, foreach: bool | None = None,
                  maximize: bool = False, differentiable: bool = False,
                  capturable: bool = False):
@@ -170,11 +182,12 @@ class ASGD(Optimizer):
                                       maximize=maximize, differentiable=differentiable,
                                       capturable=capturable))
 
-    def init_state(self, p, group):
+    def init_state(self, p: Tensor, group: dict[str, Any]) -> dict[str, Any]:
         return {"step": _step0(p), "eta": _full(p, (), group["lr"], np.float32),
                 "mu": _full(p, (), 1.0, np.float32), "ax": _zeros(p)}
 
-    def update(self, p, g, state, group):
+    def update(self, p: Tensor, g: Tensor, state: dict[str, Tensor], group: dict[str, Any]
+               ) -> tuple[Tensor, dict[str, Tensor]]:
         lr, lambd = group["lr"], group["lambd"]
         if group["weight_decay"]:
             g = g + p * group["weight_decay"]
@@ -194,7 +207,9 @@ class Rprop(Optimizer):
     gradient keeps its sign and shrinks by `etas[0]` when it flips (that element then skips
     one update), within `step_sizes`; p <- p - sign(g) * step_size."""
 
-    def __init__(self, params, lr: float = 1e-2, etas=(0.5, 1.2), step_sizes=(1e-6, 50), *,
+    def __init__(self, params: ParamsLike,
+                 lr: float = 1e-2, etas: tuple[float, float] = (0.5, 1.2),
+                 step_sizes: tuple[float, float] = (1e-6, 50), *,
                  capturable: bool = False, foreach: bool | None = None,
                  maximize: bool = False, differentiable: bool = False):
         _check("Rprop", lr=lr)
@@ -206,11 +221,12 @@ class Rprop(Optimizer):
                                       capturable=capturable, foreach=foreach,
                                       maximize=maximize, differentiable=differentiable))
 
-    def init_state(self, p, group):
+    def init_state(self, p: Tensor, group: dict[str, Any]) -> dict[str, Any]:
         return {"step": _step0(p), "prev": _zeros(p),
                 "step_size": _full(p, p.shape, group["lr"], p.dtype)}
 
-    def update(self, p, g, state, group):
+    def update(self, p: Tensor, g: Tensor, state: dict[str, Tensor], group: dict[str, Any]
+               ) -> tuple[Tensor, dict[str, Tensor]]:
         (eta_minus, eta_plus), (low, high) = group["etas"], group["step_sizes"]
         sign = ops.sign(g * state["prev"])
         factor = ops.where(ops.gt(sign, 0.0), ops.full_like(g, eta_plus),
@@ -229,16 +245,18 @@ class SparseAdam(Optimizer):
     row is one with any nonzero gradient element (a looked-up row whose gradient is exactly
     zero counts as untouched)."""
 
-    def __init__(self, params, lr: float = 1e-3, betas=(0.9, 0.999), eps: float = 1e-8,
+    def __init__(self, params: ParamsLike,
+                 lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
                  maximize: bool = False):
         _check("SparseAdam", lr=lr, eps=eps)
         super().__init__(params, dict(lr=lr, betas=_betas("SparseAdam", betas), eps=eps,
                                       maximize=maximize))
 
-    def init_state(self, p, group):
+    def init_state(self, p: Tensor, group: dict[str, Any]) -> dict[str, Any]:
         return {"step": _step0(p), "exp_avg": _zeros(p), "exp_avg_sq": _zeros(p)}
 
-    def update(self, p, g, state, group):
+    def update(self, p: Tensor, g: Tensor, state: dict[str, Tensor], group: dict[str, Any]
+               ) -> tuple[Tensor, dict[str, Tensor]]:
         (b1, b2), lr = group["betas"], group["lr"]
         step = state["step"] + 1.0
         t = _t(step, p)
@@ -260,7 +278,7 @@ class Adafactor(Optimizer):
     parameter's RMS and clipped by `d`. `eps=(eps1, eps2)`: eps1 None means the dtype's
     machine epsilon. `weight_decay` decays the parameter (decoupled)."""
 
-    def __init__(self, params, lr: float = 1e-2, beta2_decay: float = -0.8,
+    def __init__(self, params: ParamsLike, lr: float = 1e-2, beta2_decay: float = -0.8,
                  eps=(None, 1e-3), d: float = 1.0, weight_decay: float = 0.0, *,
                  foreach: bool | None = None, maximize: bool = False):
         _check("Adafactor", lr=lr, d=d, weight_decay=weight_decay)
@@ -270,7 +288,7 @@ class Adafactor(Optimizer):
                                       weight_decay=weight_decay, foreach=foreach,
                                       maximize=maximize))
 
-    def init_state(self, p, group):
+    def init_state(self, p: Tensor, group: dict[str, Any]) -> dict[str, Any]:
         state = {"step": _step0(p)}
         if p.ndim > 1:
             state["row_var"] = _full(p, p.shape[:-1] + (1,), 0.0, p.dtype)
@@ -279,7 +297,8 @@ class Adafactor(Optimizer):
             state["variance"] = _zeros(p)
         return state
 
-    def update(self, p, g, state, group):
+    def update(self, p: Tensor, g: Tensor, state: dict[str, Tensor], group: dict[str, Any]
+               ) -> tuple[Tensor, dict[str, Tensor]]:
         lr, (eps1, eps2) = group["lr"], group["eps"]
         if eps1 is None:
             eps1 = float(dtypes.finfo(p.dtype).eps)
@@ -329,7 +348,7 @@ class Muon(Optimizer):
     runs in the parameter's dtype (PyTorch runs it in bfloat16), so results agree with
     PyTorch's to bfloat16 precision."""
 
-    def __init__(self, params, lr: float = 1e-3, weight_decay: float = 0.1,
+    def __init__(self, params: ParamsLike, lr: float = 1e-3, weight_decay: float = 0.1,
                  momentum: float = 0.95, nesterov: bool = True,
                  ns_coefficients=(3.4445, -4.775, 2.0315), eps: float = 1e-7,
                  ns_steps: int = 5, adjust_lr_fn: str | None = None):
@@ -349,10 +368,11 @@ class Muon(Optimizer):
                     raise ValueError(f"Muon: only 2-d parameters are supported, got one of "
                                      f"shape {tuple(p.shape)}")
 
-    def init_state(self, p, group):
+    def init_state(self, p: Tensor, group: dict[str, Any]) -> dict[str, Any]:
         return {"momentum_buffer": _zeros(p)}
 
-    def update(self, p, g, state, group):
+    def update(self, p: Tensor, g: Tensor, state: dict[str, Tensor], group: dict[str, Any]
+               ) -> tuple[Tensor, dict[str, Tensor]]:
         mu, lr = group["momentum"], group["lr"]
         buf = state["momentum_buffer"]
         buf = buf + (g - buf) * (1.0 - mu)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..backends import for_device_type
 from ..compiler import build_program
@@ -18,6 +18,10 @@ from .auto_distribute import AutoDistribute
 from .check_numerics import checked_program
 from .fetch_structure import flatten, identified, rebuilder, run_key
 from .runner import Runner
+
+if TYPE_CHECKING:
+    from ..distributed.cost_model import CostModel
+    from ..types import DeviceLike
 
 _CACHE_LIMIT = 256  # cached runners (and programs) per session before the cache starts over
 
@@ -55,9 +59,10 @@ class Session:
     plan of the latest run. See docs/distributed.md.
     """
 
-    def __init__(self, graph=None, optimize: int = 2, check_numerics: bool = False,
-                 device=None, distribute: str | None = None, max_memory=None,
-                 cost_model=None):
+    def __init__(self, graph: Graph | None = None, optimize: int = 2,
+                 check_numerics: bool = False, device: DeviceLike | None = None,
+                 distribute: str | None = None, max_memory: float | str | None = None,
+                 cost_model: CostModel | None = None) -> None:
         graph = graph if graph is not None else builder.get_default_graph()
         if graph is None:
             raise GraphError("dj.Session needs a graph: dj.Session(g), or create it inside "
@@ -247,11 +252,11 @@ class Session:
         """The graph that runs for `fetches` (after the compiler's passes)."""
         return self._program_for(fetches).graph
 
-    def source(self, fetches) -> str | None:
+    def source(self, fetches: Any) -> str | None:
         """The generated Python source for `fetches` (None under the plain interpreter)."""
         return self._program_for(fetches).source
 
-    def stats(self, fetches) -> list:
+    def stats(self, fetches: Any) -> list[dict[str, Any]]:
         """What each compiler pass changed for `fetches` (a list of dicts; [] if none ran)."""
         return self._program_for(fetches).stats
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 import warnings
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, overload
 
 import numpy as np
 
@@ -19,6 +19,7 @@ from .conversion import legacy_array
 
 if TYPE_CHECKING:  # the methods attached at import time, for type checkers (a generated stub)
     from ..autograd.function import BackwardNode
+    from ..types import DeviceLike, DTypeLike, TensorLike
     from .generated_methods import GeneratedMethods as _AttachedMethods
 else:
     _AttachedMethods = object
@@ -64,7 +65,8 @@ class Tensor(_AttachedMethods):
     grad_fn: BackwardNode | None
     requires_grad: bool
 
-    def __init__(self, *args, dtype=None, requires_grad: bool = False):
+    def __init__(self, *args: TensorLike | DTypeLike, dtype: DTypeLike | None = None,
+                 requires_grad: bool = False) -> None:
         """`Tensor(data)` (an array keeps its dtype; a Python list or tuple becomes float32,
         as PyTorch's legacy constructor does), `Tensor(data, dtype)`, or `Tensor(2, 3)`: a
         float32 tensor of that shape, filled with zeros."""
@@ -125,7 +127,7 @@ class Tensor(_AttachedMethods):
         self._data = value
 
     @property
-    def shape(self) -> tuple:
+    def shape(self) -> tuple[int | None, ...]:
         node = self._node
         return self._data.shape if node is None else node.shape
 
@@ -141,7 +143,12 @@ class Tensor(_AttachedMethods):
     def dim(self) -> int:
         return len(self.shape)
 
-    def size(self, dim: int | None = None):
+    @overload
+    def size(self, dim: None = None) -> tuple[int | None, ...]: ...
+    @overload
+    def size(self, dim: int) -> int | None: ...
+
+    def size(self, dim: int | None = None) -> tuple[int | None, ...] | int | None:
         shape = self.shape
         return shape if dim is None else shape[dim]
 
@@ -358,7 +365,13 @@ class Tensor(_AttachedMethods):
     def is_cuda(self) -> bool:
         return self.device.type == "cuda"
 
-    def type(self, dtype=None, non_blocking: bool = False, **kwargs) -> Tensor | str:
+    @overload
+    def type(self, dtype: None = None, non_blocking: bool = False, **kwargs: bool) -> str: ...
+    @overload
+    def type(self, dtype: DTypeLike, non_blocking: bool = False, **kwargs: bool) -> Tensor: ...
+
+    def type(self, dtype: DTypeLike | None = None, non_blocking: bool = False,
+             **kwargs: bool) -> Tensor | str:
         """This tensor in `dtype` (a dtype, or PyTorch's type string: "torch.DoubleTensor");
         without `dtype`, PyTorch's type string of this tensor ("torch.FloatTensor").
         `non_blocking` (and its old spelling `async`) is accepted: copies are synchronous."""
@@ -370,6 +383,7 @@ class Tensor(_AttachedMethods):
         if isinstance(dtype, str):
             dtype = dtypes.from_type_name(dtype)
         return self.to(dtype)
+
 
 
 class _GradScope(threading.local):

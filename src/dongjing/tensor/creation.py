@@ -18,10 +18,11 @@ from . import Tensor
 from .conversion import to_array
 
 if TYPE_CHECKING:
-    from ..types import DeviceLike, DTypeLike
+    from ..types import DeviceLike, DTypeLike, Number, Shape, TensorLike
 
 
-def tensor(data, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+def tensor(data: TensorLike, dtype: DTypeLike | None = None, device: DeviceLike | None = None,
+           requires_grad: bool = False) -> Tensor:
     """A new tensor from a scalar, a (nested) list or an array (copied).
 
     Python floats give float32, Python ints int64, bools bool; `dtype=` overrides. `device`
@@ -86,25 +87,32 @@ def _float(dtype):
     return dtypes.as_dtype(dtype) if dtype is not None else dtypes.default_float
 
 
-def zeros(*args, size=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+def zeros(*args: int | Sequence[int], size: Sequence[int] | None = None,
+          dtype: DTypeLike | None = None, device: DeviceLike | None = None,
+          requires_grad: bool = False) -> Tensor:
     """A tensor of shape `size` (ints, or one tuple of them, or `size=`) filled with zeros."""
     where = placement(device, "dj.zeros")
     return _make(where.call("zeros", _sized(args, size, "dj.zeros"), _float(dtype)), requires_grad)
 
 
-def ones(*args, size=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+def ones(*args: int | Sequence[int], size: Sequence[int] | None = None,
+         dtype: DTypeLike | None = None, device: DeviceLike | None = None,
+         requires_grad: bool = False) -> Tensor:
     """A tensor of shape `size` (ints, or one tuple of them, or `size=`) filled with ones."""
     where = placement(device, "dj.ones")
     return _make(where.call("ones", _sized(args, size, "dj.ones"), _float(dtype)), requires_grad)
 
 
-def empty(*args, size=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-    """A tensor of shape `size` (ints, or one tuple of them, or `size=`), uninitialised."""
+def empty(*args: int | Sequence[int], size: Sequence[int] | None = None,
+          dtype: DTypeLike | None = None, device: DeviceLike | None = None,
+          requires_grad: bool = False) -> Tensor:
+    """A tensor of shape `size` (ints, or one tuple of them, or `size=`) uninitialised."""
     where = placement(device, "dj.empty")
     return _make(where.call("empty", _sized(args, size, "dj.empty"), _float(dtype)), requires_grad)
 
 
-def full(size, fill_value, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+def full(size: Shape, fill_value: Number | np.generic, dtype: DTypeLike | None = None,
+         device: DeviceLike | None = None, requires_grad: bool = False) -> Tensor:
     """A tensor of shape `size` filled with the number `fill_value`."""
     where = placement(device, "dj.full")
     check_number("dj.full", "fill_value", fill_value)
@@ -116,8 +124,9 @@ def full(size, fill_value, dtype=None, device=None, requires_grad: bool = False)
     return _make(array, requires_grad)
 
 
-def zeros_like(input, dtype=None, *, layout=None, device=None, requires_grad: bool = False,
-               memory_format=preserve_format) -> Tensor:
+def zeros_like(input: Tensor | np.ndarray, dtype: DTypeLike | None = None, *,
+               layout: object = None, device: DeviceLike | None = None,
+               requires_grad: bool = False, memory_format: object = preserve_format) -> Tensor:
     """Zeros with `input`'s shape, dtype and device unless given (row-major; `layout` strided
     only)."""
     _check_like("dj.zeros_like", layout, memory_format)
@@ -130,8 +139,9 @@ def zeros_like(input, dtype=None, *, layout=None, device=None, requires_grad: bo
                  requires_grad=requires_grad)
 
 
-def ones_like(input, dtype=None, *, layout=None, device=None, requires_grad: bool = False,
-              memory_format=preserve_format) -> Tensor:
+def ones_like(input: Tensor | np.ndarray, dtype: DTypeLike | None = None, *,
+              layout: object = None, device: DeviceLike | None = None,
+              requires_grad: bool = False, memory_format: object = preserve_format) -> Tensor:
     """Ones with `input`'s shape, dtype and device unless given (row-major; `layout` strided
     only)."""
     _check_like("dj.ones_like", layout, memory_format)
@@ -151,8 +161,9 @@ def _device_of(x, device):
     return x.device
 
 
-def full_like(input, fill_value, *, dtype=None, layout=strided, device=None,
-              requires_grad: bool = False, memory_format=preserve_format) -> Tensor:
+def full_like(input: Tensor, fill_value: Number, *, dtype: DTypeLike | None = None,
+              layout: object = strided, device: DeviceLike | None = None,
+              requires_grad: bool = False, memory_format: object = preserve_format) -> Tensor:
     """`fill_value` with `input`'s shape, dtype and device unless given (row-major; `layout`
     strided only)."""
     _check_like("dj.full_like", layout, memory_format)
@@ -171,7 +182,8 @@ def _check_like(name: str, layout, memory_format) -> None:
     check_memory_format(name, memory_format)
 
 
-def arange(start, end=None, step=1, dtype=None, device=None,
+def arange(start: Number, end: Number | None = None, step: Number = 1,
+           dtype: DTypeLike | None = None, device: DeviceLike | None = None,
            requires_grad: bool = False) -> Tensor:
     """Values from `start` to `end` (exclusive); int64 unless a bound or `dtype` is float."""
     where = placement(device, "dj.arange")
@@ -187,7 +199,8 @@ def arange(start, end=None, step=1, dtype=None, device=None,
                  requires_grad)
 
 
-def linspace(start, end, steps: int, dtype=None, device=None) -> Tensor:
+def linspace(start: float, end: float, steps: int, dtype: DTypeLike | None = None,
+             device: DeviceLike | None = None) -> Tensor:
     """`steps` evenly spaced values from `start` to `end` (both included)."""
     where = placement(device, "dj.linspace")
     check_number("dj.linspace", "start", start, finite=True)
@@ -196,7 +209,8 @@ def linspace(start, end, steps: int, dtype=None, device=None) -> Tensor:
     return _make(where.call("linspace", start, end, steps, dtype=_float(dtype)), False)
 
 
-def eye(n: int, m: int | None = None, dtype=None, device=None,
+def eye(n: int, m: int | None = None, dtype: DTypeLike | None = None,
+        device: DeviceLike | None = None,
         requires_grad: bool = False) -> Tensor:
     """The identity matrix (n, m or n)."""
     where = placement(device, "dj.eye")
@@ -206,15 +220,17 @@ def eye(n: int, m: int | None = None, dtype=None, device=None,
     return _make(where.call("eye", n, m, dtype=_float(dtype)), requires_grad)
 
 
-def rand(*args, size=None, dtype=None, device=None,
-          requires_grad: bool = False) -> Tensor:
+def rand(*args: int | Sequence[int], size: Sequence[int] | None = None,
+         dtype: DTypeLike | None = None, device: DeviceLike | None = None,
+         requires_grad: bool = False) -> Tensor:
     """Uniform samples in [0, 1) from dongjing's seeded generator."""
     where = placement(device, "dj.rand")
     array = where.draw("random", _sized(args, size, "dj.rand"))
     return _make(array.astype(_float(dtype)), requires_grad)
 
 
-def randn(*args, size=None, dtype=None, device=None,
+def randn(*args: int | Sequence[int], size: Sequence[int] | None = None,
+          dtype: DTypeLike | None = None, device: DeviceLike | None = None,
           requires_grad: bool = False) -> Tensor:
     """Standard normal samples from dongjing's seeded generator."""
     where = placement(device, "dj.randn")
@@ -222,14 +238,16 @@ def randn(*args, size=None, dtype=None, device=None,
     return _make(array.astype(_float(dtype)), requires_grad)
 
 
-def rand_like(x, dtype: DTypeLike | None = None, device: DeviceLike | None = None,
+def rand_like(x: Tensor | np.ndarray, dtype: DTypeLike | None = None,
+              device: DeviceLike | None = None,
               requires_grad: bool = False) -> Tensor:
     """Uniform samples in [0, 1) with `x`'s shape, (floating) dtype and device unless given."""
     return rand(tuple(np.shape(x)), dtype=dtype or _like_float(x, "dj.rand_like"),
                 device=_device_of(x, device), requires_grad=requires_grad)
 
 
-def randn_like(x, dtype: DTypeLike | None = None, device: DeviceLike | None = None,
+def randn_like(x: Tensor | np.ndarray, dtype: DTypeLike | None = None,
+               device: DeviceLike | None = None,
                requires_grad: bool = False) -> Tensor:
     """Standard normal samples with `x`'s shape, (floating) dtype and device unless given."""
     return randn(tuple(np.shape(x)), dtype=dtype or _like_float(x, "dj.randn_like"),
@@ -267,7 +285,7 @@ def randint(low: int = 0, high: int | Sequence[int] | None = None, size: Sequenc
     return _make(array.astype(dtypes.as_dtype(dtype or dtypes.int64)), False)
 
 
-def randperm(n: int, dtype=None, device=None) -> Tensor:
+def randperm(n: int, dtype: DTypeLike | None = None, device: DeviceLike | None = None) -> Tensor:
     where = placement(device, "dj.randperm")
     check_int("dj.randperm", "n", n, minimum=0)
     array = where.draw("permutation", n)

@@ -3,6 +3,9 @@ and device unless `dtype=` / `device=` say otherwise."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from .. import dtypes, ops
@@ -10,6 +13,9 @@ from ..core.validation import check_size
 from ..devices.device import placement
 from . import Tensor
 from .conversion import to_array
+
+if TYPE_CHECKING:
+    from ..types import DeviceLike, DTypeLike, Number, Shape, TensorLike
 
 
 def _filled(self: Tensor, name: str, size: tuple, fill_value, dtype, device,
@@ -35,34 +41,38 @@ def _new(self: Tensor, name: str, array: np.ndarray, dtype, device, requires_gra
     return t
 
 
-def new_zeros(self, *size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+def new_zeros(self: Tensor, *size: int | Sequence[int], dtype: DTypeLike | None = None,
+              device: DeviceLike | None = None, requires_grad: bool = False) -> Tensor:
     """Zeros of `size`, with this tensor's dtype by default."""
     return _filled(self, "new_zeros", size, 0, dtype, device, requires_grad)
 
 
-def new_ones(self, *size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+def new_ones(self: Tensor, *size: int | Sequence[int], dtype: DTypeLike | None = None,
+             device: DeviceLike | None = None, requires_grad: bool = False) -> Tensor:
     """Ones of `size`, with this tensor's dtype by default."""
     return _filled(self, "new_ones", size, 1, dtype, device, requires_grad)
 
 
-def new_empty(self, *size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+def new_empty(self: Tensor, *size: int | Sequence[int], dtype: DTypeLike | None = None,
+              device: DeviceLike | None = None, requires_grad: bool = False) -> Tensor:
     """A tensor of `size` (zero-filled), with this tensor's dtype by default."""
     return _filled(self, "new_empty", size, 0, dtype, device, requires_grad)
 
 
-def new_full(self, size, fill_value, *, dtype=None, device=None,
-             requires_grad: bool = False) -> Tensor:
+def new_full(self: Tensor, size: Shape, fill_value: Number, *, dtype: DTypeLike | None = None,
+             device: DeviceLike | None = None, requires_grad: bool = False) -> Tensor:
     """`fill_value` everywhere in `size`, with this tensor's dtype by default."""
     return _filled(self, "new_full", (size,), fill_value, dtype, device, requires_grad)
 
 
-def new_tensor(self, data, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+def new_tensor(self: Tensor, data: TensorLike, *, dtype: DTypeLike | None = None,
+               device: DeviceLike | None = None, requires_grad: bool = False) -> Tensor:
     """A copy of `data` (detached), with this tensor's dtype by default."""
     array = to_array(data).copy()
     return _new(self, "new_tensor", array, dtype, device, requires_grad)
 
 
-def t(self) -> Tensor:
+def t(self: Tensor) -> Tensor:
     """The transpose of a tensor of at most 2 dims (0-d and 1-d are returned as they are)."""
     if self.ndim > 2:
         raise ValueError(f"t(): expects a tensor of at most 2 dims, got shape {self.shape}; "

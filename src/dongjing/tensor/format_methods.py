@@ -6,6 +6,8 @@ format from the strides."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from .. import dtypes, ops
 from ..core.memory_format import (
     channels_last,
@@ -19,8 +21,12 @@ from ..core.memory_format import memory_format as _format_type
 from ..devices.device import device as _device
 from . import Tensor
 
+if TYPE_CHECKING:
+    from ..types import DeviceLike
 
-def in_format(t: Tensor, name: str, memory_format, source: Tensor | None = None) -> Tensor:
+
+def in_format(t: Tensor, name: str, memory_format: object,
+              source: Tensor | None = None) -> Tensor:
     """`t` laid out as `memory_format` asks: a row-major copy of a non-contiguous eager tensor
     for `contiguous_format`, `t` itself otherwise. `t` being `source` itself (a conversion that
     changed nothing) stays as it is, as PyTorch returns the tensor itself then."""
@@ -63,19 +69,19 @@ _CONVERSIONS = (
 )
 
 
-def clone(self, memory_format=preserve_format) -> Tensor:
+def clone(self: Tensor, memory_format: object = preserve_format) -> Tensor:
     """A copy with its own memory, on the tape (row-major)."""
     check_memory_format("Tensor.clone", memory_format)
     return ops.clone(self)
 
 
-def contiguous(self, memory_format=contiguous_format) -> Tensor:
+def contiguous(self: Tensor, memory_format: object = contiguous_format) -> Tensor:
     """This tensor if its elements are row-major without gaps, else a row-major copy."""
     return in_format(self, "contiguous", contiguous_format if memory_format is
                       preserve_format else memory_format)
 
 
-def is_contiguous(self, memory_format=contiguous_format) -> bool:
+def is_contiguous(self: Tensor, memory_format: object = contiguous_format) -> bool:
     """Whether the elements are laid out densely in the order of `memory_format` (row-major
     by default: false for some views, such as ``t[:, ::2]``; symbolic tensors are always
     materialized row-major)."""
@@ -88,13 +94,13 @@ def is_contiguous(self, memory_format=contiguous_format) -> bool:
     return is_contiguous_as(tuple(self.shape), self.stride(), memory_format)
 
 
-def cpu(self, memory_format=preserve_format) -> Tensor:
+def cpu(self: Tensor, memory_format: object = preserve_format) -> Tensor:
     """This tensor on the CPU (itself when it lives there already)."""
     return in_format(self.to("cpu"), "cpu", memory_format, self)
 
 
-def cuda(self, device=None, non_blocking: bool = False,
-         memory_format=preserve_format) -> Tensor:
+def cuda(self: Tensor, device: DeviceLike | None = None, non_blocking: bool = False,
+         memory_format: object = preserve_format) -> Tensor:
     """This tensor on a CUDA device (`device`: an index or "cuda:i"; the current one when
     None). DeviceError when dongjing has no CUDA backend here. Copies are synchronous, so
     `non_blocking` changes nothing."""

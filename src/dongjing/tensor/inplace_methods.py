@@ -8,6 +8,8 @@ grad) exactly as `add_` is. Random fills (`bernoulli_`, `exponential_`) follow `
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from .. import ops
@@ -19,41 +21,46 @@ from ..errors import DTypeError, ShapeError
 from . import Tensor
 from .inplace import _constant, _generator, _tensors, _unary_inplace, run_inplace
 
+if TYPE_CHECKING:
+    from ..types import Dim, Number, TensorLike
 
-def square_(self):
+
+def square_(self: Tensor) -> Tensor:
     """`self * self` in place."""
     return run_inplace(self, "square_", ops.square)
 
 
-def clamp_min_(self, min):
+def clamp_min_(self: Tensor, min: TensorLike) -> Tensor:
     """`max(self, min)` in place (see `dj.clamp_min`)."""
     return run_inplace(self, "clamp_min_", lambda s: ops.clamp_min(s, min), _tensors(min))
 
 
-def clamp_max_(self, max):
+def clamp_max_(self: Tensor, max: TensorLike) -> Tensor:
     """`min(self, max)` in place (see `dj.clamp_max`)."""
     return run_inplace(self, "clamp_max_", lambda s: ops.clamp_max(s, max), _tensors(max))
 
 
-def lerp_(self, end, weight):
+def lerp_(self: Tensor, end: TensorLike, weight: TensorLike) -> Tensor:
     """`self + weight * (end - self)` in place (see `dj.lerp`)."""
     return run_inplace(self, "lerp_", lambda s: ops.lerp(s, end, weight), _tensors(end, weight))
 
 
-def masked_fill_(self, mask, value):
+def masked_fill_(self: Tensor, mask: TensorLike, value: TensorLike) -> Tensor:
     """Set the elements where the bool `mask` (broadcast to this shape) is true to `value`."""
     return run_inplace(self, "masked_fill_", lambda s: ops.masked_fill(s, mask, value),
                        _tensors(mask, value))
 
 
-def index_add_(self, dim: int, index, source, *, alpha=1):
+def index_add_(self: Tensor, dim: int, index: TensorLike, source: TensorLike, *,
+               alpha: Number = 1) -> Tensor:
     """Add ``alpha * source`` at the 1-d `index` along `dim` in place (repeats add up)."""
     return run_inplace(self, "index_add_",
                        lambda s: ops.index_add(s, dim, index, source, alpha=alpha),
                        _tensors(index, source))
 
 
-def scatter_(self, dim: int, index, src=None, *, value=None, reduce: str | None = None):
+def scatter_(self: Tensor, dim: int, index: TensorLike, src: TensorLike | None = None, *,
+             value: Number | None = None, reduce: str | None = None) -> Tensor:
     """Write `src` (a tensor, or a number given as `src` or `value`) at ``index`` along `dim`
     in place (see `dj.scatter`; ``reduce="add"`` adds)."""
     return run_inplace(self, "scatter_",
@@ -61,7 +68,7 @@ def scatter_(self, dim: int, index, src=None, *, value=None, reduce: str | None 
                        _tensors(index, src))
 
 
-def scatter_add_(self, dim: int, index, src):
+def scatter_add_(self: Tensor, dim: int, index: TensorLike, src: TensorLike) -> Tensor:
     """Add `src` at ``index`` along `dim` in place (see `dj.scatter_add`)."""
     return run_inplace(self, "scatter_add_", lambda s: ops.scatter_add(s, dim, index, src),
                        _tensors(index, src))
@@ -81,7 +88,7 @@ def _probability(name: str, p, shape) -> np.ndarray:
         raise ShapeError(f"{name}: p of shape {p.shape} does not broadcast to {shape}") from None
 
 
-def bernoulli_(self, p=0.5, *, generator=None):
+def bernoulli_(self: Tensor, p: float | Tensor = 0.5, *, generator: None = None) -> Tensor:
     """Fill with 0/1 draws that are 1 with probability `p` (a number or a tensor broadcast to
     this shape), from dongjing's seeded generator."""
     rng = _generator(generator, "bernoulli_")
@@ -90,7 +97,7 @@ def bernoulli_(self, p=0.5, *, generator=None):
                        lambda s: _constant(s, rng.random(s.shape) < probs), symbolic=False)
 
 
-def exponential_(self, lambd: float = 1.0, *, generator=None):
+def exponential_(self: Tensor, lambd: float = 1.0, *, generator: None = None) -> Tensor:
     """Fill with draws of the exponential distribution of rate `lambd` (> 0)."""
     rng = _generator(generator, "exponential_")
     if not is_floating(self.dtype):
@@ -126,22 +133,22 @@ def _reshape_in_place(t: Tensor, name: str, compute) -> Tensor:
     return t
 
 
-def unsqueeze_(self, dim: int):
+def unsqueeze_(self: Tensor, dim: int) -> Tensor:
     """`unsqueeze(dim)` in place: this tensor gains a size-1 dim at `dim`."""
     return _reshape_in_place(self, "unsqueeze_", lambda s: ops.unsqueeze(s, dim))
 
 
-def squeeze_(self, dim=None):
+def squeeze_(self: Tensor, dim: Dim = None) -> Tensor:
     """`squeeze(dim)` in place: this tensor loses its size-1 dims (or `dim`, when size 1)."""
     return _reshape_in_place(self, "squeeze_", lambda s: ops.squeeze(s, dim))
 
 
-def transpose_(self, dim0: int, dim1: int):
+def transpose_(self: Tensor, dim0: int, dim1: int) -> Tensor:
     """`transpose(dim0, dim1)` in place."""
     return _reshape_in_place(self, "transpose_", lambda s: ops.transpose(s, dim0, dim1))
 
 
-def t_(self):
+def t_(self: Tensor) -> Tensor:
     """`t()` in place: a 2-d tensor's two dims swapped (0-d and 1-d stay as they are)."""
     return _reshape_in_place(self, "t_", lambda s: s if s.ndim < 2 else ops.transpose(s, 0, 1))
 

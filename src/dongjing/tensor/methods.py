@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import inspect
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, overload
 
 from .. import ops
 from ..core.memory_format import check_memory_format, preserve_format
@@ -20,7 +20,7 @@ from . import torch_methods_more as _more_methods
 from .transfer import parse_target, to_device
 
 if TYPE_CHECKING:
-    from ..types import TensorLike
+    from ..types import DeviceLike, DTypeLike, TensorLike
 
 
 def _sizes_method(name: str, fn, param: str, listed_variadic: bool = True):
@@ -50,7 +50,7 @@ def _attach_sizes_methods() -> None:
         setattr(Tensor, name, _sizes_method(name, fn, param, variadic))
 
 
-def relu(self, inplace: bool = False) -> Tensor:
+def relu(self: Tensor, inplace: bool = False) -> Tensor:
     """max(x, 0); `inplace=True` writes it into this tensor (as `relu_`)."""
     return self.relu_() if inplace else ops.relu(self)
 
@@ -106,11 +106,11 @@ def _where_method(self: Tensor, condition: TensorLike, other: TensorLike) -> Ten
     return ops.where(condition, self, other)
 
 
-def _expand_as(self, other):
+def _expand_as(self: Tensor, other: Tensor) -> Tensor:
     return ops.broadcast_to_like(self, other)
 
 
-def _reshape_as(self, other):
+def _reshape_as(self: Tensor, other: Tensor) -> Tensor:
     return ops.reshape_like(self, other)
 
 
@@ -121,11 +121,11 @@ Tensor.reshape_as = _reshape_as
 
 
 # --- the class's own methods that run an op ----------------------------------------------------
-def _transposed(self) -> Tensor:
+def _transposed(self: Tensor) -> Tensor:
     return ops.permute(self, tuple(range(self.ndim - 1, -1, -1)))
 
 
-def detach(self) -> Tensor:
+def detach(self: Tensor) -> Tensor:
     """A tensor with the same data that is cut off from the tape."""
     if self._node is not None:
         return ops.stop_gradient(self)
@@ -134,7 +134,18 @@ def detach(self) -> Tensor:
     return t
 
 
-def to(self, *args, **kwargs) -> Tensor:
+@overload
+def to(self: Tensor, dtype: DTypeLike, *, non_blocking: bool = False, copy: bool = False,
+       memory_format: object = ...) -> Tensor: ...
+@overload
+def to(self: Tensor, device: DeviceLike | None = None, dtype: DTypeLike | None = None, *,
+       non_blocking: bool = False, copy: bool = False, memory_format: object = ...) -> Tensor: ...
+@overload
+def to(self: Tensor, other: Tensor, *, non_blocking: bool = False, copy: bool = False
+       ) -> Tensor: ...
+
+
+def to(self: Tensor, *args: object, **kwargs: object) -> Tensor:
     """`to(dtype)`, `to(device)`, `to(device, dtype)`, `to(other)`: this tensor on that
     device in that dtype (itself when nothing changes; a move is recorded on the tape).
     `memory_format=`: as `Tensor.contiguous` honours it (channels-last layouts are refused)."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import inspect
 from collections.abc import Callable
+from typing import TypeVar, overload
 
 import numpy as np
 
@@ -52,6 +53,15 @@ def write_out(name: str, result, out):
                             "automatic differentiation, but one of the arguments requires grad")
     write_array(out, f"{name}(out=)", result._data)
     return out
+
+
+_F = TypeVar("_F", bound=Callable[..., object])
+
+
+@overload
+def accepts_out(fn: _F, *, after: str | None = None) -> _F: ...
+@overload
+def accepts_out(fn: None = None, *, after: str | None = None) -> Callable[[_F], _F]: ...
 
 
 def accepts_out(fn: Callable | None = None, *, after: str | None = None) -> Callable:

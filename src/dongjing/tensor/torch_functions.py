@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from .. import dtypes, ops
@@ -16,6 +18,9 @@ from ..dtypes import is_floating
 from ..errors import ArgumentError, DTypeError, GraphError, ShapeError
 from . import Tensor
 from .creation import from_numpy, tensor
+
+if TYPE_CHECKING:
+    from ..types import TensorLike
 
 
 def as_tensor(data, dtype=None, device=None) -> Tensor:
@@ -132,7 +137,7 @@ def normal(mean, std=1.0, size=None, *, generator=None, dtype=None, device=None,
     return out
 
 
-def bernoulli(input, p=None, *, generator=None) -> Tensor:
+def bernoulli(input: TensorLike, p: float | None = None, *, generator: None = None) -> Tensor:
     """0/1 draws, 1 with probability `input` (a floating tensor of values in [0, 1]), or with
     probability `p` (a number) in `input`'s shape; the result has `input`'s dtype."""
     _check_generator("dj.bernoulli", generator)

@@ -3,6 +3,8 @@ small queries PyTorch code asks a tensor (`type_as`, `element_size`, `stride`, .
 
 from __future__ import annotations
 
+from typing import overload
+
 from .. import ops
 from ..core import infer
 from ..dtypes import is_floating
@@ -15,32 +17,38 @@ _COMPOSED = ("square", "rsqrt", "reciprocal", "clamp_min", "clamp_max", "lerp", 
              "masked_select", "unflatten", "index_add", "take_along_dim")
 
 
-def type_as(self, other) -> Tensor:
+def type_as(self: Tensor, other: Tensor) -> Tensor:
     """This tensor in `other`'s dtype (itself when they already agree)."""
     return self.to(other.dtype)
 
 
-def element_size(self) -> int:
+def element_size(self: Tensor) -> int:
     """Bytes per element."""
     return int(self.dtype.itemsize)
 
 
-def nelement(self) -> int:
+def nelement(self: Tensor) -> int:
     """The number of elements (an alias of `numel`)."""
     return self.numel()
 
 
-def ndimension(self) -> int:
+def ndimension(self: Tensor) -> int:
     """The number of dims (an alias of `dim`)."""
     return self.ndim
 
 
-def is_floating_point(self) -> bool:
+def is_floating_point(self: Tensor) -> bool:
     """Whether the dtype is a floating point one."""
     return is_floating(self.dtype)
 
 
-def stride(self, dim: int | None = None):
+@overload
+def stride(self: Tensor, dim: None = None) -> tuple[int, ...]: ...
+@overload
+def stride(self: Tensor, dim: int) -> int: ...
+
+
+def stride(self: Tensor, dim: int | None = None) -> tuple[int, ...] | int:
     """The step in elements between neighbours along each dim (a tuple), or along `dim`."""
     data = self._value("Tensor.stride()")
     steps = tuple(s // data.itemsize for s in data.strides)

@@ -7,6 +7,8 @@ PyTorch code asks a tensor (`data_ptr`, `is_signed`, `dim_order`, ...), random f
 from __future__ import annotations
 
 import inspect
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -14,6 +16,7 @@ from .. import dtypes, ops
 from ..errors import ArgumentError, DTypeError, ShapeError
 from ..ops.broadcast import sum_to_shape
 from ..ops.torch_copies import unfold as _unfold
+from ..types import Number, TensorLike
 from . import Tensor
 from . import torch_functions as _torch_functions
 from .inplace import _constant, _generator, _tensors, run_inplace
@@ -74,31 +77,31 @@ def _inplace(name: str):
 
 
 # --- conversions and queries -----------------------------------------------------------------
-def true_divide(self, other) -> Tensor:
+def true_divide(self: Tensor, other: TensorLike) -> Tensor:
     """This tensor divided by `other` in floating point (`div` without a rounding mode)."""
     return ops.true_divide(self, other)
 
 
-def true_divide_(self, other) -> Tensor:
+def true_divide_(self: Tensor, other: TensorLike) -> Tensor:
     """`true_divide` in place."""
     return self.div_(other)
 
 
-def adjoint(self) -> Tensor:
+def adjoint(self: Tensor) -> Tensor:
     """The conjugate transpose of the last two dims (the transpose, for real tensors)."""
     if self.ndim < 2:
         raise ShapeError(f"adjoint: expects at least 2 dims, got shape {self.shape}")
     return ops.transpose(self, -2, -1)
 
 
-def data_ptr(self) -> int:
+def data_ptr(self: Tensor) -> int:
     """The address of the first element."""
     data = self._value("Tensor.data_ptr()")
     interface = getattr(data, "__array_interface__", None) or data.__cuda_array_interface__
     return int(interface["data"][0])
 
 
-def storage_offset(self) -> int:
+def storage_offset(self: Tensor) -> int:
     """How many elements after the start of its base array this tensor's first element is."""
     data = self._value("Tensor.storage_offset()")
     base = data
@@ -110,56 +113,56 @@ def storage_offset(self) -> int:
     return (data_ptr(self) - start) // data.itemsize
 
 
-def get_device(self) -> int:
+def get_device(self: Tensor) -> int:
     """-1 on the CPU, else the index of the GPU holding the tensor."""
     device = self.device
     return -1 if device.type == "cpu" else int(device.index or 0)
 
 
-def is_pinned(self) -> bool:
+def is_pinned(self: Tensor) -> bool:
     """False: dongjing does not allocate page-locked host memory."""
     return False
 
 
-def is_shared(self) -> bool:
+def is_shared(self: Tensor) -> bool:
     """False: dongjing tensors are not in shared memory."""
     return False
 
 
-def _false(self) -> bool:
+def _false(self: Tensor) -> bool:
     return False
 
 
-def is_signed(self) -> bool:
+def is_signed(self: Tensor) -> bool:
     """Whether the dtype holds negative numbers (floats and signed integers)."""
     return self.dtype.kind in "fi"
 
 
-def is_nonzero(self) -> bool:
+def is_nonzero(self: Tensor) -> bool:
     """The truth of a one-element tensor."""
     if int(np.prod(self.shape)) != 1:
         raise RuntimeError(f"is_nonzero: expects a one-element tensor, got shape {self.shape}")
     return bool(self.item())
 
 
-def is_same_size(self, other) -> bool:
+def is_same_size(self: Tensor, other: Tensor) -> bool:
     """Whether `other` has this tensor's shape."""
     return tuple(self.shape) == tuple(other.shape)
 
 
-def is_set_to(self, tensor) -> bool:
+def is_set_to(self: Tensor, tensor: Tensor) -> bool:
     """Whether both tensors are the same memory with the same shape and strides."""
     a, b = self._value("is_set_to"), tensor._value("is_set_to")
     return a.shape == b.shape and a.strides == b.strides and data_ptr(self) == data_ptr(tensor)
 
 
-def dim_order(self, *, ambiguity_check=False) -> tuple:
+def dim_order(self: Tensor, *, ambiguity_check: bool = False) -> tuple[int, ...]:
     """The dims from outermost to innermost in memory (by decreasing stride)."""
     steps = self.stride()
     return tuple(sorted(range(self.ndim), key=lambda d: -steps[d]))
 
 
-def sum_to_size(self, *size) -> Tensor:
+def sum_to_size(self: Tensor, *size: int | Sequence[int]) -> Tensor:
     """The sum of this tensor down to `size`, a shape it broadcasts from."""
     size = tuple(size[0]) if len(size) == 1 and isinstance(size[0], (tuple, list)) else size
     try:
@@ -171,12 +174,13 @@ def sum_to_size(self, *size) -> Tensor:
     return sum_to_shape(self, size)
 
 
-def unfold(self, dimension: int, size: int, step: int) -> Tensor:
+def unfold(self: Tensor, dimension: int, size: int, step: int) -> Tensor:
     """Every window of `size` elements along `dimension`, `step` apart, as a new last dim."""
     return _unfold(self, dimension, size, step)
 
 
-def as_strided(self, size, stride, storage_offset: int | None = None) -> Tensor:
+def as_strided(self: Tensor, size: Sequence[int], stride: Sequence[int],
+               storage_offset: int | None = None) -> Tensor:
     """A tensor of `size` whose element i reads element offset + sum(i_k * stride_k) of this
     (contiguous) tensor's row-major elements, as PyTorch reads its storage."""
     if not self.is_contiguous():
@@ -198,7 +202,8 @@ def as_strided(self, size, stride, storage_offset: int | None = None) -> Tensor:
 
 
 # --- random fills and Python callables --------------------------------------------------------
-def random_(self, from_=0, to=None, *, generator=None):
+def random_(self: Tensor, from_: int = 0, to: int | None = None, *,
+            generator: None = None) -> Tensor:
     """Fill with integers drawn uniformly from [from, to) (from [0, to) given one bound; by
     default [0, 2^mantissa] for floats, the dtype's range for integers)."""
     rng = _generator(generator, "random_")
@@ -212,7 +217,8 @@ def random_(self, from_=0, to=None, *, generator=None):
                        lambda s: _constant(s, rng.integers(low, high, s.shape)), symbolic=False)
 
 
-def cauchy_(self, median: float = 0.0, sigma: float = 1.0, *, generator=None):
+def cauchy_(self: Tensor, median: float = 0.0, sigma: float = 1.0, *,
+            generator: None = None) -> Tensor:
     """Fill with draws of the Cauchy distribution."""
     rng = _generator(generator, "cauchy_")
     return run_inplace(self, "cauchy_",
@@ -220,7 +226,7 @@ def cauchy_(self, median: float = 0.0, sigma: float = 1.0, *, generator=None):
                        symbolic=False)
 
 
-def geometric_(self, p: float, *, generator=None):
+def geometric_(self: Tensor, p: float, *, generator: None = None) -> Tensor:
     """Fill with the number of Bernoulli(p) trials up to the first success (1, 2, ...)."""
     rng = _generator(generator, "geometric_")
     if not 0 < p <= 1:
@@ -229,7 +235,8 @@ def geometric_(self, p: float, *, generator=None):
                        symbolic=False)
 
 
-def log_normal_(self, mean: float = 1.0, std: float = 2.0, *, generator=None):
+def log_normal_(self: Tensor, mean: float = 1.0, std: float = 2.0, *,
+                generator: None = None) -> Tensor:
     """Fill with exp of N(mean, std^2) draws."""
     rng = _generator(generator, "log_normal_")
     if self.dtype.kind != "f":
@@ -239,7 +246,7 @@ def log_normal_(self, mean: float = 1.0, std: float = 2.0, *, generator=None):
                        symbolic=False)
 
 
-def fill_diagonal_(self, fill_value, wrap: bool = False):
+def fill_diagonal_(self: Tensor, fill_value: Number, wrap: bool = False) -> Tensor:
     """Set the main diagonal (all indices equal) to `fill_value`; a tall 2-d matrix with
     `wrap` restarts the diagonal every ncols + 1 rows, as NumPy's and PyTorch's do."""
     if self.ndim < 2 or (self.ndim > 2 and len(set(self.shape)) != 1):
@@ -251,23 +258,24 @@ def fill_diagonal_(self, fill_value, wrap: bool = False):
                        lambda s: ops.masked_fill(s, ops.convert.as_tensor(mask), fill_value))
 
 
-def _python_map(name, self, fn, *others):
+def _python_map(name: str, self: Tensor, fn: Callable[..., Number], *others: Tensor) -> Tensor:
     arrays = [self._value(name)] + [np.broadcast_to(o._value(name), self.shape) for o in others]
     values = np.vectorize(fn, otypes=[self.dtype])(*arrays)
     return run_inplace(self, name, lambda s: _constant(s, values), symbolic=False)
 
 
-def apply_(self, callable):
+def apply_(self: Tensor, callable: Callable[[Any], Number]) -> Tensor:
     """Replace each element x by callable(x) (a Python function; CPU, slow)."""
     return _python_map("apply_", self, callable)
 
 
-def map_(self, tensor, callable):
+def map_(self: Tensor, tensor: Tensor, callable: Callable[[Any, Any], Number]) -> Tensor:
     """Replace each element x by callable(x, y), y the matching element of `tensor`."""
     return _python_map("map_", self, callable, tensor)
 
 
-def map2_(self, x, y, callable):
+def map2_(self: Tensor, x: Tensor, y: Tensor, callable: Callable[[Any, Any, Any], Number]
+          ) -> Tensor:
     """Replace each element a by callable(a, b, c) with the matching elements of x and y."""
     return _python_map("map2_", self, callable, x, y)
 

@@ -5,6 +5,7 @@ unique, arg_min/arg_max, on dongjing's ops (so their gradients are those ops' ru
 from __future__ import annotations
 
 import builtins
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -34,6 +35,11 @@ from .graphs import building, tf_function
 from .math_ops import _t, argmax, argmin
 from .unsupported import not_provided
 
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from ...types import DTypeLike, TensorLike
+
 
 def _int(value, what: str) -> int:
     known = constant_value(value)
@@ -43,7 +49,8 @@ def _int(value, what: str) -> int:
 
 
 @tf_function
-def shape(input, name=None, out_type="int32"):  # noqa: A002
+def shape(input: TensorLike, name: str | None = None,  # noqa: A002
+          out_type: DTypeLike = "int32") -> Tensor:
     """The shape of `input` as an int vector, read when the graph runs (so unknown dims, such
     as the batch size of a placeholder, are the fed ones)."""
     out = shape_of(_t(input))
@@ -52,7 +59,8 @@ def shape(input, name=None, out_type="int32"):  # noqa: A002
 
 
 @tf_function
-def size(input, name=None, out_type="int32"):  # noqa: A002
+def size(input: TensorLike, name: str | None = None, out_type: DTypeLike = "int32"  # noqa: A002
+         ) -> Tensor:
     """The number of elements of `input` (known at run time)."""
     x = _t(input)
     dtype = as_dtype(out_type)
@@ -62,13 +70,14 @@ def size(input, name=None, out_type="int32"):  # noqa: A002
 
 
 @tf_function
-def rank(input, name=None):  # noqa: A002
+def rank(input: TensorLike, name: str | None = None) -> Tensor:  # noqa: A002
     """The number of dims of `input` (an int32 scalar tensor)."""
     return constant(np.asarray(_t(input).ndim, np.int32))
 
 
 @tf_function
-def unstack(value, num=None, axis=0, name="unstack"):
+def unstack(value: TensorLike, num: int | None = None, axis: int = 0, name: str = "unstack"
+            ) -> list[Tensor]:
     """The slices of `value` along `axis`, as a list (`num` must match that dim's size)."""
     x = _t(value)
     axis = int(axis)
@@ -113,7 +122,8 @@ def split(value, num_or_size_splits, axis=0, num=None, name="split"):
 
 
 @tf_function
-def tile(input, multiples, name=None):  # noqa: A002
+def tile(input: TensorLike, multiples: Sequence[int] | Tensor, name: str | None = None  # noqa: A002
+         ) -> Tensor:
     """`input` repeated `multiples[i]` times along each dim i."""
     x = _t(input)
     reps = shape_tensor(multiples, "tf.tile")
@@ -191,7 +201,8 @@ def gather(params, indices, validate_indices=None, name=None, axis=0, batch_dims
 
 
 @tf_function
-def boolean_mask(tensor, mask, name="boolean_mask", axis=None):
+def boolean_mask(tensor: TensorLike, mask: TensorLike, name: str = "boolean_mask",
+                 axis: int | None = None) -> Tensor:
     """The entries of `tensor` where the (leading dims') `mask` is true, flattened over the
     mask's dims."""
     x, m = _t(tensor), _t(mask)
@@ -224,7 +235,8 @@ def sequence_mask(lengths, maxlen=None, dtype="bool", name=None):
 
 
 @tf_function
-def cumsum(x, axis=0, exclusive=False, reverse=False, name=None):
+def cumsum(x: TensorLike, axis: int | Tensor = 0, exclusive: bool = False, reverse: bool = False,
+           name: str | None = None) -> Tensor:
     """Running sums along `axis` (exclusive: each sum leaves its own element out)."""
     x = _t(x)
     axis = _int(axis, "tf.cumsum's axis")
@@ -233,7 +245,9 @@ def cumsum(x, axis=0, exclusive=False, reverse=False, name=None):
 
 
 @tf_function
-def tensordot(a, b, axes, name=None):
+def tensordot(a: TensorLike, b: TensorLike,
+              axes: int | tuple[int | Sequence[int], int | Sequence[int]], name: str | None = None
+              ) -> Tensor:
     """Sum of products over `axes` (an int n: a's last n with b's first n; or two lists)."""
     a, b = _t(a), _t(b)
     if isinstance(axes, (int, np.integer)):
@@ -256,13 +270,13 @@ def tensordot(a, b, axes, name=None):
 
 
 @tf_function
-def einsum(equation, *inputs, name=None):
+def einsum(equation: str, *inputs: TensorLike, name: str | None = None) -> Tensor:
     """Einstein summation (dongjing's einsum)."""
     return _ops.einsum(equation, *[_t(t) for t in inputs])
 
 
 @tf_function
-def diag(diagonal, name=None):
+def diag(diagonal: TensorLike, name: str | None = None) -> Tensor:
     """The square matrix with `diagonal` on its diagonal (1-d input)."""
     d = _t(diagonal)
     if d.ndim != 1:
@@ -271,7 +285,7 @@ def diag(diagonal, name=None):
 
 
 @tf_function
-def diag_part(input, name=None):  # noqa: A002
+def diag_part(input: TensorLike, name: str | None = None) -> Tensor:  # noqa: A002
     """The diagonal of a square matrix."""
     x = _t(input)
     if x.ndim != 2:
@@ -280,7 +294,8 @@ def diag_part(input, name=None):  # noqa: A002
 
 
 @tf_function
-def unique(x, out_idx="int32", name=None):
+def unique(x: TensorLike, out_idx: DTypeLike = "int32", name: str | None = None
+           ) -> tuple[Tensor, Tensor]:
     """(y, idx): the distinct values of 1-d `x` in order of first appearance, and each
     element's position in y."""
     x = _t(x)
@@ -310,7 +325,8 @@ def fill_to(dims, value, dtype=None):
         else constant(np.full(dims, constant_value(value)))
 
 
-def placeholder_with_default(input, shape, name=None):  # noqa: A002
+def placeholder_with_default(input: TensorLike, shape: int | Sequence[int | None],  # noqa: A002
+                             name: str | None = None) -> Tensor:
     """`input`'s value unless the tensor is fed (a feed may have any shape fitting `shape`)."""
     with building((input,)):
         x = _t(input)
@@ -319,12 +335,14 @@ def placeholder_with_default(input, shape, name=None):  # noqa: A002
         return apply1(with_shape_op, x, shape=shape)
 
 
-def arg_max(input, dimension, name=None, output_type="int64"):  # noqa: A002
+def arg_max(input: TensorLike, dimension: int, name: str | None = None,  # noqa: A002
+            output_type: DTypeLike = "int64") -> Tensor:
     """TF1's old spelling of tf.argmax."""
     return argmax(input, axis=dimension, output_type=output_type)
 
 
-def arg_min(input, dimension, name=None, output_type="int64"):  # noqa: A002
+def arg_min(input: TensorLike, dimension: int, name: str | None = None,  # noqa: A002
+            output_type: DTypeLike = "int64") -> Tensor:
     """TF1's old spelling of tf.argmin."""
     return argmin(input, axis=dimension, output_type=output_type)
 

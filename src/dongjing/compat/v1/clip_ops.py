@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ... import ops as _ops
 from .graphs import tf_function
 
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from ...tensor import Tensor
+    from ...types import Dim
+
 
 @tf_function
-def global_norm(t_list, name=None):
+def global_norm(t_list: Sequence[Tensor | None], name: str | None = None) -> Tensor:
     """sqrt of the sum of squares of every element of every tensor (None entries skipped)."""
     present = [t for t in t_list if t is not None]
     if not present:
@@ -16,7 +24,9 @@ def global_norm(t_list, name=None):
 
 
 @tf_function
-def clip_by_global_norm(t_list, clip_norm, use_norm=None, name=None):
+def clip_by_global_norm(t_list: Sequence[Tensor | None], clip_norm: float | Tensor,
+                        use_norm: Tensor | None = None, name: str | None = None
+                        ) -> tuple[list[Tensor | None], Tensor]:
     """(each tensor * clip_norm / max(global_norm, clip_norm), global_norm): the tensors scaled
     together so that their global norm is at most `clip_norm`."""
     t_list = list(t_list)
@@ -26,7 +36,8 @@ def clip_by_global_norm(t_list, clip_norm, use_norm=None, name=None):
 
 
 @tf_function
-def clip_by_norm(t, clip_norm, axes=None, name=None):
+def clip_by_norm(t: Tensor, clip_norm: float | Tensor, axes: Dim = None,
+                 name: str | None = None) -> Tensor:
     """t * clip_norm / max(l2 norm of t (over `axes`), clip_norm)."""
     l2sum = _ops.sum(t * t, dim=axes, keepdim=True) if axes is not None else _ops.sum(t * t)
     positive = l2sum > 0.0

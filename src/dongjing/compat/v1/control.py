@@ -3,6 +3,8 @@ dongjing's graph inputs, control flow and symbolic gradients."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from ... import ops as _ops
 from ...errors import GraphError
 from ...graph.builder import placeholder as _dj_placeholder
@@ -18,8 +20,14 @@ from .math_ops import _t
 from .session import Operation
 from .unsupported import not_provided
 
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
 
-def placeholder(dtype, shape=None, name: str | None = None):
+    from ...types import DTypeLike, TensorLike
+
+
+def placeholder(dtype: DTypeLike, shape: Sequence[int | None] | int | None = None,
+                name: str | None = None) -> Tensor:
     """A graph input fed in `sess.run(feed_dict=...)`. `None` dims take any size; with no
     `shape` at all (unknown rank) any rank is accepted, and each rank fed gets its own nodes."""
     dtype = as_dtype(dtype)
@@ -33,9 +41,12 @@ def placeholder(dtype, shape=None, name: str | None = None):
         return _dj_placeholder(shape, dtype, name=name or "Placeholder")
 
 
-def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations=10,
-               back_prop=True, swap_memory=False, name=None, maximum_iterations=None,
-               return_same_structure=False):
+def while_loop(cond: Callable[..., TensorLike],
+               body: Callable[..., TensorLike | Sequence[TensorLike]], loop_vars: TensorLike,
+               shape_invariants: None = None, parallel_iterations: int = 10,
+               back_prop: bool = True, swap_memory: bool = False, name: str | None = None,
+               maximum_iterations: int | None = None, return_same_structure: bool = False
+               ) -> Tensor | list[Tensor] | tuple[Tensor, ...]:
     """Repeat `loop_vars = body(*loop_vars)` while `cond(*loop_vars)`. As in TF1, a single loop
     variable comes back as a tensor, not a one-element list (unless return_same_structure)."""
     if shape_invariants is not None:
@@ -67,8 +78,10 @@ def _while_now(cond, body, loop_vars, maximum_iterations, return_same_structure)
 
 
 @tf_function
-def cond(pred, true_fn=None, false_fn=None, strict: bool = False, name=None, fn1=None,
-         fn2=None):
+def cond(pred: TensorLike, true_fn: Callable[[], Any] | None = None,
+         false_fn: Callable[[], Any] | None = None, strict: bool = False,
+         name: str | None = None, fn1: Callable[[], Any] | None = None,
+         fn2: Callable[[], Any] | None = None) -> Any:
     """`true_fn()` if `pred` else `false_fn()`, as one graph op (only the taken branch runs).
     A one-element list result is unwrapped unless `strict`, as in TF1."""
     true_fn = true_fn if true_fn is not None else fn1
@@ -82,8 +95,11 @@ def cond(pred, true_fn=None, false_fn=None, strict: bool = False, name=None, fn1
 
 
 @tf_function
-def gradients(ys, xs, grad_ys=None, name="gradients", colocate_gradients_with_ops=False,
-              gate_gradients=False, aggregation_method=None, stop_gradients=None):
+def gradients(ys: Tensor | Sequence[Tensor], xs: Tensor | Sequence[Tensor],
+              grad_ys: TensorLike | Sequence[TensorLike | None] | None = None,
+              name: str = "gradients", colocate_gradients_with_ops: bool = False,
+              gate_gradients: bool = False, aggregation_method: object = None,
+              stop_gradients: None = None) -> list[Tensor | None]:
     """d(sum of ys)/d(x) for each x of `xs`, as a list (None where an x does not affect ys)."""
     if stop_gradients is not None:
         not_provided("tf.gradients(stop_gradients=...)")
@@ -95,7 +111,8 @@ def gradients(ys, xs, grad_ys=None, name="gradients", colocate_gradients_with_op
     return _dj_gradients(ys_list, xs, list(grad_ys))
 
 
-def group(*inputs, name=None) -> Operation:
+def group(*inputs: Operation | Tensor | Sequence[Operation | Tensor] | None,
+          name: str | None = None) -> Operation:
     """One op running all `inputs` (Operations, assignments)."""
     flat = []
     for item in inputs:
@@ -110,6 +127,6 @@ def group(*inputs, name=None) -> Operation:
     return Operation(_dj_group(*symbolic), name)
 
 
-def no_op(name=None) -> Operation:
+def no_op(name: str | None = None) -> Operation:
     """An op that does nothing."""
     return Operation(None, name)

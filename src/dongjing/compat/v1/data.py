@@ -6,7 +6,7 @@ components). The end of the data raises tf.errors.OutOfRangeError, as in TensorF
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import numpy as np
 
@@ -22,6 +22,12 @@ from .graphs import building
 from .math_ops import _t
 from .session import Operation
 from .unsupported import module_getattr, not_provided
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from collections.abc import Iterator as _Iterator
+
+    from ...types import Nested
 
 __getattr__ = module_getattr("tf.data")
 
@@ -66,7 +72,9 @@ def _as_array(value) -> np.ndarray:
 class Dataset:
     """A sequence of elements (arrays, or tuples/dicts of arrays) built by chaining methods."""
 
-    def __init__(self, make, structure, shapes, dtypes):
+    def __init__(self, make: Callable[[dict[str, Any]], _Iterator[list[np.ndarray]]],
+                 structure: Nested, shapes: list[tuple[int | None, ...]],
+                 dtypes: list[np.dtype]) -> None:
         # make(ctx) -> an iterator over elements (each a flat list of arrays); ctx is a dict
         # that lives as long as one start of an iterator (a seeded shuffle keeps its stream)
         self._make = make
@@ -76,7 +84,7 @@ class Dataset:
 
     # --- sources -------------------------------------------------------------------------------
     @staticmethod
-    def from_tensor_slices(tensors) -> Dataset:
+    def from_tensor_slices(tensors: Nested) -> Dataset:
         """One element per row of the arrays (all with the same first dim)."""
         flat = [_as_array(a) for a in _flatten(tensors)]
         lengths = {a.shape[0] if a.ndim else None for a in flat}
@@ -88,14 +96,14 @@ class Dataset:
                        [a.shape[1:] for a in flat], [a.dtype for a in flat])
 
     @staticmethod
-    def from_tensors(tensors) -> Dataset:
+    def from_tensors(tensors: Nested) -> Dataset:
         """A dataset of the one element `tensors`."""
         flat = [_as_array(a) for a in _flatten(tensors)]
         return Dataset(lambda ctx: iter([flat]), tensors, [a.shape for a in flat],
                        [a.dtype for a in flat])
 
     @staticmethod
-    def range(*args) -> Dataset:
+    def range(*args: int) -> Dataset:
         """int64 values as Python's range(*args) gives them."""
         values = np.arange(*args, dtype=np.int64)
         return Dataset(lambda ctx: ([np.asarray(v)] for v in values), 0, [()], [np.dtype(np.int64)])
@@ -106,7 +114,7 @@ class Dataset:
                        self._shapes if shapes is None else shapes,
                        self._dtypes if dtypes is None else dtypes)
 
-    def batch(self, batch_size, drop_remainder=False) -> Dataset:
+    def batch(self, batch_size: int, drop_remainder: bool = False) -> Dataset:
         """Elements stacked `batch_size` at a time (the last batch may be smaller)."""
         size = int(batch_size)
         if size < 1:
@@ -126,7 +134,7 @@ class Dataset:
         lead = size if drop_remainder else None
         return self._derive(make, [(lead, *s) for s in self._shapes])
 
-    def repeat(self, count=None) -> Dataset:
+    def repeat(self, count: int | None = None) -> Dataset:
         """The elements `count` times over (None or -1: forever)."""
         source = self._make
         count = None if count is None or int(count) < 0 else int(count)
@@ -144,7 +152,8 @@ class Dataset:
 
         return self._derive(make)
 
-    def shuffle(self, buffer_size, seed=None, reshuffle_each_iteration=True) -> Dataset:
+    def shuffle(self, buffer_size: int, seed: int | None = None,
+                reshuffle_each_iteration: bool = True) -> Dataset:
         """Elements drawn at random from a buffer of `buffer_size` filled in order (TF's
         algorithm); the generator is dongjing's (tf.set_random_seed), or `seed`'s own."""
         size = int(buffer_size)
@@ -171,7 +180,8 @@ class Dataset:
 
         return self._derive(make)
 
-    def map(self, map_func, num_parallel_calls=None) -> Dataset:
+    def map(self, map_func: Callable[..., Nested], num_parallel_calls: int | None = None
+            ) -> Dataset:
         """`map_func` applied to each element (its components as arguments when it is a
         tuple). As in TF, the function is traced once into a graph (of placeholders shaped
         like the elements) and that graph runs for each element."""
@@ -192,7 +202,7 @@ class Dataset:
         return self._derive(make, [tuple(v.shape) for v in flat_out], structure,
                             [v.dtype for v in flat_out])
 
-    def take(self, count) -> Dataset:
+    def take(self, count: int) -> Dataset:
         """The first `count` elements (-1: all)."""
         source, count = self._make, int(count)
 
@@ -204,7 +214,7 @@ class Dataset:
 
         return self._derive(make)
 
-    def skip(self, count) -> Dataset:
+    def skip(self, count: int) -> Dataset:
         """All but the first `count` elements."""
         source, count = self._make, int(count)
 
@@ -215,31 +225,31 @@ class Dataset:
 
         return self._derive(make)
 
-    def prefetch(self, buffer_size) -> Dataset:
+    def prefetch(self, buffer_size: int) -> Dataset:
         """The same elements (dongjing reads them when a run needs them)."""
         return self
 
-    def cache(self, filename="") -> Dataset:
+    def cache(self, filename: str = "") -> Dataset:
         """The same elements (they are NumPy arrays in memory already)."""
         return self
 
     @property
-    def output_shapes(self):
+    def output_shapes(self) -> Any:
         return _pack(self._structure, [tuple(s) for s in self._shapes])
 
     @property
-    def output_types(self):
+    def output_types(self) -> Any:
         return _pack(self._structure, list(self._dtypes))
 
     def make_one_shot_iterator(self) -> Iterator:
         """An iterator that starts at the first element (no initializer needed)."""
         return Iterator(self, started=True)
 
-    def make_initializable_iterator(self, shared_name=None) -> Iterator:
+    def make_initializable_iterator(self, shared_name: str | None = None) -> Iterator:
         """An iterator to start (and restart) with `sess.run(iterator.initializer)`."""
         return Iterator(self, started=False)
 
-    def __iter__(self):
+    def __iter__(self) -> NoReturn:
         not_provided("iterating over a tf.data.Dataset in Python (eager TF2 style): use "
                      "make_one_shot_iterator().get_next() in a graph")
 

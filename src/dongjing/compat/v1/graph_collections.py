@@ -3,9 +3,15 @@
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING, Any
 
 from .graph_state import state_of
 from .graphs import get_default_graph
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    from ...graph.graph import Graph
 
 
 class GraphKeys:
@@ -37,12 +43,13 @@ class GraphKeys:
     EVAL_STEP = "eval_step"
 
 
-def get_collection_ref(key, graph=None) -> list:
+def get_collection_ref(key: str, graph: Graph | None = None) -> list[Any]:
     """The list kept under `key` in the default graph (changes to it change the collection)."""
     return state_of(graph or get_default_graph()).collections.setdefault(key, [])
 
 
-def get_collection(key, scope: str | None = None, graph=None) -> list:
+def get_collection(key: str, scope: str | None = None, graph: Graph | None = None
+                   ) -> list[Any]:
     """A copy of the collection `key` (only items whose name matches `scope` from its start,
     as TF filters with `re.match`, when `scope` is given)."""
     items = list(state_of(graph or get_default_graph()).collections.get(key, ()))
@@ -53,12 +60,13 @@ def get_collection(key, scope: str | None = None, graph=None) -> list:
             if isinstance(getattr(item, "name", None), str) and pattern.match(item.name)]
 
 
-def add_to_collection(name, value, graph=None) -> None:
+def add_to_collection(name: str, value: object, graph: Graph | None = None) -> None:
     """Append `value` to the collection `name` of the default graph."""
     get_collection_ref(name, graph).append(value)
 
 
-def add_to_collections(names, value, graph=None) -> None:
+def add_to_collections(names: str | Iterable[str], value: object, graph: Graph | None = None
+                       ) -> None:
     """Append `value` to each collection of `names` (a name or a list of names)."""
     for name in ([names] if isinstance(names, str) else list(dict.fromkeys(names))):
         add_to_collection(name, value, graph)

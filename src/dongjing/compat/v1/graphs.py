@@ -5,7 +5,9 @@ decorator that builds every tf.* call inside a graph."""
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from contextlib import contextmanager
+from typing import ParamSpec, TypeVar
 
 from ...errors import GraphError
 from ...graph import Graph, builder
@@ -67,12 +69,16 @@ def building(args=()):
         yield graph
 
 
-def tf_function(fn):
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def tf_function(fn: Callable[_P, _R]) -> Callable[_P, _R | Deferred]:
     """Decorate a tf.* function: a call on an unknown-rank value is recorded for replay at run
     time; any other call runs now, inside a graph."""
 
     @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
+    def wrapper(*args: _P.args, **kwargs: _P.kwargs) -> _R | Deferred:
         if has_deferred(args) or has_deferred(kwargs.values()):
             return record(wrapper, args, kwargs, fn.__name__)
         with building((args, tuple(kwargs.values()))):

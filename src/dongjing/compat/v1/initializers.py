@@ -5,6 +5,7 @@ and their `*_initializer` spellings: called with a shape (and dtype) they give a
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -14,6 +15,10 @@ from .dtypes import as_dtype
 from .graphs import building
 from .random_ops import random_tensor
 
+if TYPE_CHECKING:
+    from ...tensor import Tensor
+    from ...types import DTypeLike, Shape, TensorLike
+
 _TRUNCATED_STDDEV = 0.87962566103423978  # stddev of a unit normal cut at two stddevs
 
 
@@ -22,10 +27,10 @@ class Initializer:
 
     dtype = None
 
-    def _dtype(self, dtype):
+    def _dtype(self, dtype: DTypeLike | None) -> np.dtype:
         return as_dtype(dtype if dtype is not None else self.dtype or "float32")
 
-    def get_config(self) -> dict:
+    def get_config(self) -> dict[str, Any]:
         """The constructor arguments."""
         return {k: v for k, v in vars(self).items() if not k.startswith("_")}
 
@@ -33,10 +38,11 @@ class Initializer:
 class Zeros(Initializer):
     """All zeros."""
 
-    def __init__(self, dtype="float32"):
+    def __init__(self, dtype: DTypeLike = "float32") -> None:
         self.dtype = dtype
 
-    def __call__(self, shape, dtype=None, partition_info=None):
+    def __call__(self, shape: Shape, dtype: DTypeLike | None = None,
+                 partition_info: object = None) -> Tensor:
         dtype = self._dtype(dtype)
         with building():
             return _ops.clone(_const(np.zeros(_shape(shape), dtype)))
@@ -45,10 +51,11 @@ class Zeros(Initializer):
 class Ones(Initializer):
     """All ones."""
 
-    def __init__(self, dtype="float32"):
+    def __init__(self, dtype: DTypeLike = "float32") -> None:
         self.dtype = dtype
 
-    def __call__(self, shape, dtype=None, partition_info=None):
+    def __call__(self, shape: Shape, dtype: DTypeLike | None = None,
+                 partition_info: object = None) -> Tensor:
         dtype = self._dtype(dtype)
         with building():
             return _ops.clone(_const(np.ones(_shape(shape), dtype)))
@@ -57,10 +64,12 @@ class Ones(Initializer):
 class Constant(Initializer):
     """`value` (a number fills the shape; a list or array must have as many elements)."""
 
-    def __init__(self, value=0, dtype="float32", verify_shape: bool = False):
+    def __init__(self, value: TensorLike = 0, dtype: DTypeLike = "float32",
+                 verify_shape: bool = False) -> None:
         self.value, self.dtype, self.verify_shape = value, dtype, verify_shape
 
-    def __call__(self, shape, dtype=None, partition_info=None, verify_shape=None):
+    def __call__(self, shape: Shape, dtype: DTypeLike | None = None,
+                 partition_info: object = None, verify_shape: bool | None = None) -> Tensor:
         dtype = self._dtype(dtype)
         shape = _shape(shape)
         value = np.asarray(self.value, dtype)
@@ -78,10 +87,12 @@ class Constant(Initializer):
 class RandomNormal(Initializer):
     """Normal draws with `mean` and `stddev`."""
 
-    def __init__(self, mean=0.0, stddev=1.0, seed=None, dtype="float32"):
+    def __init__(self, mean: float = 0.0, stddev: float = 1.0, seed: int | None = None,
+                 dtype: DTypeLike = "float32") -> None:
         self.mean, self.stddev, self.seed, self.dtype = mean, stddev, seed, dtype
 
-    def __call__(self, shape, dtype=None, partition_info=None):
+    def __call__(self, shape: Shape, dtype: DTypeLike | None = None,
+                 partition_info: object = None) -> Tensor:
         return random_tensor(_shape(shape), self._dtype(dtype), "normal", float(self.mean),
                              float(self.stddev), self.seed)
 
@@ -89,10 +100,12 @@ class RandomNormal(Initializer):
 class TruncatedNormal(Initializer):
     """Normal draws within two standard deviations of `mean`."""
 
-    def __init__(self, mean=0.0, stddev=1.0, seed=None, dtype="float32"):
+    def __init__(self, mean: float = 0.0, stddev: float = 1.0, seed: int | None = None,
+                 dtype: DTypeLike = "float32") -> None:
         self.mean, self.stddev, self.seed, self.dtype = mean, stddev, seed, dtype
 
-    def __call__(self, shape, dtype=None, partition_info=None):
+    def __call__(self, shape: Shape, dtype: DTypeLike | None = None,
+                 partition_info: object = None) -> Tensor:
         return random_tensor(_shape(shape), self._dtype(dtype), "truncated_normal",
                              float(self.mean), float(self.stddev), self.seed)
 
@@ -100,10 +113,12 @@ class TruncatedNormal(Initializer):
 class RandomUniform(Initializer):
     """Uniform draws in [minval, maxval) (maxval defaults to 1 for floats)."""
 
-    def __init__(self, minval=0, maxval=None, seed=None, dtype="float32"):
+    def __init__(self, minval: float = 0, maxval: float | None = None, seed: int | None = None,
+                 dtype: DTypeLike = "float32") -> None:
         self.minval, self.maxval, self.seed, self.dtype = minval, maxval, seed, dtype
 
-    def __call__(self, shape, dtype=None, partition_info=None):
+    def __call__(self, shape: Shape, dtype: DTypeLike | None = None,
+                 partition_info: object = None) -> Tensor:
         dtype = self._dtype(dtype)
         maxval = self.maxval
         if maxval is None:
@@ -118,8 +133,9 @@ class VarianceScaling(Initializer):
     fan out or their mean (`mode`); `distribution` "truncated_normal" (or its old name
     "normal"), "untruncated_normal" or "uniform" (limit sqrt(3 scale / n))."""
 
-    def __init__(self, scale=1.0, mode="fan_in", distribution="truncated_normal", seed=None,
-                 dtype="float32"):
+    def __init__(self, scale: float = 1.0, mode: str = "fan_in",
+                 distribution: str = "truncated_normal", seed: int | None = None,
+                 dtype: DTypeLike = "float32") -> None:
         if scale <= 0.0:
             raise ValueError("variance_scaling_initializer: scale must be positive")
         if mode not in ("fan_in", "fan_out", "fan_avg"):
@@ -131,7 +147,8 @@ class VarianceScaling(Initializer):
         self.scale, self.mode, self.distribution = scale, mode, distribution
         self.seed, self.dtype = seed, dtype
 
-    def __call__(self, shape, dtype=None, partition_info=None):
+    def __call__(self, shape: Shape, dtype: DTypeLike | None = None,
+                 partition_info: object = None) -> Tensor:
         shape = _shape(shape)
         dtype = self._dtype(dtype)
         fan_in, fan_out = _fans(shape)
@@ -149,14 +166,14 @@ class VarianceScaling(Initializer):
 class GlorotUniform(VarianceScaling):
     """Uniform in +-sqrt(6 / (fan_in + fan_out)) (Xavier)."""
 
-    def __init__(self, seed=None, dtype="float32"):
+    def __init__(self, seed: int | None = None, dtype: DTypeLike = "float32") -> None:
         super().__init__(1.0, "fan_avg", "uniform", seed, dtype)
 
 
 class GlorotNormal(VarianceScaling):
     """Truncated normal with stddev sqrt(2 / (fan_in + fan_out)) (Xavier)."""
 
-    def __init__(self, seed=None, dtype="float32"):
+    def __init__(self, seed: int | None = None, dtype: DTypeLike = "float32") -> None:
         super().__init__(1.0, "fan_avg", "truncated_normal", seed, dtype)
 
 
@@ -171,32 +188,32 @@ def _fans(shape) -> tuple[float, float]:
     return float(shape[-2] * receptive), float(shape[-1] * receptive)
 
 
-def _shape(shape) -> tuple:
+def _shape(shape: Shape) -> tuple[int, ...]:
     if isinstance(shape, (int, np.integer)):
         return (int(shape),)
     return tuple(int(d) for d in shape)
 
 
-def _const(array):
+def _const(array: np.ndarray) -> Tensor:
     return constant(array)
 
 
-def he_normal(seed=None) -> VarianceScaling:
+def he_normal(seed: int | None = None) -> VarianceScaling:
     """He: truncated normal, stddev sqrt(2 / fan_in)."""
     return VarianceScaling(2.0, "fan_in", "truncated_normal", seed)
 
 
-def he_uniform(seed=None) -> VarianceScaling:
+def he_uniform(seed: int | None = None) -> VarianceScaling:
     """He: uniform in +-sqrt(6 / fan_in)."""
     return VarianceScaling(2.0, "fan_in", "uniform", seed)
 
 
-def lecun_normal(seed=None) -> VarianceScaling:
+def lecun_normal(seed: int | None = None) -> VarianceScaling:
     """LeCun: truncated normal, stddev sqrt(1 / fan_in)."""
     return VarianceScaling(1.0, "fan_in", "truncated_normal", seed)
 
 
-def lecun_uniform(seed=None) -> VarianceScaling:
+def lecun_uniform(seed: int | None = None) -> VarianceScaling:
     """LeCun: uniform in +-sqrt(3 / fan_in)."""
     return VarianceScaling(1.0, "fan_in", "uniform", seed)
 

@@ -4,6 +4,8 @@ batch_normalization, on compat.v1's tf.nn functions; variables named as TF names
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from ... import ops as _ops
@@ -22,6 +24,11 @@ from .nn_ops import dropout as nn_dropout
 from .nn_ops import moments
 from .unsupported import module_getattr, not_provided
 from .variables import assign
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+
+    from ...types import Number, TensorLike
 
 __getattr__ = module_getattr("tf.layers")
 
@@ -48,10 +55,15 @@ def _no_extras(what: str, **given) -> None:
 
 
 @tf_function
-def dense(inputs, units, activation=None, use_bias=True, kernel_initializer=None,
-          bias_initializer=None, kernel_regularizer=None, bias_regularizer=None,
-          activity_regularizer=None, kernel_constraint=None, bias_constraint=None,
-          trainable=True, name=None, reuse=None):
+def dense(inputs: TensorLike, units: int,
+          activation: Callable[[Tensor], Tensor] | None = None, use_bias: bool = True,
+          kernel_initializer: Callable[..., TensorLike] | Number | None = None,
+          bias_initializer: Callable[..., TensorLike] | Number | None = None,
+          kernel_regularizer: None = None,
+          bias_regularizer: None = None, activity_regularizer: None = None,
+          kernel_constraint: None = None, bias_constraint: None = None,
+          trainable: bool = True, name: str | None = None,
+          reuse: bool | str | None = None) -> Tensor:
     """activation(inputs @ kernel + bias) over the last dim (kernel: (in, units))."""
     _no_extras("tf.layers.dense", kernel_regularizer=kernel_regularizer,
                bias_regularizer=bias_regularizer, activity_regularizer=activity_regularizer,
@@ -72,11 +84,17 @@ def dense(inputs, units, activation=None, use_bias=True, kernel_initializer=None
 
 
 @tf_function
-def conv2d(inputs, filters, kernel_size, strides=(1, 1), padding="valid",
-           data_format="channels_last", dilation_rate=(1, 1), activation=None, use_bias=True,
-           kernel_initializer=None, bias_initializer=None, kernel_regularizer=None,
-           bias_regularizer=None, activity_regularizer=None, kernel_constraint=None,
-           bias_constraint=None, trainable=True, name=None, reuse=None):
+def conv2d(inputs: TensorLike, filters: int, kernel_size: int | Sequence[int],
+           strides: int | Sequence[int] = (1, 1), padding: str = "valid",
+           data_format: str = "channels_last", dilation_rate: int | Sequence[int] = (1, 1),
+           activation: Callable[[Tensor], Tensor] | None = None, use_bias: bool = True,
+           kernel_initializer: Callable[..., TensorLike] | Number | None = None,
+           bias_initializer: Callable[..., TensorLike] | Number | None = None,
+           kernel_regularizer: None = None,
+           bias_regularizer: None = None, activity_regularizer: None = None,
+           kernel_constraint: None = None, bias_constraint: None = None,
+           trainable: bool = True, name: str | None = None,
+           reuse: bool | str | None = None) -> Tensor:
     """A 2-d convolution layer (kernel (kh, kw, in, filters)), then bias and activation."""
     _no_extras("tf.layers.conv2d", kernel_regularizer=kernel_regularizer,
                bias_regularizer=bias_regularizer, activity_regularizer=activity_regularizer,
@@ -117,23 +135,27 @@ def _pool(fn, what, inputs, pool_size, strides, padding, data_format):
 
 
 @tf_function
-def max_pooling2d(inputs, pool_size, strides, padding="valid", data_format="channels_last",
-                  name=None):
+def max_pooling2d(inputs: TensorLike, pool_size: int | Sequence[int],
+                  strides: int | Sequence[int], padding: str = "valid",
+                  data_format: str = "channels_last", name: str | None = None) -> Tensor:
     """Max pooling over (pool_size) windows."""
     return _pool(max_pool, "tf.layers.max_pooling2d", inputs, pool_size, strides, padding,
                  data_format)
 
 
 @tf_function
-def average_pooling2d(inputs, pool_size, strides, padding="valid", data_format="channels_last",
-                      name=None):
+def average_pooling2d(inputs: TensorLike, pool_size: int | Sequence[int],
+                      strides: int | Sequence[int], padding: str = "valid",
+                      data_format: str = "channels_last", name: str | None = None) -> Tensor:
     """Average pooling over (pool_size) windows (SAME: over the real pixels only)."""
     return _pool(avg_pool, "tf.layers.average_pooling2d", inputs, pool_size, strides, padding,
                  data_format)
 
 
 @tf_function
-def dropout(inputs, rate=0.5, noise_shape=None, seed=None, training=False, name=None):
+def dropout(inputs: TensorLike, rate: float = 0.5, noise_shape: Sequence[int] | None = None,
+            seed: int | None = None, training: bool | Tensor = False, name: str | None = None
+            ) -> Tensor:
     """Dropout of `rate` when `training` (a bool or a bool tensor), else the input as is."""
     x = _t(inputs)
     if isinstance(training, Tensor):
@@ -145,7 +167,8 @@ def dropout(inputs, rate=0.5, noise_shape=None, seed=None, training=False, name=
 
 
 @tf_function
-def flatten(inputs, name=None, data_format="channels_last"):
+def flatten(inputs: TensorLike, name: str | None = None, data_format: str = "channels_last"
+            ) -> Tensor:
     """(batch, everything else): the input with all dims but the first joined."""
     x = _t(inputs)
     rest = x.shape[1:]

@@ -4,12 +4,18 @@ d det(A) = det(A) inv(A)^T, d inv(A) = -inv(A)^T g inv(A)^T."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ... import ops as _ops
 from ...core.registry import Spec, define
 from ...dispatch import apply1
 from ...errors import DTypeError, ShapeError
 from .graphs import tf_function
 from .math_ops import _t
+
+if TYPE_CHECKING:
+    from ...tensor import Tensor
+    from ...types import TensorLike
 
 
 def _square_infer(name: str, keep: bool):
@@ -55,13 +61,14 @@ def inverse(a):
 
 
 @tf_function
-def matrix_inverse(input, adjoint=False, name=None):  # noqa: A002
+def matrix_inverse(input: TensorLike, adjoint: bool = False, name: str | None = None  # noqa: A002
+                   ) -> Tensor:
     """The inverse of each square matrix of the last two dims (adjoint: of its transpose)."""
     a = _t(input)
     return inverse(_swap(a) if adjoint else a)
 
 
 @tf_function
-def matrix_determinant(input, name=None):  # noqa: A002
+def matrix_determinant(input: TensorLike, name: str | None = None) -> Tensor:  # noqa: A002
     """The determinant of each square matrix of the last two dims."""
     return apply1(_det, _t(input))

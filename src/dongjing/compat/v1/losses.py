@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ... import ops as _ops
 from ...errors import GraphError
 from .graphs import tf_function
@@ -13,6 +15,10 @@ from .nn import (
     sparse_softmax_cross_entropy_with_logits,
 )
 from .unsupported import module_getattr
+
+if TYPE_CHECKING:
+    from ...tensor import Tensor
+    from ...types import TensorLike
 
 __getattr__ = module_getattr("tf.losses")
 
@@ -130,8 +136,10 @@ def softmax_cross_entropy(onehot_labels, logits, weights=1.0, label_smoothing=0,
 
 
 @tf_function
-def sparse_softmax_cross_entropy(labels, logits, weights=1.0, scope=None, loss_collection=None,
-                                 reduction=Reduction.SUM_BY_NONZERO_WEIGHTS):
+def sparse_softmax_cross_entropy(labels: TensorLike, logits: TensorLike,
+                                 weights: float | Tensor = 1.0, scope: str | None = None,
+                                 loss_collection: str | None = None,
+                                 reduction: str = Reduction.SUM_BY_NONZERO_WEIGHTS) -> Tensor:
     """Softmax cross-entropy per row for integer labels, weighted."""
     return compute_weighted_loss(sparse_softmax_cross_entropy_with_logits(labels=labels,
                                                                           logits=logits),

@@ -4,6 +4,7 @@ the dongjing op it names, built in a graph (`tf_function`)."""
 from __future__ import annotations
 
 import types
+from typing import TYPE_CHECKING, ParamSpec, TypeVar
 
 import numpy as np
 
@@ -16,11 +17,19 @@ from .dynamic_shape import arange, reshape_to, shape_tensor
 from .graphs import building, tf_function
 from .unsupported import not_provided
 
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+
+    from ...types import Dim, DTypeLike, GraphShape, Number, Shape, TensorLike
+    from .deferred import Deferred
+
 # array_ops (built on this module) hands these over when it loads
 _array_ops = types.SimpleNamespace(where_indices=None, fill_to=None)
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
 
 
-def _t(value):
+def _t(value: TensorLike) -> Tensor:
     """A tensor for `value` (Python values converted as TF1 does: ints -> int32)."""
     if isinstance(value, Tensor):
         return value
@@ -35,8 +44,8 @@ def _operand(value, like):
     return _dj_constant(to_array(value, like.dtype))
 
 
-def _binary(dj_fn, doc: str, tf_name: str):
-    def fn(x, y, name=None):
+def _binary(dj_fn: Callable[[TensorLike, TensorLike], Tensor], doc: str, tf_name: str):
+    def fn(x: TensorLike, y: TensorLike, name: str | None = None) -> Tensor:
         if isinstance(x, Tensor):
             y = _operand(y, x)
         elif isinstance(y, Tensor):
@@ -49,7 +58,7 @@ def _binary(dj_fn, doc: str, tf_name: str):
     return _named(fn, tf_name, doc)
 
 
-def _named(fn, tf_name: str, doc: str):
+def _named(fn: Callable[_P, _R], tf_name: str, doc: str) -> Callable[_P, _R | Deferred]:
     fn.__name__ = fn.__qualname__ = tf_name
     fn.__doc__ = doc
     return tf_function(fn)
@@ -73,7 +82,7 @@ logical_or = _binary(_ops.logical_or, "x or y, elementwise on bools.", "logical_
 
 
 @tf_function
-def div(x, y, name=None):
+def div(x: TensorLike, y: TensorLike, name: str | None = None) -> Tensor:
     """TF1's `tf.div`: true division on floats (floor division on integers is not provided)."""
     x, y = _t(x), _t(y)
     if x.dtype.kind != "f" or y.dtype.kind != "f":
@@ -81,8 +90,8 @@ def div(x, y, name=None):
     return _ops.div(x, y)
 
 
-def _unary(dj_fn, doc: str, tf_name: str):
-    def fn(x, name=None):
+def _unary(dj_fn: Callable[[Tensor], Tensor], doc: str, tf_name: str):
+    def fn(x: TensorLike, name: str | None = None) -> Tensor:
         return dj_fn(_t(x))
 
     return _named(fn, tf_name, doc)
@@ -102,15 +111,16 @@ stop_gradient = _unary(_ops.stop_gradient, "x, with no gradient flowing through.
 
 
 @tf_function
-def square(x, name=None):
+def square(x: TensorLike, name: str | None = None) -> Tensor:
     """x * x, elementwise."""
     x = _t(x)
     return x * x
 
 
 @tf_function
-def matmul(a, b, transpose_a: bool = False, transpose_b: bool = False, adjoint_a=False,
-           adjoint_b=False, a_is_sparse=False, b_is_sparse=False, name=None):
+def matmul(a: TensorLike, b: TensorLike, transpose_a: bool = False, transpose_b: bool = False,
+           adjoint_a: bool = False, adjoint_b: bool = False, a_is_sparse: bool = False,
+           b_is_sparse: bool = False, name: str | None = None) -> Tensor:
     """Matrix product of a and b (either transposed first)."""
     if a_is_sparse or b_is_sparse:
         not_provided("tf.matmul on sparse matrices")
@@ -123,28 +133,29 @@ def matmul(a, b, transpose_a: bool = False, transpose_b: bool = False, adjoint_a
 
 
 @tf_function
-def cast(x, dtype, name=None):
+def cast(x: TensorLike, dtype: DTypeLike, name: str | None = None) -> Tensor:
     """x converted to `dtype` (float to int truncates toward zero, as TF does)."""
     return _ops.cast(_t(x), as_dtype(dtype))
 
 
-def to_float(x, name=None):
+def to_float(x: TensorLike, name: str | None = None) -> Tensor | Deferred:
     """x as float32 (the pre-1.13 spelling of tf.cast(x, tf.float32))."""
     return cast(x, "float32")
 
 
-def to_int32(x, name=None):
+def to_int32(x: TensorLike, name: str | None = None) -> Tensor | Deferred:
     """x as int32."""
     return cast(x, "int32")
 
 
-def to_int64(x, name=None):
+def to_int64(x: TensorLike, name: str | None = None) -> Tensor | Deferred:
     """x as int64."""
     return cast(x, "int64")
 
 
 @tf_function
-def clip_by_value(t, clip_value_min, clip_value_max, name=None):
+def clip_by_value(t: TensorLike, clip_value_min: TensorLike, clip_value_max: TensorLike,
+                  name: str | None = None) -> Tensor:
     """t with every element put into [clip_value_min, clip_value_max]."""
     t = _t(t)
     if isinstance(clip_value_min, Tensor) or isinstance(clip_value_max, Tensor):
@@ -173,9 +184,11 @@ def _axes(what: str, axis, reduction_indices, keepdims, keep_dims):
     return axis, bool(keepdims or keep_dims)
 
 
-def _reduction(dj_fn, what: str, floats_only: bool = False):
-    def fn(input_tensor, axis=None, keepdims=None, name=None, reduction_indices=None,
-           keep_dims=None):
+def _reduction(dj_fn: Callable[[Tensor, Dim, bool], Tensor], what: str,
+               floats_only: bool = False):
+    def fn(input_tensor: TensorLike, axis: Dim = None, keepdims: bool | None = None,
+           name: str | None = None, reduction_indices: Dim = None, keep_dims: bool | None = None
+           ) -> Tensor:
         x = _t(input_tensor)
         dims, keep = _axes(what, axis, reduction_indices, keepdims, keep_dims)
         if floats_only and x.dtype.kind != "f":
@@ -200,8 +213,9 @@ reduce_max = _reduction(_ops.amax, "tf.reduce_max")
 reduce_min = _reduction(_ops.amin, "tf.reduce_min")
 
 
-def _arg_extreme(dj_fn, what: str):
-    def fn(input, axis=None, name=None, dimension=None, output_type="int64"):  # noqa: A002
+def _arg_extreme(dj_fn: Callable[[Tensor, int], Tensor], what: str):
+    def fn(input: TensorLike, axis: int | None = None, name: str | None = None,  # noqa: A002
+           dimension: int | None = None, output_type: DTypeLike = "int64") -> Tensor:
         if axis is not None and dimension is not None:
             raise ShapeError(f"{what}: give axis or dimension, not both")
         axis = axis if axis is not None else dimension
@@ -231,7 +245,8 @@ def _static_shape(shape, what: str) -> tuple:
 
 
 @tf_function
-def reshape(tensor, shape, name=None):
+def reshape(tensor: TensorLike, shape: GraphShape | Sequence[int | Tensor],
+            name: str | None = None) -> Tensor:
     """`tensor` with a new shape (one dim may be -1); the shape may be a tensor (or a list
     holding tensors), read when the graph runs."""
     x = _t(tensor)
@@ -242,7 +257,8 @@ def reshape(tensor, shape, name=None):
 
 
 @tf_function
-def transpose(a, perm=None, name=None, conjugate=False):
+def transpose(a: TensorLike, perm: Sequence[int] | None = None, name: str | None = None,
+              conjugate: bool = False) -> Tensor:
     """`a` with its dims permuted (default: reversed)."""
     a = _t(a)
     if perm is None:
@@ -251,7 +267,8 @@ def transpose(a, perm=None, name=None, conjugate=False):
 
 
 @tf_function
-def expand_dims(input, axis=None, name=None, dim=None):  # noqa: A002
+def expand_dims(input: TensorLike, axis: int | None = None, name: str | None = None,  # noqa: A002
+                dim: int | None = None) -> Tensor:
     """`input` with a new dim of size 1 at `axis`."""
     axis = axis if axis is not None else dim
     if axis is None:
@@ -260,7 +277,8 @@ def expand_dims(input, axis=None, name=None, dim=None):  # noqa: A002
 
 
 @tf_function
-def squeeze(input, axis=None, name=None, squeeze_dims=None):  # noqa: A002
+def squeeze(input: TensorLike, axis: int | Sequence[int] | None = None,  # noqa: A002
+            name: str | None = None, squeeze_dims: int | Sequence[int] | None = None) -> Tensor:
     """`input` without its dims of size 1 (all, or those in `axis`)."""
     axis = axis if axis is not None else squeeze_dims
     if isinstance(axis, (list, tuple)):
@@ -271,19 +289,20 @@ def squeeze(input, axis=None, name=None, squeeze_dims=None):  # noqa: A002
 
 
 @tf_function
-def concat(values, axis, name="concat"):
+def concat(values: Sequence[TensorLike], axis: int, name: str = "concat") -> Tensor:
     """The tensors of `values` joined along `axis`."""
     return _ops.concat([_t(v) for v in values], int(axis))
 
 
 @tf_function
-def stack(values, axis=0, name="stack"):
+def stack(values: Sequence[TensorLike], axis: int = 0, name: str = "stack") -> Tensor:
     """The tensors of `values` stacked along a new dim `axis`."""
     return _ops.stack([_t(v) for v in values], int(axis))
 
 
 @tf_function
-def where(condition, x=None, y=None, name=None):
+def where(condition: TensorLike, x: TensorLike | None = None, y: TensorLike | None = None,
+          name: str | None = None) -> Tensor:
     """x where condition, else y (both x and y are needed: the index form is not provided)."""
     if x is None and y is None:
 
@@ -294,7 +313,9 @@ def where(condition, x=None, y=None, name=None):
 
 
 @tf_function
-def one_hot(indices, depth, on_value=None, off_value=None, axis=None, dtype=None, name=None):
+def one_hot(indices: TensorLike, depth: int, on_value: Number | None = None,
+            off_value: Number | None = None, axis: int | None = None,
+            dtype: DTypeLike | None = None, name: str | None = None) -> Tensor:
     """Rows of the identity (`depth` columns) for integer `indices`; float32 unless `dtype`
     (or the on/off values) say otherwise; an index outside [0, depth) raises."""
     if axis not in (None, -1):
@@ -312,7 +333,8 @@ def one_hot(indices, depth, on_value=None, off_value=None, axis=None, dtype=None
 
 
 # --- constants -----------------------------------------------------------------------------------
-def constant(value, dtype=None, shape=None, name: str = "Const", verify_shape: bool = False):
+def constant(value: TensorLike, dtype: DTypeLike | None = None, shape: Shape | None = None,
+             name: str = "Const", verify_shape: bool = False) -> Tensor:
     """A constant tensor of the graph. With `shape`, a scalar (or one-element) value fills it
     and a value of as many elements is reshaped to it, as TF does."""
     array = to_array(value, dtype)
@@ -342,7 +364,8 @@ def _tensor_dims(dims, what: str):
     return None
 
 
-def zeros(shape, dtype="float32", name=None):
+def zeros(shape: GraphShape | Sequence[int | Tensor], dtype: DTypeLike = "float32",
+          name: str | None = None) -> Tensor:
     """A constant of zeros (the shape may be a tensor, read at run time)."""
     dims = _tensor_dims(shape, "tf.zeros")
     if dims is not None:
@@ -351,7 +374,8 @@ def zeros(shape, dtype="float32", name=None):
                     "zeros")
 
 
-def ones(shape, dtype="float32", name=None):
+def ones(shape: GraphShape | Sequence[int | Tensor], dtype: DTypeLike = "float32",
+         name: str | None = None) -> Tensor:
     """A constant of ones (the shape may be a tensor, read at run time)."""
     dims = _tensor_dims(shape, "tf.ones")
     if dims is not None:
@@ -368,7 +392,8 @@ def _filled(dims, value, dtype):
         return _array_ops.fill_to(dims, constant(np.asarray(value, as_dtype(dtype))))
 
 
-def fill(dims, value, name=None):
+def fill(dims: GraphShape | Sequence[int | Tensor], value: TensorLike,
+         name: str | None = None) -> Tensor:
     """`value` repeated to shape `dims` (dims and value may be tensors)."""
     shape = _tensor_dims(dims, "tf.fill")
     if shape is not None or isinstance(value, Tensor):
@@ -384,18 +409,22 @@ def fill(dims, value, name=None):
 
 
 @tf_function
-def zeros_like(tensor, dtype=None, name=None, optimize=True):
+def zeros_like(tensor: TensorLike, dtype: DTypeLike | None = None, name: str | None = None,
+               optimize: bool = True) -> Tensor:
     """Zeros of the shape (and dtype, unless given) of `tensor`."""
     return _ops.zeros_like(_t(tensor), None if dtype is None else as_dtype(dtype))
 
 
 @tf_function
-def ones_like(tensor, dtype=None, name=None, optimize=True):
+def ones_like(tensor: TensorLike, dtype: DTypeLike | None = None, name: str | None = None,
+              optimize: bool = True) -> Tensor:
     """Ones of the shape (and dtype, unless given) of `tensor`."""
     return _ops.ones_like(_t(tensor), None if dtype is None else as_dtype(dtype))
 
 
-def range_(start, limit=None, delta=1, dtype=None, name="range"):
+def range_(start: Number | Tensor, limit: Number | Tensor | None = None,
+           delta: Number | Tensor = 1, dtype: DTypeLike | None = None, name: str = "range"
+           ) -> Tensor | Deferred:
     """A constant [start, start + delta, ...) up to `limit` (ints are int32, as in TF)."""
     if limit is None:
         start, limit = 0, start

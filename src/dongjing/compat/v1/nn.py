@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ... import ops as _ops
 from ...errors import DTypeError, GraphError
 from .graphs import tf_function
@@ -19,13 +21,13 @@ def _axis(axis, dim, what: str) -> int:
 
 
 @tf_function
-def relu(features, name=None):
+def relu(features: TensorLike, name: str | None = None) -> Tensor:
     """max(features, 0), elementwise."""
     return _ops.relu(_t(features))
 
 
 @tf_function
-def sigmoid(x, name=None):
+def sigmoid(x: TensorLike, name: str | None = None) -> Tensor:
     """1 / (1 + exp(-x)), elementwise."""
     return _ops.sigmoid(_t(x))
 
@@ -174,6 +176,10 @@ from .rnn_cell import (  # noqa: E402
     MultiRNNCell,
     RNNCell,
 )
+
+if TYPE_CHECKING:
+    from ...tensor import Tensor
+    from ...types import TensorLike
 
 rnn_cell = Namespace("tf.nn.rnn_cell", BasicLSTMCell=BasicLSTMCell, BasicRNNCell=BasicRNNCell,
                      DropoutWrapper=DropoutWrapper, GRUCell=GRUCell, LSTMCell=LSTMCell,

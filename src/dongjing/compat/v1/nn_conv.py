@@ -4,6 +4,8 @@ unfold2d/fold2d/matmul ops, so their gradients are those ops' rules."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from ... import ops as _ops
@@ -16,6 +18,11 @@ from .dynamic_shape import constant_value
 from .graphs import tf_function
 from .math_ops import _t
 from .unsupported import not_provided
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from ...types import TensorLike
 
 _NHWC = ("NHWC", None)
 
@@ -106,8 +113,12 @@ def _check_rank(what: str, x, w, w_name: str = "filter") -> None:
 
 
 @tf_function
-def conv2d(input, filter=None, strides=None, padding=None, use_cudnn_on_gpu=True,  # noqa: A002
-           data_format="NHWC", dilations=None, name=None, filters=None):
+def conv2d(input: TensorLike, filter: TensorLike | None = None,  # noqa: A002
+           strides: int | Sequence[int] | None = None, padding: str | None = None,
+           use_cudnn_on_gpu: bool = True, data_format: str = "NHWC",
+           dilations: int | Sequence[int] | None = None, name: str | None = None,
+           filters: TensorLike | None = None
+           ) -> Tensor:
     """2-d cross-correlation of a 4-d input with an (kh, kw, in, out) filter."""
     what = "tf.nn.conv2d"
     filter = filters if filter is None else filter  # noqa: A001
@@ -235,8 +246,10 @@ def _pool_args(what: str, value, ksize, strides, padding, data_format):
 
 
 @tf_function
-def max_pool(value=None, ksize=None, strides=None, padding=None, data_format="NHWC", name=None,
-             input=None):  # noqa: A002
+def max_pool(value: TensorLike | None = None, ksize: int | Sequence[int] | None = None,
+             strides: int | Sequence[int] | None = None, padding: str | None = None,
+             data_format: str = "NHWC", name: str | None = None,
+             input: TensorLike | None = None) -> Tensor:  # noqa: A002
     """Largest value of each window; SAME pads with -inf (padding never wins)."""
     what = "tf.nn.max_pool"
     value = input if value is None else value

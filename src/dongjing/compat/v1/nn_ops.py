@@ -5,6 +5,7 @@ keep_prob, and the sampled losses nce_loss / sampled_softmax_loss."""
 from __future__ import annotations
 
 import types
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -20,6 +21,9 @@ from .graphs import tf_function
 from .math_ops import _t
 from .random_ops import random_like
 from .unsupported import not_provided
+
+if TYPE_CHECKING:
+    from ...types import TensorLike
 
 # nn.py (which re-exports this module) hands it over when it loads
 _nn = types.SimpleNamespace(sigmoid_cross_entropy_with_logits=None)
@@ -153,7 +157,9 @@ def in_top_k(predictions, targets, k, name=None):
 
 
 @tf_function
-def dropout(x, keep_prob=None, noise_shape=None, seed=None, name=None, rate=None):
+def dropout(x: TensorLike, keep_prob: float | Tensor | None = None, noise_shape: None = None,
+            seed: int | None = None, name: str | None = None, rate: float | Tensor | None = None
+            ) -> Tensor:
     """x with elements zeroed with probability 1 - keep_prob (or `rate`), the rest scaled by
     1/keep_prob; a fresh mask every run. keep_prob / rate may be tensors (e.g. fed)."""
     if noise_shape is not None:

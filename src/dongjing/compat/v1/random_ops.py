@@ -6,6 +6,8 @@ over; with neither, the op draws from dongjing's generator (`dj.manual_seed`).""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from ...core.registry import Spec, register
@@ -19,6 +21,11 @@ from .dynamic_shape import shape_hint, shape_tensor
 from .graph_state import state_of
 from .graphs import building, get_default_graph
 from .session_state import Stream
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from ...types import DTypeLike, GraphShape
 
 
 def _draw(rng, shape, dtype, dist, a, b) -> np.ndarray:
@@ -56,7 +63,8 @@ _random = register("tf_random", forward=_forward, infer=_infer, random=True,
                    "the generator")
 
 
-def random_tensor(shape, dtype, dist: str, a, b, seed=None):
+def random_tensor(shape: GraphShape | Sequence[int | Tensor], dtype: DTypeLike, dist: str,
+                  a: float | Tensor, b: float | Tensor, seed: int | None = None) -> Tensor:
     """A graph op drawing a fresh array of `shape` each run (used by the tf.random_* names).
     `shape` may be a tensor (read at run time); `a`, `b` (mean and stddev, or the bounds) may
     be tensors: then a standard draw is scaled by graph ops."""
@@ -85,21 +93,27 @@ def random_like(x, dist: str, a=0.0, b=1.0, seed=None):
                       rng=stream_for(graph, seed), source="like")
 
 
-def random_normal(shape, mean=0.0, stddev=1.0, dtype="float32", seed=None, name=None):
+def random_normal(shape: GraphShape | Sequence[int | Tensor], mean: float | Tensor = 0.0,
+                  stddev: float | Tensor = 1.0, dtype: DTypeLike = "float32",
+                  seed: int | None = None, name: str | None = None) -> Tensor:
     """Normal samples of `shape` (fresh every run)."""
     if as_dtype(dtype).kind != "f":
         raise DTypeError("tf.random_normal: dtype must be floating point")
     return random_tensor(shape, dtype, "normal", _number(mean), _number(stddev), seed)
 
 
-def truncated_normal(shape, mean=0.0, stddev=1.0, dtype="float32", seed=None, name=None):
+def truncated_normal(shape: GraphShape | Sequence[int | Tensor], mean: float | Tensor = 0.0,
+                     stddev: float | Tensor = 1.0, dtype: DTypeLike = "float32",
+                     seed: int | None = None, name: str | None = None) -> Tensor:
     """Normal samples within two standard deviations of the mean (fresh every run)."""
     if as_dtype(dtype).kind != "f":
         raise DTypeError("tf.truncated_normal: dtype must be floating point")
     return random_tensor(shape, dtype, "truncated_normal", _number(mean), _number(stddev), seed)
 
 
-def random_uniform(shape, minval=0, maxval=None, dtype="float32", seed=None, name=None):
+def random_uniform(shape: GraphShape | Sequence[int | Tensor], minval: float | Tensor = 0,
+                   maxval: float | Tensor | None = None, dtype: DTypeLike = "float32",
+                   seed: int | None = None, name: str | None = None) -> Tensor:
     """Uniform samples in [minval, maxval) (maxval defaults to 1 for floats; integers need it)."""
     dtype = as_dtype(dtype)
     if maxval is None:

@@ -4,6 +4,8 @@ stops each sequence at its length (zero outputs after it, the state carried thro
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from ... import ops as _ops
@@ -16,6 +18,13 @@ from .graphs import building
 from .math_ops import _t
 from .rnn_cell import LSTMStateTuple
 from .unsupported import not_provided
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from ...tensor import Tensor
+    from ...types import DTypeLike, TensorLike
+    from .rnn_cell import RNNCell, RNNState
 
 
 def flatten(state) -> list:
@@ -60,7 +69,9 @@ def _keep_until(length, t, new, old):
     return _ops.where(alive, new, old)
 
 
-def static_rnn(cell, inputs, initial_state=None, dtype=None, sequence_length=None, scope=None):
+def static_rnn(cell: RNNCell, inputs: Sequence[TensorLike], initial_state: RNNState | None = None,
+               dtype: DTypeLike | None = None, sequence_length: TensorLike | None = None,
+               scope: str | None = None) -> tuple[list[Tensor], RNNState]:
     """(outputs, state): the cell applied to each of the list `inputs` in turn."""
     if not isinstance(inputs, (list, tuple)) or not inputs:
         raise GraphError("static_rnn: inputs must be a non-empty list of (batch, depth) tensors")
@@ -117,8 +128,10 @@ def _reverse_sequence(x, sequence_length):
     return _ops.gather(x, 0, index)
 
 
-def dynamic_rnn(cell, inputs, sequence_length=None, initial_state=None, dtype=None,
-                parallel_iterations=None, swap_memory=False, time_major=False, scope=None):
+def dynamic_rnn(cell: RNNCell, inputs: TensorLike, sequence_length: TensorLike | None = None,
+                initial_state: RNNState | None = None, dtype: DTypeLike | None = None,
+                parallel_iterations: int | None = None, swap_memory: bool = False,
+                time_major: bool = False, scope: str | None = None) -> tuple[Tensor, RNNState]:
     """(outputs, state) over a (batch, time, depth) input (time-major: (time, batch, depth)),
     as one graph while_loop over the time steps."""
     x = _t(inputs)

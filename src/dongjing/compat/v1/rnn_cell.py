@@ -5,7 +5,7 @@ A cell creates its variables on its first call and reuses them on every later ca
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
@@ -349,3 +349,10 @@ def _map_state(fn, state):
 
 
 RNNCell.__module__ = __name__
+
+
+if TYPE_CHECKING:
+    from typing import TypeAlias
+
+    RNNState: TypeAlias = Tensor | LSTMStateTuple | tuple["RNNState", ...]
+    """A cell's state: a tensor, an LSTM's (c, h), or a tuple of them (MultiRNNCell)."""

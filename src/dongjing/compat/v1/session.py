@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import types
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...errors import GraphError
 from ...graph.builder import constant
@@ -24,6 +24,13 @@ from .graph_state import state_of
 from .graphs import get_default_graph
 from .session_state import FailedPreconditionError, SessionState
 from .unsupported import not_provided
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from ...graph.graph import Graph
+    from ...types import TensorLike
+    from .variables import Variable
 
 # tf.Variable, set by variables.py when it loads (it imports this module)
 _late = types.SimpleNamespace(Variable=None)
@@ -45,18 +52,19 @@ class Operation:
 
     __slots__ = ("tensor", "name")
 
-    def __init__(self, tensor, name: str | None = None):
+    def __init__(self, tensor: Tensor | None, name: str | None = None) -> None:
         if tensor is not None and (not isinstance(tensor, Tensor) or tensor._node is None):
             raise GraphError(f"internal: an Operation wraps a graph op, got {tensor!r}")
         self.tensor = tensor
         self.name = name or (tensor.name if tensor is not None else "NoOp")
 
     @property
-    def graph(self):
+    def graph(self) -> Graph | None:
         """The graph of this op (None for an empty no-op)."""
         return None if self.tensor is None else self.tensor._node.graph
 
-    def run(self, feed_dict: dict | None = None, session=None) -> None:
+    def run(self, feed_dict: Mapping[Any, Any] | None = None,
+            session: _DjSession | None = None) -> None:
         """Run this op in `session` (default: the default session)."""
         _session(session).run(self, feed_dict)
 
@@ -74,7 +82,7 @@ def _session(session):
     return _sessions[-1]
 
 
-def get_default_session():
+def get_default_session() -> Session | None:
     """The innermost session entered with `with` (or an open InteractiveSession), or None."""
     return _sessions[-1] if _sessions else None
 
@@ -85,7 +93,8 @@ class Session(_DjSession):
     and closes it at the end. `config` (threads, devices, placement) does not change results
     and is ignored."""
 
-    def __init__(self, target: str = "", graph=None, config=None):
+    def __init__(self, target: str = "", graph: Graph | None = None, config: object = None
+                 ) -> None:
         if target:
             not_provided("tf.Session(target=...) (distributed TensorFlow)")
         super().__init__(graph if graph is not None else get_default_graph(),
@@ -182,12 +191,12 @@ class Session(_DjSession):
                     note(i)
         return list(reads.values())
 
-    def load_variable(self, var, value) -> None:
+    def load_variable(self, var: Variable, value: TensorLike) -> None:
         """Set `var`'s value in this Session (Variable.load, Saver.restore)."""
         self._state.set(var, value)
         self._state.set(var._flag, True)
 
-    def variable_value(self, var):
+    def variable_value(self, var: Variable) -> np.ndarray | None:
         """`var`'s value in this Session (a copy), or None before it is initialized."""
         if not self._state.array(var._flag):
             return None
@@ -203,7 +212,8 @@ class Session(_DjSession):
 class InteractiveSession(Session):
     """A Session that makes itself the default session when created (until `close()`)."""
 
-    def __init__(self, target: str = "", graph=None, config=None):
+    def __init__(self, target: str = "", graph: Graph | None = None, config: object = None
+                 ) -> None:
         super().__init__(target, graph, config)
         _sessions.append(self)
 
@@ -274,7 +284,8 @@ def _no_op(graph):
         return group(constant(0.0, name="no_op"))
 
 
-def eval_tensor(self, feed_dict: dict | None = None, session=None):
+def eval_tensor(self: Tensor, feed_dict: Mapping[Any, Any] | None = None,
+                session: _DjSession | None = None) -> np.ndarray:
     """TF1's `Tensor.eval`: the value of this tensor in `session` (default: the default
     session, set by `with tf.Session() as sess:`)."""
     if (not isinstance(self, Deferred) and self._node is None and session is None
@@ -283,7 +294,7 @@ def eval_tensor(self, feed_dict: dict | None = None, session=None):
     return _session(session).run(self, feed_dict)
 
 
-class TensorShape(tuple):
+class TensorShape(tuple[int | None, ...]):
     """A shape as TF1 prints and lists it: `None` for unknown dims."""
 
     @property
@@ -292,15 +303,15 @@ class TensorShape(tuple):
         return len(self)
 
     @property
-    def dims(self) -> list:
+    def dims(self) -> list[int | None]:
         """The dims (None where unknown)."""
         return list(self)
 
-    def as_list(self) -> list:
+    def as_list(self) -> list[int | None]:
         """The dims as a list (None where unknown)."""
         return list(self)
 
 
-def get_shape(self) -> TensorShape:
+def get_shape(self: Tensor) -> TensorShape:
     """TF1's `Tensor.get_shape()`: the static shape."""
     return TensorShape(self.shape)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import NoReturn
+
 from ...errors import DongjingError
 
 
@@ -9,7 +11,7 @@ class NotProvidedError(DongjingError, NotImplementedError):
     """A TensorFlow 1.x feature that dongjing.compat.v1 does not provide."""
 
 
-def not_provided(feature: str, where: str = "dongjing.compat.v1"):
+def not_provided(feature: str, where: str = "dongjing.compat.v1") -> NoReturn:
     """Raise NotProvidedError naming `feature`."""
     raise NotProvidedError(f"{feature} is not provided by {where} (see "
                            "docs/coming-from-tensorflow.md for what maps)")

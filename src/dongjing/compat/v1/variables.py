@@ -5,6 +5,7 @@ assignments that give their value, initializers and the variable collections."""
 from __future__ import annotations
 
 import operator
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -26,6 +27,12 @@ from .scopes import name_of_variable
 from .session import Operation, _session, eval_tensor, get_shape
 from .unsupported import not_provided
 
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Sequence
+
+    from ...types import DTypeLike, TensorLike
+    from .session import Session
+
 
 class Variable(_DjVariable):
     """`tf.Variable(initial_value, trainable=True, name=None, dtype=None)`.
@@ -40,10 +47,13 @@ class Variable(_DjVariable):
 
     __slots__ = ("_initial", "_graph", "_flag", "_guarded")
 
-    def __init__(self, initial_value=None, trainable: bool = True, collections=None,
-                 validate_shape: bool = True, caching_device=None, name: str | None = None,
-                 variable_def=None, dtype=None, expected_shape=None, import_scope=None,
-                 constraint=None, **unsupported):
+    def __init__(self, initial_value: TensorLike | Callable[[], TensorLike] | None = None,
+                 trainable: bool = True, collections: Sequence[str] | None = None,
+                 validate_shape: bool = True, caching_device: None = None,
+                 name: str | None = None, variable_def: None = None,
+                 dtype: DTypeLike | None = None, expected_shape: None = None,
+                 import_scope: None = None, constraint: None = None,
+                 **unsupported: object) -> None:
         exact_name = unsupported.pop("_exact_name", False)
         for feature, given in [("caching_device", caching_device),
                                ("variable_def", variable_def), ("import_scope", import_scope),
@@ -126,11 +136,11 @@ class Variable(_DjVariable):
             self._guarded = guard
         return self._guarded
 
-    def load(self, value, session=None) -> None:
+    def load(self, value: TensorLike, session: Session | None = None) -> None:
         """Set this Variable's value in `session` (default: the default session) directly."""
         _session(session).load_variable(self, value)
 
-    def value(self):
+    def value(self) -> Tensor:
         """A graph tensor reading this Variable."""
         with building() as graph:
             return Tensor._symbolic(builder.to_node(graph, self))
@@ -141,15 +151,20 @@ class Variable(_DjVariable):
     get_shape = get_shape
 
     # --- writing ------------------------------------------------------------------------------
-    def assign(self, value, use_locking=None, name=None, read_value=True):
+    def assign(self, value: TensorLike, use_locking: bool | None = None, name: str | None = None,
+               read_value: bool = True) -> AssignOp | Deferred:
         """An op setting this Variable to `value` when run (fetching it gives that value)."""
         return assign(self, value)
 
-    def assign_add(self, delta, use_locking=None, name=None, read_value=True):
+    def assign_add(self, delta: TensorLike, use_locking: bool | None = None,
+                   name: str | None = None,
+                   read_value: bool = True) -> AssignOp | Deferred:
         """An op adding `delta` to this Variable when run."""
         return assign_add(self, delta)
 
-    def assign_sub(self, delta, use_locking=None, name=None, read_value=True):
+    def assign_sub(self, delta: TensorLike, use_locking: bool | None = None,
+                   name: str | None = None,
+                   read_value: bool = True) -> AssignOp | Deferred:
         """An op subtracting `delta` from this Variable when run."""
         return assign_sub(self, delta)
 
@@ -206,20 +221,23 @@ def _target(ref, what: str):
 
 
 @tf_function
-def assign(ref, value, validate_shape=None, use_locking=None, name=None) -> AssignOp:
+def assign(ref: Tensor, value: TensorLike, validate_shape: bool | None = None,
+           use_locking: bool | None = None, name: str | None = None) -> AssignOp:
     """An op setting Variable `ref` to `value` when run; fetching it gives the value set."""
     return _assign_op(_target(ref, "tf.assign"), value, name)
 
 
 @tf_function
-def assign_add(ref, value, use_locking=None, name=None) -> AssignOp:
+def assign_add(ref: Tensor, value: TensorLike, use_locking: bool | None = None,
+               name: str | None = None) -> AssignOp:
     """An op adding `value` to Variable `ref` when run; fetching it gives the new value."""
     ref = _target(ref, "tf.assign_add")
     return _assign_op(ref, _read(ref) + value, name)
 
 
 @tf_function
-def assign_sub(ref, value, use_locking=None, name=None) -> AssignOp:
+def assign_sub(ref: Tensor, value: TensorLike, use_locking: bool | None = None,
+               name: str | None = None) -> AssignOp:
     """An op subtracting `value` from Variable `ref` when run; fetching it gives the new
     value."""
     ref = _target(ref, "tf.assign_sub")
@@ -254,7 +272,7 @@ def _read(var):
     return Tensor._symbolic(builder.to_node(graph, var))
 
 
-def variables_initializer(var_list, name: str = "init") -> Operation:
+def variables_initializer(var_list: Iterable[Variable], name: str = "init") -> Operation:
     """One op setting each Variable of `var_list` to its initial value when run."""
     var_list = list(var_list)
     if not var_list:
@@ -270,7 +288,7 @@ def variables_initializer(var_list, name: str = "init") -> Operation:
         return Operation(_dj_group(*effects), name)
 
 
-def is_variable_initialized(variable) -> Tensor:
+def is_variable_initialized(variable: Variable) -> Tensor:
     """A boolean tensor: whether the running Session has initialized `variable`."""
     with variable._graph.as_default():
         return Tensor._symbolic(builder.to_node(variable._graph, variable._flag))
@@ -306,23 +324,23 @@ def _guard_node(node, memo: dict):
     return out
 
 
-def global_variables(scope: str | None = None) -> list:
+def global_variables(scope: str | None = None) -> list[Variable]:
     """The tf.Variables of the default graph's GLOBAL_VARIABLES collection (creation order),
     those whose name starts with `scope` when given."""
     return get_collection(GraphKeys.GLOBAL_VARIABLES, scope)
 
 
-def trainable_variables(scope: str | None = None) -> list:
+def trainable_variables(scope: str | None = None) -> list[Variable]:
     """The default graph's TRAINABLE_VARIABLES (whose name starts with `scope` when given)."""
     return get_collection(GraphKeys.TRAINABLE_VARIABLES, scope)
 
 
-def local_variables(scope: str | None = None) -> list:
+def local_variables(scope: str | None = None) -> list[Variable]:
     """The default graph's LOCAL_VARIABLES."""
     return get_collection(GraphKeys.LOCAL_VARIABLES, scope)
 
 
-def model_variables(scope: str | None = None) -> list:
+def model_variables(scope: str | None = None) -> list[Variable]:
     """The default graph's MODEL_VARIABLES."""
     return get_collection(GraphKeys.MODEL_VARIABLES, scope)
 

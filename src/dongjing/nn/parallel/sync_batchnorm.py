@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ... import ops
 from ...distributed.functional import all_reduce
 from ...errors import ShapeError
@@ -9,6 +11,9 @@ from ...tensor import Tensor
 from ..module import Module
 from ..normalization import _BatchNorm
 from ..updates import update_buffer
+
+if TYPE_CHECKING:
+    from ...types import DeviceLike, DTypeLike
 
 
 class SyncBatchNorm(_BatchNorm):
@@ -21,7 +26,8 @@ class SyncBatchNorm(_BatchNorm):
 
     def __init__(self, num_features: int, eps: float = 1e-5, momentum: float = 0.1,
                  affine: bool = True, track_running_stats: bool = True, process_group=None,
-                 device=None, dtype=None, bias: bool = True):
+                 device: DeviceLike | None = None, dtype: DTypeLike | None = None,
+                 bias: bool = True):
         if process_group is not None:
             raise NotImplementedError("SyncBatchNorm: process_group other than the default "
                                       "(every rank) is not supported")

@@ -32,7 +32,7 @@ def _scale_grad(p: Tensor, factor: Tensor) -> None:
 
 def clip_grad_norm_(parameters: Iterable[Tensor] | Tensor, max_norm: float,
                     norm_type: float = 2.0, error_if_nonfinite: bool = False,
-                    foreach=None) -> Tensor:
+                    foreach: bool | None = None) -> Tensor:
     """Scale all gradients together so their joint `norm_type` norm is at most `max_norm`;
     returns the norm before clipping."""
     grads = [p for p in _params(parameters) if p.grad is not None]

@@ -6,7 +6,7 @@ own length."""
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
@@ -14,6 +14,11 @@ from ... import ops
 from ...errors import ShapeError
 from ...ops.convert import as_tensor
 from ...tensor import Tensor
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from ...types import TensorLike
 
 
 class PackedSequence(NamedTuple):
@@ -151,7 +156,7 @@ def pad_packed_sequence(sequence: PackedSequence, batch_first: bool = False,
     return padded, _long(lengths)
 
 
-def pack_sequence(sequences, enforce_sorted: bool = True) -> PackedSequence:
+def pack_sequence(sequences: Sequence[TensorLike], enforce_sorted: bool = True) -> PackedSequence:
     """Pack a list of (L_i, *) sequences (`pad_sequence` then `pack_padded_sequence`)."""
     lengths = [as_tensor(s).shape[0] for s in sequences]
     return pack_padded_sequence(pad_sequence(sequences), lengths,

@@ -7,6 +7,8 @@ owns their values. All reads of one step see the values from before the step.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from .... import ops as _ops
@@ -20,6 +22,9 @@ from ..graphs import building, tf_function
 from ..scopes import name_scope
 from ..session import Operation
 from ..variables import Variable, trainable_variables
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Sequence
 
 
 class Optimizer:
@@ -37,15 +42,19 @@ class Optimizer:
         """The optimizer's name (its slots are named `var/name`)."""
         return self._name
 
-    def compute_gradients(self, loss, var_list=None, gate_gradients=1, aggregation_method=None,
-                          colocate_gradients_with_ops=False, grad_loss=None) -> list:
+    def compute_gradients(self, loss: Tensor | Callable[[], Tensor],
+                          var_list: Sequence[Tensor] | None = None, gate_gradients: int = 1,
+                          aggregation_method: object = None,
+                          colocate_gradients_with_ops: bool = False,
+                          grad_loss: Tensor | None = None) -> list[tuple[Tensor | None, Tensor]]:
         """[(gradient, variable)] for `var_list` (default: the trainable variables); the
         gradient is None where the loss does not depend on the variable."""
         if callable(loss) and not isinstance(loss, Tensor):
             loss = loss()
         return _compute_gradients(loss, var_list, grad_loss)
 
-    def apply_gradients(self, grads_and_vars, global_step=None, name=None) -> Operation:
+    def apply_gradients(self, grads_and_vars: Iterable[tuple[Tensor | None, Tensor]],
+                        global_step: Tensor | None = None, name: str | None = None) -> Operation:
         """One op applying one step with the given gradients (and adding 1 to
         `global_step`)."""
         grads_and_vars = list(grads_and_vars)
@@ -53,9 +62,10 @@ class Optimizer:
             self._make_state([v for g, v in grads_and_vars if g is not None])
         return _apply_gradients(self, grads_and_vars, global_step, name)
 
-    def minimize(self, loss, global_step=None, var_list=None, gate_gradients=1,
-                 aggregation_method=None, colocate_gradients_with_ops=False, name=None,
-                 grad_loss=None) -> Operation:
+    def minimize(self, loss: Tensor | Callable[[], Tensor], global_step: Tensor | None = None,
+                 var_list: Sequence[Tensor] | None = None, gate_gradients: int = 1,
+                 aggregation_method: object = None, colocate_gradients_with_ops: bool = False,
+                 name: str | None = None, grad_loss: Tensor | None = None) -> Operation:
         """The train op: compute_gradients then apply_gradients."""
         if callable(loss) and not isinstance(loss, Tensor):
             loss = loss()
@@ -63,15 +73,15 @@ class Optimizer:
             self._make_state(trainable_variables() if var_list is None else var_list)
         return _minimize(self, loss, global_step, var_list, name, grad_loss)
 
-    def get_slot_names(self) -> list:
+    def get_slot_names(self) -> list[str]:
         """The names of this optimizer's slots."""
         return [name for name, _ in self._slot_specs]
 
-    def get_slot(self, var, name: str):
+    def get_slot(self, var: Tensor, name: str) -> Variable | None:
         """The slot `name` of `var` (None if it was not made)."""
         return self._slots.get((name, id(var)))
 
-    def variables(self) -> list:
+    def variables(self) -> list[Variable]:
         """The optimizer's own variables (slots and non-slot state)."""
         return list(self._slots.values()) + list(self._non_slots.values())
 
