@@ -190,10 +190,13 @@ def _pick_first_max(gg, g, x, pooled, kernel, stride, padding):
     hits = ops.eq(values, ops.unsqueeze(pooled, 2))
     real = windows(ops.ones_like(x), 0.0)
     first = ops.argmax(ops.mul(ops.cast(hits, x.dtype), real), dim=2, keepdim=True)
-    nans = ops.flip(ops.cast(ops.ne(values, values), x.dtype), 2)
-    last_nan = ops.rsub(ops.argmax(nans, dim=2, keepdim=True), kernel[0] * kernel[1] - 1)
-    pick = ops.where(ops.unsqueeze(ops.ne(pooled, pooled), 2), last_nan, first)
-    return ops.squeeze(gather(windows(gg, 0.0), 2, pick), 2)
+    last_nan = ops.argmax(ops.flip(ops.cast(ops.ne(values, values), x.dtype), 2), dim=2,
+                          keepdim=True)  # counted from the window's end
+    gg_windows = windows(gg, 0.0)
+    at_first = gather(gg_windows, 2, first)
+    at_last_nan = gather(ops.flip(gg_windows, 2), 2, last_nan)
+    return ops.squeeze(ops.where(ops.unsqueeze(ops.ne(pooled, pooled), 2), at_last_nan,
+                                 at_first), 2)
 
 
 _max_pool_backward = define(
