@@ -51,18 +51,50 @@ def _has_ties(program) -> bool:
     return any(inp.array.size != np.unique(inp.array).size for inp in program.inputs)
 
 
-def _has_inf(program) -> bool:
-    import numpy as np
-
-    return any(inp.array.dtype.kind == "f" and not bool(np.isfinite(inp.array).all())
-               for inp in program.inputs)
-
-
 def _has_nan(program) -> bool:
     import numpy as np
 
     return any(inp.array.dtype.kind == "f" and bool(np.isnan(inp.array).any())
                for inp in program.inputs)
+
+
+def _arguments(program, fn: str) -> list:
+    """The values (eager) that each `fn(v, ...)` call of `program` is given as its first
+    argument `v` (a value name), computed by running the program's lines."""
+    import re
+
+    import numpy as np
+    from fuzz_program import NAMESPACE
+
+    import dongjing as dj
+
+    names = re.findall(re.escape(fn) + r"\((\w+),", program.source())
+    if not names:
+        return []
+    scope = dict(NAMESPACE, **{f"x{i}": dj.tensor(inp.array)
+                               for i, inp in enumerate(program.inputs)})
+    with np.errstate(all="ignore"):
+        for line in program.lines:
+            exec(line, scope)  # noqa: S102 - the fuzzer's own generated line
+    return [v.numpy() for v in (scope.get(n) for n in names) if isinstance(v, dj.Tensor)]
+
+
+def _cumprod_of_nonfinite(program) -> bool:
+    """Whether some `dj.cumprod(v, ...)` of `program` runs over a `v` holding inf or NaN."""
+    import numpy as np
+
+    return any(v.dtype.kind == "f" and not bool(np.isfinite(v).all())
+               for v in _arguments(program, "dj.cumprod"))
+
+
+def _topk_of_ties(program) -> bool:
+    """Whether some `dj.topk(v, ...)` of `program` runs over a `v` with tied values (NaNs
+    among them: PyTorch ranks NaN above every number, so two NaNs tie)."""
+    import numpy as np
+
+    return _has_ties(program) or any(
+        v.size != np.unique(v).size or int(np.isnan(v).sum()) > 1
+        for v in _arguments(program, "dj.topk") if v.dtype.kind == "f")
 
 
 KNOWN_BUGS += [  # against PyTorch: where dongjing differs on purpose or documents a limit
@@ -72,9 +104,15 @@ KNOWN_BUGS += [  # against PyTorch: where dongjing differs on purpose or documen
      "(reported in issue 30's closing note, not changed here)", "torch"),
     ("has NaN at other places", "dj.sign(", "sign(NaN): PyTorch's CPU kernel gives 0, NumPy and "
      "dongjing NaN", "torch"),
-    ("differs from PyTorch", lambda p: "dj.topk(" in p.source() and _has_ties(p), "topk of "
-     "tied values: which tied element (and so which gradient position) is unspecified in "
-     "PyTorch", "torch"),
+    ("differs from PyTorch", _topk_of_ties, "topk of tied values: which tied element (and "
+     "so which gradient position) is unspecified in PyTorch", "torch"),
+    ("has NaN at other places", _topk_of_ties, "topk of tied values (two NaNs, or +0 and -0, "
+     "seed 2027, programs 1203 and 1849): which one (and so which gradient position) is "
+     "unspecified in PyTorch", "torch"),
+    (", PyTorch gives float32[0", "F.conv2d(", "conv2d of an empty batch, float32 input and "
+     "float64 weight: PyTorch returns float32 without its dtype check (it refuses the same "
+     "with a non-empty batch), dongjing promotes as for any batch (seed 2027, program 16)",
+     "torch"),
     ("differs from PyTorch", lambda p: "F.max_pool2d(" in p.source() and _has_ties(p),
      "max pooling of a window with tied maxima: which one takes the gradient is unspecified in "
      "PyTorch (dongjing: the first in row-major order)", "torch"),
@@ -89,15 +127,10 @@ KNOWN_BUGS += [  # against PyTorch: where dongjing differs on purpose or documen
     ("differs from PyTorch", lambda p: "dj.relu(" in p.source() and _has_nan(p), "relu's "
      "gradient at NaN: PyTorch passes the gradient on (its mask is not x <= 0), dongjing's "
      "is g * (x > 0), 0 there (reported in issue 30's closing note)", "torch"),
-    ("has NaN at other places", lambda p: "dj.abs(" in p.source() and _has_nan(p), "abs's "
-     "gradient g * sign(x) at NaN: PyTorch's sign(NaN) is 0, dongjing's NaN", "torch"),
-    ("has infinities at other places", "** 0.5", "x ** 0.5 at -0.0: PyTorch runs sqrt, whose "
-     "gradient there is -inf; dongjing's power rule gives 0.5 * (-0.0) ** -0.5 = +inf",
-     "torch"),
-    ("has NaN at other places", lambda p: "dj.cumprod(" in p.source() and _has_inf(p),
-     "cumprod's gradient with an infinite input: PyTorch divides (inf / inf = NaN), dongjing's "
-     "rule is exact where no product is 0, inf or NaN and takes the exact path otherwise",
-     "torch"),
+    ("has NaN at other places", lambda p: _cumprod_of_nonfinite(p), "cumprod's gradient "
+     "where its input holds inf or NaN (a program input or one computed, e.g. remainder by 0: "
+     "seed 2026, program 3240): PyTorch divides (inf / inf, NaN / NaN = NaN), dongjing's rule "
+     "is exact where no product is 0, inf or NaN and takes the exact path otherwise", "torch"),
 ]
 
 

@@ -149,3 +149,159 @@ def test_power_zero_has_a_zero_gradient_even_for_an_infinite_gradient():
     assert not np.signbit(g).any()
     _, g, _ = _grads(lambda x, e: dj.pow(x, e) * w, [0.0, -0.0, 2.0, INF], [0.0, 0.0, 0.0, 2.0])
     np.testing.assert_array_equal(g, [0.0, 0.0, 0.0, INF])
+
+
+def _every_mode(fn, *values, dtype=np.float64):
+    """fn's value and the gradients of its sum: eagerly, from a graph at O0, O1 and O2 and
+    under dj.jit, all equal bit for bit (NaN where NaN); the eager ones are returned."""
+    with np.errstate(all="ignore"):
+        arrays = [np.array(v, dtype) for v in values]
+        xs = [dj.tensor(a, requires_grad=True) for a in arrays]
+        out = fn(*xs)
+        dj.sum(out).backward()
+        eager = [out.numpy()] + [x.grad.numpy() for x in xs]
+        with dj.Graph() as g:
+            phs = [dj.placeholder(a.shape, a.dtype) for a in arrays]
+            sym = fn(*phs)
+            fetches = [sym] + list(dj.gradients(dj.sum(sym), phs))
+        runs = [dj.Session(g, optimize=level).run(fetches, dict(zip(phs, arrays)))
+                for level in (0, 1, 2)]
+
+        @dj.jit
+        def jitted(*ts):
+            y = fn(*ts)
+            return [y] + list(dj.grad(dj.sum(y), list(ts)))
+
+        ts = [dj.tensor(a, requires_grad=True) for a in arrays]
+        runs.append([t.numpy() for t in jitted(*ts)])
+    for run in runs:
+        for e, s in zip(eager, run):
+            _same([np.asarray(s)], [e])
+    return eager
+
+
+def _torch_grads(fn, *values, dtype="float64"):
+    """The same with PyTorch (values and gradients of the sum), where torch is installed."""
+    torch = pytest.importorskip("torch")
+    ts = [torch.tensor(np.array(v, dtype), requires_grad=True) for v in values]
+    out = fn(torch, *ts)
+    grads = torch.autograd.grad(out.sum(), ts)
+    return [out.detach().numpy()] + [g.numpy() for g in grads]
+
+
+def _same(got, want):
+    """Equal, NaN where NaN, and zeros and infinities of the same sign (a NaN's sign is
+    unspecified)."""
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(g, w)
+        g, w = np.asarray(g), np.asarray(w)
+        assert np.array_equal(np.signbit(g) & ~np.isnan(g), np.signbit(w) & ~np.isnan(w))
+
+
+def test_abs_gradient_at_nan_is_zero():
+    # seed 2026, program 1618: x - x of an infinite x is NaN, and abs's g * sign(NaN) put NaN
+    # into x's gradient; PyTorch's sgn(NaN) is 0 (sign's own forward keeps NaN)
+    def f(x):
+        d = x - x
+        return dj.abs(d) * 3.0 + d
+
+    x = [INF, 1.0, NAN, -2.0, 0.0]
+    got = _every_mode(f, x)
+    _same(got, [[NAN, 0.0, NAN, 0.0, 0.0], [0.0, 0.0, 0.0, 0.0, 0.0]])
+    _same(_every_mode(dj.abs, [NAN, -2.0, 0.0, INF])[1:], [[0.0, -1.0, 0.0, 1.0]])
+
+
+def test_abs_gradient_at_nan_against_pytorch():
+    x = [INF, 1.0, NAN, -2.0, 0.0, -INF]
+    want = _torch_grads(lambda m, x: m.abs(x - x) * 3.0 + (x - x), x)
+    _same(_every_mode(lambda x: dj.abs(x - x) * 3.0 + (x - x), x), want)
+
+
+def test_cumprod_gradient_stops_at_the_first_zero():
+    # seed 2026, program 2114: log(cumprod(x)) with a zero: 1 / 0 = inf reached the factors
+    # before the zero as inf * 0 = NaN; PyTorch sums only the outputs before the first zero
+    # there (later ones are exactly 0 in them): (z - i) / x_i, and at z the product before it
+    got = _every_mode(lambda x: dj.log(dj.cumprod(x, dim=0)), [2.0, -4.0, 0.5, 0.0])
+    _same(got[1:], [[1.5, -0.5, 2.0, INF]])  # out_3 = -4 * 0 = -0.0: g_3 = -inf
+    # at the first zero, the outputs before the second zero; after the first zero, nothing
+    got = _every_mode(lambda x: dj.log(dj.cumprod(x, dim=0)), [2.0, 0.0, 3.0, 0.0])
+    _same(got[1:], [[0.5, INF, 0.0, 0.0]])
+
+
+def test_cumprod_gradient_with_zeros_against_pytorch():
+    rows = [[2.0, -4.0, 0.5, 0.0, 3.0], [0.0, 2.0, 0.0, 1.0, 5.0], [1.5, 2.0, 3.0, -1.0, 2.0]]
+    want = _torch_grads(lambda m, x: m.log(m.cumprod(x, 1)) + m.cumprod(x, 1), rows)
+    got = _every_mode(lambda x: dj.log(dj.cumprod(x, dim=1)) + dj.cumprod(x, dim=1), rows)
+    np.testing.assert_allclose(got[1], want[1], rtol=1e-12)
+
+
+def test_remainder_zero_has_the_dividends_sign():
+    # seed 2026, program 3528: NumPy signs a zero remainder as the divisor, PyTorch (fmod's
+    # zero) as the dividend; log's gradient 1 / r showed it as infinities of opposite sign
+    def f(a, b):
+        return dj.log(dj.remainder(a, b))
+
+    a, b = [0.0, -0.0, 3.0, -3.0, 0.0], [-1.5, 1.5, 1.5, -1.5, 2.0]
+    out, ga, _ = _every_mode(f, a, b)
+    _same([ga], [[INF, -INF, INF, -INF, INF]])
+    r = dj.remainder(dj.tensor(np.array(a)), dj.tensor(np.array(b))).numpy()
+    _same([r], [[0.0, -0.0, 0.0, -0.0, 0.0]])
+    _same([dj.remainder(dj.tensor(np.array([-0.0, 0.0, -4.5])), 1.5).numpy()],
+          [[-0.0, 0.0, -0.0]])
+
+
+def test_remainder_against_pytorch():
+    a = [0.0, -0.0, 0.0, -0.0, 3.0, -3.0, 3.0, -3.0, 2.5, -2.5]
+    b = [1.5, 1.5, -1.5, -1.5, 1.5, 1.5, -1.5, -1.5, INF, -INF]
+    want = _torch_grads(lambda m, a, b: m.remainder(a, b), a, b)
+    _same(_every_mode(dj.remainder, a, b)[:1], want[:1])
+
+
+def test_square_root_power_gradient_at_negative_zero_is_minus_infinity():
+    # seed 2026, program 3817: x ** 0.5 + sqrt(x) at -0.0 gave +inf + -inf = NaN; PyTorch's
+    # x ** 0.5 is sqrt (x ** -0.5 its rsqrt), so both gradients are -inf there
+    got = _every_mode(lambda x: x ** 0.5 + dj.sqrt(x), [-0.0, 0.0, 4.0, -1.0], dtype=np.float32)
+    _same(got[1:], [np.array([-INF, INF, 0.5, NAN], np.float32)])
+
+
+def test_square_root_power_against_pytorch():
+    x = [-0.0, 0.0, 4.0, -1.0, INF, 2.0]
+    want = _torch_grads(lambda m, x: x ** 0.5 + m.sqrt(x), x, dtype="float32")
+    _same(_every_mode(lambda x: x ** 0.5 + dj.sqrt(x), x, dtype=np.float32), want)
+
+
+_NAN_WINDOWS = [[[[1.0, NAN, 3.0, NAN], [NAN, 5.0, 2.0, 0.0], [4.0, 4.0, NAN, NAN],
+                  [0.0, NAN, 2.0, 2.0]]]]
+
+
+def test_max_pool_gradient_goes_to_a_windows_last_nan():
+    # seed 2026 (nan mode), program 3556: PyTorch's kernel takes every NaN it meets (val >
+    # max || isnan(val)), so a window's last NaN gets the gradient; dongjing gave it to the first
+    import dongjing.nn.functional as F
+
+    got = _every_mode(lambda x: F.max_pool2d(x, 2) * dj.arange(1.0, 5.0).reshape(2, 2),
+                      _NAN_WINDOWS)
+    _same(got[1:], [[[[[0.0, 0.0, 0.0, 2.0], [1.0, 0.0, 0.0, 0.0], [0.0, 0.0, 0.0, 4.0],
+                      [0.0, 3.0, 0.0, 0.0]]]]])
+    got = _every_mode(lambda x: F.max_pool2d(x, 2, padding=1), _NAN_WINDOWS)
+    _same(got[1:], [[[[[1.0, 1.0, 0.0, 1.0], [1.0, 0.0, 0.0, 0.0], [0.0, 0.0, 1.0, 1.0],
+                      [1.0, 1.0, 0.0, 1.0]]]]])
+
+
+def test_max_pool_gradient_and_its_gradient_against_pytorch():
+    torch = pytest.importorskip("torch")
+    import dongjing.nn.functional as F
+
+    x, c = np.array(_NAN_WINDOWS), np.arange(16.0).reshape(1, 1, 4, 4) + 1
+    for pad in (0, 1):
+        tx = torch.tensor(x, requires_grad=True)
+        tout = torch.nn.functional.max_pool2d(tx, 2, padding=pad)
+        tw = torch.ones(tout.shape, dtype=torch.float64, requires_grad=True)
+        tg, = torch.autograd.grad((tout * tw).sum(), tx, create_graph=True)
+        tgg, = torch.autograd.grad((tg * torch.tensor(c)).sum(), tw)
+        dx = dj.tensor(x, requires_grad=True)
+        dout = F.max_pool2d(dx, 2, padding=pad)
+        dw = dj.tensor(np.ones(tout.shape), requires_grad=True)
+        dg, = dj.grad((dout * dw).sum(), [dx], create_graph=True)
+        dgg, = dj.grad((dg * dj.tensor(c)).sum(), [dw])
+        _same([dg.numpy(), dgg.numpy()], [tg.detach().numpy(), tgg.numpy()])

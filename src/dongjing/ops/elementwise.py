@@ -134,6 +134,8 @@ def _pow_scalar_grad(g, x, exponent):
         return g
     if exponent == 2:
         return mul(g, mul(x, 2.0))
+    if exponent == 0.5:  # x ** -0.5 as PyTorch's rsqrt (-inf at -0.0, as sqrt's gradient)
+        return mul(g, mul(div(1.0, sqrt(x)), 0.5))
     return mul(g, mul(pow(x, exponent - 1), float(exponent)))
 
 
@@ -214,8 +216,15 @@ _sigmoid = define("sigmoid", forward=_sigmoid_forward, infer=inf.floating("sigmo
                   onnx="Sigmoid",
                   doc="1 / (1 + exp(-x)), computed without overflow.")
 _abs = define("abs", ufunc="absolute", infer=inf.numeric("abs"), kind=E, cost=CHEAP,
-              grads=(lambda g, x: mul(g, sign(x)),), binding=unary, public=("abs", "absolute"),
+              grads=(lambda g, x: mul(g, _sign_nan_zero(x)),), binding=unary,
+              public=("abs", "absolute"),
               methods=("abs", "__abs__", "abs_"), onnx="Abs", doc="|x|.")
+def _sign_nan_zero(x):
+    # abs's gradient g * sgn(x) with PyTorch's sgn: 0 at NaN (a NaN made by x - x of an
+    # infinite x would otherwise leak into that x's gradient); sign itself keeps NumPy's NaN
+    return where(eq(x, x), sign(x), 0.0)
+
+
 def _on_two_threads(fn, *arrays):
     """`fn(*arrays)` (an elementwise NumPy call taking `out=`) as two halves on two threads,
     for large contiguous NumPy arrays of one shape where that pays; else None. Each element is

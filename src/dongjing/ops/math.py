@@ -132,8 +132,17 @@ _floor_divide = define(
     grads=(_zero_grad, _zero_grad), binding=binary, public="floor_divide",
     methods=("floor_divide", "__floordiv__"), onnx=None, onnx_reason=_NO_ONNX,
     doc="a // b: the quotient rounded toward minus infinity (zero gradient).")
+def _remainder_forward(xp, a, b):
+    out = _checked("remainder", "remainder")(xp, a, b)
+    if out.dtype.kind != "f":
+        return out
+    # PyTorch's zero remainder is fmod's, signed as a; NumPy's is signed as b (1 / r and
+    # log's gradient see the sign)
+    return xp.where(out == 0, xp.copysign(out, a), out)
+
+
 _remainder = define(
-    "remainder", forward=_checked("remainder", "remainder"),
+    "remainder", forward=_remainder_forward,
     infer=_integer_division_infer("remainder"), kind=E, cost=CHEAP,
     grads=(lambda g, a, b: g, lambda g, a, b: neg(mul(g, floor_divide(a, b)))),
     binding=binary, public="remainder", methods=("remainder", "__mod__"),

@@ -1,5 +1,6 @@
 """Max pooling as two ops: `max_pool2d` (the largest value of each window) and its gradient
-`max_pool2d_backward` (each window's gradient to its first largest value, as PyTorch does).
+`max_pool2d_backward` (each window's gradient to its first largest value, or to the last NaN
+of a window holding NaN, as PyTorch's kernel does).
 
 Both work on strided views of the (padded) input, one per kernel offset, so a window is never
 copied out: the forward is kh*kw `maximum` calls over the output, the backward as many compares
@@ -138,19 +139,21 @@ def max_pool_backward_strided(xp, g, x, pooled, kernel, stride, padding, flags=N
     if ph or pw:  # its gradient to its first real position (the padding is -inf too)
         real = xp.zeros((1, 1) + xpad.shape[2:], dtype=bool)
         real[:, :, ph:ph + h, pw:pw + w] = True
-    taken = None  # windows whose largest value was met already
+    hits = []
     for rows, cols in _offsets(kernel, stride, pooled.shape[2], pooled.shape[3]):
-        view = xpad[:, :, rows, cols]
-        hit = xp.equal(view, pooled)
-        if with_nan:
-            hit |= view != view
+        hit = xp.equal(xpad[:, :, rows, cols], pooled)
         if real is not None:
             hit &= real[:, :, rows, cols]
-        if taken is None:
-            taken = hit.copy()
-        else:
-            xp.greater(hit, taken, out=hit)  # hit and not taken
-            taken |= hit
+        hits.append(hit)
+    _keep_first(xp, hits)  # a window's first largest value
+    if with_nan:  # PyTorch's kernel takes every NaN it meets: a NaN window's last NaN
+        nans = [xpad[:, :, rows, cols] != xpad[:, :, rows, cols]
+                for rows, cols in _offsets(kernel, stride, pooled.shape[2], pooled.shape[3])]
+        _keep_first(xp, nans[::-1])
+        for hit, nan in zip(hits, nans):
+            hit |= nan  # a window holds a NaN only where its maximum is NaN (no equal hit)
+    for hit, (rows, cols) in zip(hits, _offsets(kernel, stride, pooled.shape[2],
+                                                  pooled.shape[3])):
         if finite and not overlapping:
             xp.multiply(g, hit, out=grad[:, :, rows, cols])
             continue
@@ -167,19 +170,33 @@ def max_pool_backward_strided(xp, g, x, pooled, kernel, stride, padding, flags=N
     return out
 
 
+def _keep_first(xp, hits):
+    """Each window's hit masks (one per kernel offset, in order) cut to the first hit."""
+    taken = hits[0].copy()
+    for hit in hits[1:]:
+        xp.greater(hit, taken, out=hit)  # hit and not taken
+        taken |= hit
+
+
 def _pick_first_max(gg, g, x, pooled, kernel, stride, padding):
     """The gradient's own gradient with respect to `g`: `gg` read at each window's first
     largest value (composed from unfold2d, so double backward needs no further op)."""
     def windows(t, pad_value):
         return ops.flatten(unfold2d(t, kernel, stride, padding, pad_value=pad_value), 2, 3)
 
-    # the backward's own rule: the first real position equal to the maximum (or NaN, which a
-    # NaN maximum is), padding never (it is -inf too, like a window of -inf values)
+    # the backward's own rule: the first real position equal to the maximum, padding never (it
+    # is -inf too, like a window of -inf values); in a NaN window, its last NaN
     values = windows(x, -float("inf"))
-    hits = ops.logical_or(ops.eq(values, ops.unsqueeze(pooled, 2)), ops.ne(values, values))
+    hits = ops.eq(values, ops.unsqueeze(pooled, 2))
     real = windows(ops.ones_like(x), 0.0)
     first = ops.argmax(ops.mul(ops.cast(hits, x.dtype), real), dim=2, keepdim=True)
-    return ops.squeeze(gather(windows(gg, 0.0), 2, first), 2)
+    last_nan = ops.argmax(ops.flip(ops.cast(ops.ne(values, values), x.dtype), 2), dim=2,
+                          keepdim=True)  # counted from the window's end
+    gg_windows = windows(gg, 0.0)
+    at_first = gather(gg_windows, 2, first)
+    at_last_nan = gather(ops.flip(gg_windows, 2), 2, last_nan)
+    return ops.squeeze(ops.where(ops.unsqueeze(ops.ne(pooled, pooled), 2), at_last_nan,
+                                 at_first), 2)
 
 
 _max_pool_backward = define(

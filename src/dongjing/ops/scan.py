@@ -21,11 +21,12 @@ from ..tensor import Tensor
 from ..tensor.out_argument import accepts_out
 from ..tensor.transfer import placement_of
 from . import onnx_rules
-from .compare import eq, gt, ne
+from .compare import eq, gt, logical_and, logical_or, ne
 from .convert import as_tensor
 from .elementwise import abs, cast, div, maximum, mul, ones_like, sqrt, sub, where, zeros_like
 from .index import getitem
 from .layout import flip, triu
+from .math import isfinite
 from .reduce import (
     _canon_dim,
     _reduce_infer,
@@ -160,8 +161,16 @@ def _cumprod_grad(g, x, *, out, dim):
     eye = eq(sub(cumsum(ones, -1), cumsum(ones, -2)), 0.0)  # i == k
     partial = cumprod(where(eye, 1.0, table), -1)  # [..., i, j] = prod_{k<=j, k!=i} x_k
     upper = ne(triu(ones), 0.0)  # j >= i
+    # PyTorch's value: a term whose product holds a zero x_k (k != i) is exactly 0 whatever
+    # g_j is, so an inf or NaN g_j there does not reach x_i (before the first zero z, j < z
+    # count; at z, j before the second zero; after z, none). A finite g_j's term stays (0,
+    # but its own gradient in x_k is not: second order)
+    is_zero = cast(eq(xl, 0.0), xl.dtype)
+    other_zeros = sub(unsqueeze(cumsum(is_zero, -1), -2), unsqueeze(is_zero, -1))
+    terms = logical_and(upper, logical_or(eq(other_zeros, 0.0),
+                                          unsqueeze(isfinite(gl), -2)))
     # where, not a product with the mask: partial may be inf or NaN where j < i
-    grad = sum(where(upper, mul(unsqueeze(gl, -2), partial), 0.0), -1)
+    grad = sum(where(terms, mul(unsqueeze(gl, -2), partial), 0.0), -1)
     return transpose(grad, dim, -1)
 
 
