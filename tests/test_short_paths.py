@@ -240,6 +240,24 @@ def _blocked_conv():
     return out
 
 
+def _relu_bitmask():
+    """relu's gradient as g's bits AND a mask vs the masked copy: NaN and infinite values in
+    both g and x, signed zeros, subnormals; the op eagerly, its out= form, and in place."""
+    from dongjing.ops import elementwise
+
+    out = []
+    for dtype in (np.float32, np.float64):
+        values = np.concatenate([SPECIAL, [-np.nan, 1e-45, -1e-45]]).astype(dtype)
+        x, g = np.repeat(values, values.size), np.tile(values, values.size)
+        out.append(dj.ops.relu_backward(dj.tensor(g), dj.tensor(x)))
+        out.append(elementwise._relu_backward_out(np, g, x, np.empty_like(g)))
+        same = g.copy()
+        out.append(elementwise._relu_backward_out(np, same, x, same))  # out is g
+        leaf = _leaf(x.reshape(-1, values.size), dtype)
+        out += _grads(dj.sum(dj.relu(leaf) * dj.tensor(g.reshape(leaf.shape))), [leaf])
+    return out
+
+
 # name -> a case (a function giving the results to compare), or a fixture-taking factory
 CASES = {
     "dispatch.apply1": [_apply1],
@@ -258,7 +276,8 @@ CASES = {
     "scatter.index_in_range": [_index_in_range],
     "parallel.halves": ["halves"],  # test_two_halves_equal_one_call below
     "fold_kernel.fold_planes": ["fold"],
-    "conv.blocked": [_blocked_conv],  # test_compiled_fold_equals_numpy below
+    "conv.blocked": [_blocked_conv],
+    "relu.bitmask": [_relu_bitmask],  # test_compiled_fold_equals_numpy below
 }
 
 

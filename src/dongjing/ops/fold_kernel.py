@@ -67,9 +67,10 @@ def _kernel(dtype_name: str):
     return kernel
 
 
-def fold_planes(xp, cols, size, kernel_size, stride, padding):
-    """`fold2d` of NumPy `cols` (N, C, kh, kw, OH, OW) into a new (N, C, *size) array, or None
-    where the compiled form does not apply (then NumPy's strided adds run)."""
+def fold_planes(xp, cols, size, kernel_size, stride, padding, out=None):
+    """`fold2d` of NumPy `cols` (N, C, kh, kw, OH, OW) into a new (N, C, *size) array (or into
+    `out`, C-contiguous, when given), or None where the compiled form does not apply (then
+    NumPy's strided adds run)."""
     # short path: fold_kernel.fold_planes (NumPy's own arrays only)
     if type(cols) is not numpy_backend.array_types[0] or not _short.on:
         return None
@@ -82,7 +83,10 @@ def fold_planes(xp, cols, size, kernel_size, stride, padding):
     (kh, kw), (sh, sw), (ph, pw) = kernel_size, stride, padding
     n, c, _, _, oh, ow = cols.shape
     h, w = size
-    out = xp.empty((n, c, h, w), dtype)
+    if out is None:
+        out = xp.empty((n, c, h, w), dtype)
+    elif not (out.flags.c_contiguous and out.dtype == dtype and out.shape == (n, c, h, w)):
+        return None
     ints = [xp.int64(v) for v in (kh, kw, oh, ow, sh, sw, ph, pw, h, w)]
     zero = dtype.type(0)
     flat_cols, flat_out = cols.reshape(-1), out.reshape(-1)
