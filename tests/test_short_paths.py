@@ -258,6 +258,29 @@ def _relu_bitmask():
     return out
 
 
+def _pool_backward():
+    """max_pool2d's gradient as one compiled pass per plane vs NumPy's per-offset compares:
+    ties, NaN and -inf maxima, infinite gradients, windows with a gap between them and
+    positions in no window, float32 and float64."""
+    from dongjing.ops import pooling
+
+    rng = np.random.default_rng(4)
+    out = []
+    for dtype in (np.float32, np.float64):
+        for kernel, stride in (((2, 2), (2, 2)), ((3, 2), (3, 3)), ((2, 2), (3, 2))):
+            x = np.round(rng.standard_normal((3, 2, 9, 10)), 1).astype(dtype)
+            x[0, 0, :2, :2] = 1.0
+            x[1, 1, 0, 0], x[1, 0, 0, 0] = np.nan, -np.inf
+            pooled = pooling._max_pool_forward(np, x, kernel, stride, (0, 0))
+            for g in (rng.standard_normal(pooled.shape).astype(dtype),
+                      np.where(rng.random(pooled.shape) < 0.3, np.inf, -1.0).astype(dtype)):
+                out.append(dj.max_pool2d_backward(dj.tensor(g), dj.tensor(x),
+                                                  dj.tensor(pooled), kernel, stride, 0))
+        leaf = _leaf(rng.standard_normal((2, 3, 6, 6)), dtype)
+        out += _grads(dj.sum(dj.nn.functional.max_pool2d(leaf, 2) ** 2), [leaf])
+    return out
+
+
 # name -> a case (a function giving the results to compare), or a fixture-taking factory
 CASES = {
     "dispatch.apply1": [_apply1],
@@ -277,7 +300,8 @@ CASES = {
     "parallel.halves": ["halves"],  # test_two_halves_equal_one_call below
     "fold_kernel.fold_planes": ["fold"],
     "conv.blocked": [_blocked_conv],
-    "relu.bitmask": [_relu_bitmask],  # test_compiled_fold_equals_numpy below
+    "relu.bitmask": [_relu_bitmask],
+    "pool_kernel.max_pool_backward": [_pool_backward],  # test_compiled_fold_equals_numpy below
 }
 
 
