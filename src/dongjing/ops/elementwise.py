@@ -10,6 +10,7 @@ from __future__ import annotations
 from .. import dtypes
 from ..autograd.grad_mode import no_grad
 from ..backends import numpy_backend
+from ..backends.buffer_pool import pool as _pool
 from ..core import infer as inf
 from ..core import late
 from ..core.registry import Cost, Kernel, Kind, Onnx, Spec, binds, define
@@ -246,8 +247,8 @@ def _relu_backward_forward(xp, g, x):
     out = _on_two_threads(_relu_backward_into, g, x) if g.dtype == x.dtype else None
     if out is not None:
         return out
-    if _bitmask_applies(xp, g, x, g):
-        return _relu_backward_out(xp, g, x, xp.empty(x.shape, g.dtype))
+    if xp is numpy_backend.xp and g.dtype == x.dtype and g.shape == x.shape:
+        return _relu_backward_out(xp, g, x, _pool.empty(x.shape, g.dtype))  # reused buffers
     return xp.where(x <= 0, xp.zeros((), g.dtype), g)
 
 
