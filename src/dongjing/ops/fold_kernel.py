@@ -46,8 +46,12 @@ _FOLD = """def _fold_planes(n, kh, kw, oh, ow, sh, sw, ph, pw, h, w, zero, cols,
                         continue
                     row = obase + y * w + j - pw
                     crow = block + oy * ow
-                    for ox in range(lo, hi):
-                        out[row + ox * sw] += cols[crow + ox]
+                    if sw == 1:  # unit stride: a loop LLVM vectorizes
+                        for ox in range(lo, hi):
+                            out[_u64(row + ox)] += cols[_u64(crow + ox)]
+                    else:
+                        for ox in range(lo, hi):
+                            out[_u64(row + ox * sw)] += cols[_u64(crow + ox)]
 """
 
 _DTYPES = ("float32", "float64")
@@ -62,7 +66,10 @@ def _kernel(dtype_name: str):
     if kernels.available():
         params = tuple(("scalar", "int64") for _ in range(10)) + (
             ("scalar", dtype_name), ("array", dtype_name), ("out", dtype_name))
-        kernel = kernels.compile_kernel(_FOLD, "_fold_planes", {}, params)
+        # unsigned indices: no negative-index wraparound test in the loop, which kept it from
+        # vectorizing (W7's conv2 col2im 25-30 ms -> 6-9 ms on one thread)
+        kernel = kernels.compile_kernel(_FOLD, "_fold_planes",
+                                        {"_u64": numpy_backend.xp.uint64}, params)
     _kernels[dtype_name] = kernel
     return kernel
 
