@@ -28,22 +28,23 @@ _SOURCE = """def _max_pool_back(n, h, w, oh, ow, kh, kw, sh, sw, with_nan, finit
     for b in range(n):
         base = b * hw
         for k in range(hw):
-            out[base + k] = 0
+            out[_u64(base + k)] = 0
         for oy in range(oh):
             for ox in range(ow):
-                q = (b * oh + oy) * ow + ox
+                q = _u64((b * oh + oy) * ow + ox)
                 top = pooled[q]
                 gv = g[q]
                 taken = False
                 for i in range(kh):
                     row = base + (oy * sh + i) * w + ox * sw
                     for j in range(kw):
-                        v = x[row + j]
+                        at = _u64(row + j)
+                        v = x[at]
                         if not taken and (v == top or (with_nan != 0 and v != v)):
-                            out[row + j] = gv
+                            out[at] = gv
                             taken = True
                         elif finite != 0:
-                            out[row + j] = gv * zero
+                            out[at] = gv * zero
 """
 
 _DTYPES = ("float32", "float64")
@@ -58,7 +59,8 @@ def _kernel(dtype_name: str):
         params = tuple(("scalar", "int64") for _ in range(10)) + (
             ("scalar", dtype_name), ("array", dtype_name), ("array", dtype_name),
             ("array", dtype_name), ("out", dtype_name))
-        kernel = kernels.compile_kernel(_SOURCE, "_max_pool_back", {}, params)
+        kernel = kernels.compile_kernel(_SOURCE, "_max_pool_back",  # unsigned: no wraparound
+                                        {"_u64": numpy_backend.xp.uint64}, params)
     _kernels[dtype_name] = kernel
     return kernel
 
