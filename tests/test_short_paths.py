@@ -281,6 +281,24 @@ def _pool_backward():
     return out
 
 
+def _unfold_planes():
+    """unfold2d as one compiled pass per plane vs NumPy's strided copies of the padded input:
+    strides, padding (zero and -inf), windows skipping rows and columns, NaN and infinities."""
+    rng = np.random.default_rng(5)
+    out = []
+    for dtype in (np.float32, np.float64):
+        data = rng.standard_normal((2, 3, 7, 9)).astype(dtype)
+        data[0, 0, 0, :3] = [np.nan, np.inf, -0.0]
+        for kernel, stride, padding, fill in (((3, 3), (1, 1), (0, 0), 0.0),
+                                              ((3, 2), (2, 1), (1, 2), 0.0),
+                                              ((2, 4), (3, 3), (2, 1), -np.inf)):
+            x = _leaf(data, dtype)
+            cols = dj.ops.unfold2d(x, kernel, stride, padding, pad_value=fill)
+            out += [cols] + _grads(dj.sum(dj.ops.unfold2d(x, kernel, stride, padding) ** 2),
+                                   [x])
+    return out
+
+
 # name -> a case (a function giving the results to compare), or a fixture-taking factory
 CASES = {
     "dispatch.apply1": [_apply1],
@@ -301,6 +319,7 @@ CASES = {
     "fold_kernel.fold_planes": ["fold"],
     "conv.blocked": [_blocked_conv],
     "relu.bitmask": [_relu_bitmask],
+    "unfold_kernel.unfold_planes": [_unfold_planes, _blocked_conv],
     "pool_kernel.max_pool_backward": [_pool_backward],  # test_compiled_fold_equals_numpy below
 }
 
