@@ -54,7 +54,8 @@ _FOLD = """def _fold_planes(n, kh, kw, oh, ow, sh, sw, ph, pw, h, w, zero, cols,
                             out[_u64(row + ox * sw)] += cols[_u64(crow + ox)]
 """
 
-_DTYPES = ("float32", "float64")
+_DTYPES = {numpy_backend.xp.dtype(name): name for name in ("float32", "float64")}  # by dtype:
+# a dtype's `.name` is computed on each read (about 20 µs)
 _kernels: dict = {}
 
 
@@ -82,9 +83,9 @@ def fold_planes(xp, cols, size, kernel_size, stride, padding, out=None):
     if type(cols) is not numpy_backend.array_types[0] or not _short.on:
         return None
     dtype = cols.dtype
-    if dtype.name not in _DTYPES or not cols.flags.c_contiguous or cols.size == 0:
+    if dtype not in _DTYPES or not cols.flags.c_contiguous or cols.size == 0:
         return None
-    fn = _kernel(dtype.name)
+    fn = _kernel(_DTYPES[dtype])
     if fn is None:
         return None
     (kh, kw), (sh, sw), (ph, pw) = kernel_size, stride, padding

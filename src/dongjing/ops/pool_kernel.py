@@ -47,7 +47,8 @@ _SOURCE = """def _max_pool_back(n, h, w, oh, ow, kh, kw, sh, sw, with_nan, finit
                             out[at] = gv * zero
 """
 
-_DTYPES = ("float32", "float64")
+_DTYPES = {numpy_backend.xp.dtype(name): name for name in ("float32", "float64")}  # by dtype:
+# a dtype's `.name` is computed on each read (about 20 µs)
 _kernels: dict = {}
 
 
@@ -75,11 +76,11 @@ def max_pool_backward_planes(xp, g, x, pooled, kernel_size, stride, padding, fla
         return None
     (kh, kw), (sh, sw), (ph, pw) = kernel_size, stride, padding
     dtype = x.dtype
-    if (ph or pw or sh < kh or sw < kw or dtype.name not in _DTYPES or x.size == 0
+    if (ph or pw or sh < kh or sw < kw or dtype not in _DTYPES or x.size == 0
             or not (g.dtype == pooled.dtype == dtype)
             or not all(a.flags.c_contiguous for a in (g, x, pooled))):
         return None
-    fn = _kernel(dtype.name)
+    fn = _kernel(_DTYPES[dtype])
     if fn is None:
         return None
     n, c, h, w = x.shape

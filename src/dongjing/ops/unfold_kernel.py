@@ -54,7 +54,8 @@ _SOURCE = """def _unfold_planes(n, kh, kw, oh, ow, sh, sw, ph, pw, h, w, fill, x
                             out[_u64(orow + ox)] = x[_u64(row + ox * sw)]
 """
 
-_DTYPES = ("float32", "float64")
+_DTYPES = {numpy_backend.xp.dtype(name): name for name in ("float32", "float64")}  # by dtype:
+# a dtype's `.name` is computed on each read (about 20 µs)
 _kernels: dict = {}
 
 
@@ -79,10 +80,10 @@ def unfold_planes(xp, x, out, kernel_size, stride, padding, pad_value) -> bool:
     if not _short.on or type(x) is not array or type(out) is not array:
         return False
     dtype = x.dtype
-    if (dtype.name not in _DTYPES or out.dtype != dtype or x.size == 0 or out.size == 0
+    if (dtype not in _DTYPES or out.dtype != dtype or x.size == 0 or out.size == 0
             or not (x.flags.c_contiguous and out.flags.c_contiguous)):
         return False
-    fn = _kernel(dtype.name)
+    fn = _kernel(_DTYPES[dtype])
     if fn is None:
         return False
     (kh, kw), (sh, sw), (ph, pw) = kernel_size, stride, padding
