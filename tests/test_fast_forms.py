@@ -100,13 +100,27 @@ def _pool_case(two_threads, kernel, stride, padding):
                                                    ((2, 3), (3, 4), (1, 1))])
 @pytest.mark.parametrize("finite_g", [True, False])
 def test_pool_gradient_on_two_threads_equals_one_call(two_threads, kernel, stride, padding,
-                                                      finite_g):
+                                                      finite_g, monkeypatch):
+    from dongjing.ops import pooling
+
     g, x, pooled = _pool_case(two_threads, kernel, stride, padding)
     if not finite_g:
         g[0].reshape(-1)[3] = np.inf  # in the first half only: the second decides alike
+    want = max_pool_backward_strided(np, g, x, pooled, kernel, stride, padding)
+    real = pooling.max_pool_backward_planes
+    if kernels.available() and real(np, g, x, pooled, kernel, stride, padding,
+                                     pooling._gradient_flags(np, g, pooled)) is not None:
+        halves = []  # the compiled per-plane form, its planes split over two threads
+        monkeypatch.setattr(parallel, "halves",
+                            lambda part, n, _real=parallel.halves: halves.append(n) or
+                            _real(part, n))
+        got = _max_pool_backward_forward(np, g, x, pooled, kernel, stride, padding)
+        assert halves == [x.shape[0] * x.shape[1]] and two_threads == []
+        np.testing.assert_array_equal(got, want)
+        np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
+    monkeypatch.setattr(pooling, "max_pool_backward_planes", lambda *a: None)  # NumPy's form
     got = _max_pool_backward_forward(np, g, x, pooled, kernel, stride, padding)
     assert two_threads == ["max_pool_backward_strided"]
-    want = max_pool_backward_strided(np, g, x, pooled, kernel, stride, padding)
     np.testing.assert_array_equal(got, want)
     np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
 

@@ -240,6 +240,65 @@ def _blocked_conv():
     return out
 
 
+def _relu_bitmask():
+    """relu's gradient as g's bits AND a mask vs the masked copy: NaN and infinite values in
+    both g and x, signed zeros, subnormals; the op eagerly, its out= form, and in place."""
+    from dongjing.ops import elementwise
+
+    out = []
+    for dtype in (np.float32, np.float64):
+        values = np.concatenate([SPECIAL, [-np.nan, 1e-45, -1e-45]]).astype(dtype)
+        x, g = np.repeat(values, values.size), np.tile(values, values.size)
+        out.append(dj.ops.relu_backward(dj.tensor(g), dj.tensor(x)))
+        out.append(elementwise._relu_backward_out(np, g, x, np.empty_like(g)))
+        same = g.copy()
+        out.append(elementwise._relu_backward_out(np, same, x, same))  # out is g
+        leaf = _leaf(x.reshape(-1, values.size), dtype)
+        out += _grads(dj.sum(dj.relu(leaf) * dj.tensor(g.reshape(leaf.shape))), [leaf])
+    return out
+
+
+def _pool_backward():
+    """max_pool2d's gradient as one compiled pass per plane vs NumPy's per-offset compares:
+    ties, NaN and -inf maxima, infinite gradients, windows with a gap between them and
+    positions in no window, float32 and float64."""
+    from dongjing.ops import pooling
+
+    rng = np.random.default_rng(4)
+    out = []
+    for dtype in (np.float32, np.float64):
+        for kernel, stride in (((2, 2), (2, 2)), ((3, 2), (3, 3)), ((2, 2), (3, 2))):
+            x = np.round(rng.standard_normal((3, 2, 9, 10)), 1).astype(dtype)
+            x[0, 0, :2, :2] = 1.0
+            x[1, 1, 0, 0], x[1, 0, 0, 0] = np.nan, -np.inf
+            pooled = pooling._max_pool_forward(np, x, kernel, stride, (0, 0))
+            for g in (rng.standard_normal(pooled.shape).astype(dtype),
+                      np.where(rng.random(pooled.shape) < 0.3, np.inf, -1.0).astype(dtype)):
+                out.append(dj.max_pool2d_backward(dj.tensor(g), dj.tensor(x),
+                                                  dj.tensor(pooled), kernel, stride, 0))
+        leaf = _leaf(rng.standard_normal((2, 3, 6, 6)), dtype)
+        out += _grads(dj.sum(dj.nn.functional.max_pool2d(leaf, 2) ** 2), [leaf])
+    return out
+
+
+def _unfold_planes():
+    """unfold2d as one compiled pass per plane vs NumPy's strided copies of the padded input:
+    strides, padding (zero and -inf), windows skipping rows and columns, NaN and infinities."""
+    rng = np.random.default_rng(5)
+    out = []
+    for dtype in (np.float32, np.float64):
+        data = rng.standard_normal((2, 3, 7, 9)).astype(dtype)
+        data[0, 0, 0, :3] = [np.nan, np.inf, -0.0]
+        for kernel, stride, padding, fill in (((3, 3), (1, 1), (0, 0), 0.0),
+                                              ((3, 2), (2, 1), (1, 2), 0.0),
+                                              ((2, 4), (3, 3), (2, 1), -np.inf)):
+            x = _leaf(data, dtype)
+            cols = dj.ops.unfold2d(x, kernel, stride, padding, pad_value=fill)
+            out += [cols] + _grads(dj.sum(dj.ops.unfold2d(x, kernel, stride, padding) ** 2),
+                                   [x])
+    return out
+
+
 # name -> a case (a function giving the results to compare), or a fixture-taking factory
 CASES = {
     "dispatch.apply1": [_apply1],
@@ -258,7 +317,10 @@ CASES = {
     "scatter.index_in_range": [_index_in_range],
     "parallel.halves": ["halves"],  # test_two_halves_equal_one_call below
     "fold_kernel.fold_planes": ["fold"],
-    "conv.blocked": [_blocked_conv],  # test_compiled_fold_equals_numpy below
+    "conv.blocked": [_blocked_conv],
+    "relu.bitmask": [_relu_bitmask],
+    "unfold_kernel.unfold_planes": [_unfold_planes, _blocked_conv],
+    "pool_kernel.max_pool_backward": [_pool_backward],  # test_compiled_fold_equals_numpy below
 }
 
 

@@ -13,12 +13,14 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..backends.buffer_pool import pool as _pool
 from ..core.registry import Spec, binds, define
 from ..dispatch import apply2
 from ..errors import DTypeError, ShapeError
 from ..short_paths import declare as _declare_short_path
 from ..short_paths import state as _short
 from .convert import as_tensor
+from .fold_kernel import fold_planes
 from .nn import _fold_forward, out_size, unfold_strided
 
 _declare_short_path("conv.blocked", __name__, "F.conv2d as one conv2d op (blocked im2col per "
@@ -28,6 +30,12 @@ BLOCK_BYTES = 4 << 20  # the windows of this many bytes' worth of images per GEM
 # On a device every block costs its launches (kh*kw copies and a GEMM): one block for the
 # batch wherever its windows fit this many bytes
 DEVICE_BLOCK_BYTES = 512 << 20
+
+
+def _empty(xp, shape, dtype):
+    """An uninitialised array; NumPy's from the eager buffer pool, so that a step's large
+    buffers are reused, not faulted in afresh (backends.buffer_pool)."""
+    return _pool.empty(shape, np.dtype(dtype)) if xp is np else xp.empty(shape, dtype=dtype)
 
 
 def _images_per_block(per_image: int, n: int, xp=np) -> int:
@@ -65,9 +73,9 @@ def _conv_forward(xp, x, w, stride, padding):
     o, _, kh, kw = w.shape
     oh, ow = _spatial(x.shape[2:], (kh, kw), stride, padding, "conv2d")
     w2 = w.reshape(o, c * kh * kw)
-    out = xp.empty((n, o, oh * ow), dtype=x.dtype)
+    out = _empty(xp, (n, o, oh * ow), x.dtype)
     step = _images_per_block(c * kh * kw * oh * ow * x.itemsize, n, xp)
-    buf = xp.empty((step, c, kh, kw, oh, ow), dtype=x.dtype)
+    buf = _empty(xp, (step, c, kh, kw, oh, ow), x.dtype)
     for s in range(0, n, step):
         e = min(n, s + step)
         cols = unfold_strided(xp, x[s:e], buf[: e - s], (kh, kw), stride, padding)
@@ -91,14 +99,15 @@ def _input_grad_forward(xp, g, w, size, stride, padding):
     _, c, kh, kw = w.shape
     wt = xp.ascontiguousarray(w.reshape(o, c * kh * kw).T)
     g2 = g.reshape(n, o, oh * ow)
-    out = xp.empty((n, c, size[0], size[1]), dtype=g.dtype)
+    out = _empty(xp, (n, c, size[0], size[1]), g.dtype)
     step = _images_per_block(c * kh * kw * oh * ow * g.itemsize, n, xp)
-    buf = xp.empty((step, c * kh * kw, oh * ow), dtype=g.dtype)
+    buf = _empty(xp, (step, c * kh * kw, oh * ow), g.dtype)
     for s in range(0, n, step):
         e = min(n, s + step)
         cols = xp.matmul(wt, g2[s:e], out=buf[: e - s])
-        out[s:e] = _fold_forward(xp, cols.reshape(e - s, c, kh, kw, oh, ow), size, (kh, kw),
-                                 stride, padding)
+        cols = cols.reshape(e - s, c, kh, kw, oh, ow)
+        if fold_planes(xp, cols, size, (kh, kw), stride, padding, out=out[s:e]) is None:
+            out[s:e] = _fold_forward(xp, cols, size, (kh, kw), stride, padding)
     return out
 
 
@@ -120,8 +129,8 @@ def _weight_grad_forward(xp, x, g, kernel, stride, padding):
     g2 = g.reshape(n, o, oh * ow)
     total = xp.zeros((o, c * kh * kw), dtype=x.dtype)
     step = _images_per_block(c * kh * kw * oh * ow * x.itemsize, n, xp)
-    buf = xp.empty((step, c, kh, kw, oh, ow), dtype=x.dtype)
-    part = xp.empty((step, o, c * kh * kw), dtype=x.dtype)
+    buf = _empty(xp, (step, c, kh, kw, oh, ow), x.dtype)
+    part = _empty(xp, (step, o, c * kh * kw), x.dtype)
     for s in range(0, n, step):
         e = min(n, s + step)
         cols = unfold_strided(xp, x[s:e], buf[: e - s], kernel, stride, padding)

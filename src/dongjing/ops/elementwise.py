@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, overload
 from .. import dtypes
 from ..autograd.grad_mode import no_grad
 from ..backends import numpy_backend
+from ..backends.buffer_pool import pool as _pool
 from ..core import infer as inf
 from ..core import late
 from ..core.registry import Cost, Kernel, Kind, Onnx, Spec, binds, define
@@ -19,6 +20,8 @@ from ..cpu_kernels import parallel
 from ..dispatch import apply, apply1, apply2
 from ..dtypes import is_floating
 from ..errors import DTypeError
+from ..short_paths import declare as _declare_short_path
+from ..short_paths import state as _short
 from ..tensor import Tensor
 from ..tensor.out_argument import accepts_out, write_out
 from . import onnx_rules
@@ -256,12 +259,37 @@ def _relu_into(x, out):
 
 def _relu_backward_forward(xp, g, x):
     out = _on_two_threads(_relu_backward_into, g, x) if g.dtype == x.dtype else None
-    return xp.where(x <= 0, xp.zeros((), g.dtype), g) if out is None else out
+    if out is not None:
+        return out
+    if xp is numpy_backend.xp and g.dtype == x.dtype and g.shape == x.shape:
+        return _relu_backward_out(xp, g, x, _pool.empty(x.shape, g.dtype))  # reused buffers
+    return xp.where(x <= 0, xp.zeros((), g.dtype), g)
+
+
+_INT_OF = {numpy_backend.xp.dtype(f): numpy_backend.xp.dtype(i)  # by dtype (`.name` is slow)
+           for f, i in (("float32", "int32"), ("float64", "int64"))}
+_declare_short_path("relu.bitmask", __name__, "relu's gradient as an AND of g's bits with a mask "
+                    "(3 ms on W7's 2.4M floats) instead of a masked copy (12 ms)")
+
+
+def _bitmask_applies(xp, g, x, out) -> bool:
+    # short path: relu.bitmask (NumPy arrays of one float32/float64 shape and dtype)
+    return (_short.on and xp is numpy_backend.xp and type(out) is xp.ndarray
+            and g.dtype == out.dtype == x.dtype and g.dtype in _INT_OF
+            and g.shape == out.shape == x.shape and not xp.may_share_memory(out, g))
 
 
 def _relu_backward_out(xp, g, x, out):
     # PyTorch's threshold_backward: 0 where x <= 0 (not g * 0, NaN for an infinite g), g
     # elsewhere, NaN included
+    if _bitmask_applies(xp, g, x, out):
+        # g's bits AND (0 where x <= 0, all ones elsewhere): +0.0 or g exactly, as below
+        ints = _INT_OF[g.dtype]
+        mask = out.view(ints)
+        xp.subtract(xp.less_equal(x, 0).view(xp.uint8), 1, out=mask, dtype=ints,
+                    casting="unsafe")
+        xp.bitwise_and(mask, g.view(ints), out=mask)
+        return out
     xp.copyto(out, g)
     xp.copyto(out, 0, where=x <= 0)
     return out

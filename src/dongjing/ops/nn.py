@@ -21,6 +21,7 @@ from . import onnx_graph_rules
 from .convert import as_tensor
 from .elementwise import exp, mul
 from .fold_kernel import fold_planes
+from .unfold_kernel import unfold_planes
 
 
 def out_size(size, kernel: int, stride: int, padding: int, op: str = "unfold2d"):
@@ -70,6 +71,8 @@ def _unfold_out(xp, x, out, kernel, stride, padding, pad_value=0.0):
 def unfold_strided(xp, x, out, kernel, stride, padding, pad_value=0.0):
     """unfold2d as kh*kw strided copies from the padded input into `out` (any backend; each
     image's columns depend on that image alone)."""
+    if unfold_planes(xp, x, out, kernel, stride, padding, pad_value):  # one pass, numba
+        return out
     (kh, kw), (sh, sw), (ph, pw) = kernel, stride, padding
     oh, ow = out.shape[4], out.shape[5]
     if ph or pw:

@@ -21,6 +21,7 @@ from ..tensor import Tensor
 from . import onnx_graph_rules
 from .convert import as_tensor
 from .nn import _pair, out_size, unfold2d, window_arguments
+from .pool_kernel import max_pool_backward_planes
 from .scatter import gather
 
 
@@ -104,6 +105,9 @@ def _backward_infer(g: Spec, x: Spec, pooled: Spec, kernel, stride, padding):
 
 def _max_pool_backward_forward(xp, g, x, pooled, kernel, stride, padding):
     flags = _gradient_flags(xp, g, pooled)  # of the whole batch, as one call would take them
+    planes = max_pool_backward_planes(xp, g, x, pooled, kernel, stride, padding, flags)
+    if planes is not None:
+        return planes
     if not parallel.numpy_halves_pay(g, x):
         return max_pool_backward_strided(xp, g, x, pooled, kernel, stride, padding, flags)
     out = xp.empty(x.shape, g.dtype)
