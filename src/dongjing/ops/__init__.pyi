@@ -184,6 +184,7 @@ from . import onnx_rules as onnx_rules
 from .layout import outer as outer
 from .shape import permute as permute
 from .torch_copies import permute_copy as permute_copy
+from . import pool_kernel as pool_kernel
 from . import pooling as pooling
 from .torch_elementwise import positive as positive
 from .elementwise import pow as pow
@@ -268,6 +269,7 @@ from .torch_copies import unbind_copy as unbind_copy
 from .torch_compat_shape import unflatten as unflatten
 from .nn import unfold2d as unfold2d
 from .torch_copies import unfold_copy as unfold_copy
+from . import unfold_kernel as unfold_kernel
 from .nn import uniform_like as uniform_like
 from .torch_compat_shape import unique as unique
 from .torch_statistics import unique_consecutive as unique_consecutive
