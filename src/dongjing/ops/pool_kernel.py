@@ -2,9 +2,9 @@
 
 NumPy's form (`pooling.max_pool_backward_strided`) makes, per kernel offset, a compare, two
 boolean updates and a product over stride-2 views of the input and the gradient: about a dozen
-passes over W7's 9.4 MB input, 19 ms a step on one thread. Here each window is read once: its
-first position equal to the window's maximum (or NaN, when some maximum is NaN) receives the
-gradient, the others receive what NumPy's form writes there (`g * 0`, a signed zero, while every
+passes over W7's 9.4 MB input, 19 ms a step on one thread. Here each window is read twice: its
+first position equal to the window's maximum (in a window whose maximum is NaN, its last NaN, as
+PyTorch's kernel takes every NaN it meets) receives the gradient, the others receive what NumPy's form writes there (`g * 0`, a signed zero, while every
 gradient is finite; +0 otherwise), positions in no window +0, so the result is NumPy's form's bit
 for bit. Non-overlapping windows without padding only (W7's and most CNNs' 2x2 pooling);
 overlapping or padded windows keep NumPy's form. Two threads take half of the planes each where
@@ -34,15 +34,29 @@ _SOURCE = """def _max_pool_back(n, h, w, oh, ow, kh, kw, sh, sw, with_nan, finit
                 q = _u64((b * oh + oy) * ow + ox)
                 top = pooled[q]
                 gv = g[q]
-                taken = False
+                li = -1
+                lj = -1
+                if with_nan != 0 and top != top:  # a NaN window: its last NaN
+                    for i in range(kh):
+                        row = base + (oy * sh + i) * w + ox * sw
+                        for j in range(kw):
+                            v = x[_u64(row + j)]
+                            if v != v:
+                                li = i
+                                lj = j
+                else:  # its first position equal to the maximum
+                    for i in range(kh):
+                        row = base + (oy * sh + i) * w + ox * sw
+                        for j in range(kw):
+                            if li < 0 and x[_u64(row + j)] == top:
+                                li = i
+                                lj = j
                 for i in range(kh):
                     row = base + (oy * sh + i) * w + ox * sw
                     for j in range(kw):
                         at = _u64(row + j)
-                        v = x[at]
-                        if not taken and (v == top or (with_nan != 0 and v != v)):
+                        if i == li and j == lj:
                             out[at] = gv
-                            taken = True
                         elif finite != 0:
                             out[at] = gv * zero
 """
