@@ -260,8 +260,8 @@ def _relu_bitmask():
 
 def _pool_backward():
     """max_pool2d's gradient as one compiled pass per plane vs NumPy's per-offset compares:
-    ties, NaN (one or two in a window) and -inf maxima, infinite gradients, windows with a gap between them and
-    positions in no window, float32 and float64."""
+    ties, NaN (one or two in a window) and -inf maxima, infinite gradients, windows with a gap
+    between them and positions in no window, float32 and float64."""
     from dongjing.ops import pooling
 
     rng = np.random.default_rng(4)
@@ -271,7 +271,7 @@ def _pool_backward():
             x = np.round(rng.standard_normal((3, 2, 9, 10)), 1).astype(dtype)
             x[0, 0, :2, :2] = 1.0
             x[1, 1, 0, 0], x[1, 0, 0, 0] = np.nan, -np.inf
-            x[2, 1, 0, 0] = x[2, 1, 1, 0] = np.nan  # two NaNs in a window: the last one takes g
+            x[2, 1, 0, 0] = x[2, 1, 1, 0] = np.nan  # two NaNs in a window: the last takes g
             pooled = pooling._max_pool_forward(np, x, kernel, stride, (0, 0))
             for g in (rng.standard_normal(pooled.shape).astype(dtype),
                       np.where(rng.random(pooled.shape) < 0.3, np.inf, -1.0).astype(dtype)):

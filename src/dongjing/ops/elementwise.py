@@ -291,7 +291,7 @@ def _relu_backward_out(xp, g, x, out):
         xp.bitwise_and(mask, g.view(ints), out=mask)
         return out
     xp.copyto(out, g)
-    xp.copyto(out, 0, where=x <= 0)
+    xp.copyto(out, xp.zeros((), out.dtype), where=x <= 0)  # of out's dtype: bool too
     return out
 
 

@@ -3,12 +3,13 @@
 NumPy's form (`pooling.max_pool_backward_strided`) makes, per kernel offset, a compare, two
 boolean updates and a product over stride-2 views of the input and the gradient: about a dozen
 passes over W7's 9.4 MB input, 19 ms a step on one thread. Here each window is read twice: its
-first position equal to the window's maximum (in a window whose maximum is NaN, its last NaN, as
-PyTorch's kernel takes every NaN it meets) receives the gradient, the others receive what NumPy's form writes there (`g * 0`, a signed zero, while every
-gradient is finite; +0 otherwise), positions in no window +0, so the result is NumPy's form's bit
-for bit. Non-overlapping windows without padding only (W7's and most CNNs' 2x2 pooling);
-overlapping or padded windows keep NumPy's form. Two threads take half of the planes each where
-the parallel setting allows. `None` sends the caller to NumPy's form.
+first position equal to the window's maximum (in a window whose maximum is NaN, its last NaN,
+as PyTorch's kernel takes every NaN it meets) receives the gradient, the others receive what
+NumPy's form writes there (`g * 0`, a signed zero, while every gradient is finite; +0
+otherwise), positions in no window +0, so the result is NumPy's form's bit for bit.
+Non-overlapping windows without padding only (W7's and most CNNs' 2x2 pooling); overlapping or
+padded windows keep NumPy's form. Two threads take half of the planes each where the parallel
+setting allows. `None` sends the caller to NumPy's form.
 """
 
 from __future__ import annotations
