@@ -24,6 +24,8 @@ from .normalization import LayerNorm
 from .parameter import Parameter
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from ..types import DeviceLike, DTypeLike
 
 
@@ -32,7 +34,8 @@ class MultiheadAttention(Module):
     (3E,), out_proj (a Linear). Inputs are (L, N, E), or (N, L, E) with `batch_first`."""
 
     def __init__(self, embed_dim: int, num_heads: int, dropout: float = 0.0, bias: bool = True,
-                 add_bias_kv: bool = False, add_zero_attn: bool = False, kdim=None, vdim=None,
+                 add_bias_kv: bool = False, add_zero_attn: bool = False, kdim: int | None = None,
+                 vdim: int | None = None,
                  batch_first: bool = False, device: DeviceLike | None = None,
                  dtype: DTypeLike | None = None):
         super().__init__()
@@ -61,8 +64,10 @@ class MultiheadAttention(Module):
         if bias:
             init.zeros_(self.out_proj.bias)
 
-    def forward(self, query: Tensor, key: Tensor, value: Tensor, key_padding_mask=None,
-                need_weights: bool = True, attn_mask=None, average_attn_weights: bool = True,
+    def forward(self, query: Tensor, key: Tensor, value: Tensor,
+                key_padding_mask: Tensor | None = None,
+                need_weights: bool = True, attn_mask: Tensor | None = None,
+                average_attn_weights: bool = True,
                 is_causal: bool = False):
         """(attn_output, attn_weights or None), shaped like the inputs' layout."""
         query, key, value = as_tensor(query), as_tensor(key), as_tensor(value)
@@ -106,7 +111,8 @@ class TransformerEncoderLayer(Module):
     default, before with `norm_first`); PyTorch's submodule names."""
 
     def __init__(self, d_model: int, nhead: int, dim_feedforward: int = 2048,
-                 dropout: float = 0.1, activation=F.relu, layer_norm_eps: float = 1e-5,
+                 dropout: float = 0.1, activation: str | Callable[[Tensor], Tensor] = F.relu,
+                 layer_norm_eps: float = 1e-5,
                  batch_first: bool = False, norm_first: bool = False, bias: bool = True,
                  device: DeviceLike | None = None, dtype: DTypeLike | None = None):
         super().__init__()
@@ -129,7 +135,8 @@ class TransformerEncoderLayer(Module):
     def _feed_forward(self, x):
         return self.dropout2(self.linear2(self.dropout(self.activation(self.linear1(x)))))
 
-    def forward(self, src: Tensor, src_mask=None, src_key_padding_mask=None,
+    def forward(self, src: Tensor, src_mask: Tensor | None = None,
+                src_key_padding_mask: Tensor | None = None,
                 is_causal: bool = False) -> Tensor:
         x = as_tensor(src)
         if self.norm_first:
@@ -143,13 +150,15 @@ class TransformerEncoder(Module):
     """`num_layers` copies of an encoder layer (`layers.0`, `layers.1`, ...), then an optional
     norm."""
 
-    def __init__(self, encoder_layer: TransformerEncoderLayer, num_layers: int, norm=None,
+    def __init__(self, encoder_layer: TransformerEncoderLayer, num_layers: int,
+                 norm: Module | None = None,
                  enable_nested_tensor: bool = True, mask_check: bool = True):
         super().__init__()
         self.layers = ModuleList([copy.deepcopy(encoder_layer) for _ in range(num_layers)])
         self.num_layers, self.norm = int(num_layers), norm
 
-    def forward(self, src: Tensor, mask=None, src_key_padding_mask=None,
+    def forward(self, src: Tensor, mask: Tensor | None = None,
+                src_key_padding_mask: Tensor | None = None,
                 is_causal: bool | None = None) -> Tensor:
         x = src
         for layer in self.layers:

@@ -29,7 +29,8 @@ def _masked(scores: Tensor, mask) -> Tensor:
 
 
 @autocast_policy("scaled_dot_product_attention")
-def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn_mask=None,
+def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
+                                 attn_mask: Tensor | None = None,
                                  dropout_p: float = 0.0, is_causal: bool = False,
                                  scale: float | None = None) -> Tensor:
     """softmax(q k^T * scale + mask) v over the last two dims. A bool `attn_mask` is True where
@@ -55,8 +56,8 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
 
 def batch_first_attention(query, key, value, num_heads: int, in_proj_weight, in_proj_bias,
                           out_proj_weight, out_proj_bias, dropout_p: float = 0.0,
-                          training: bool = True, key_padding_mask=None,
-                          need_weights: bool = True, attn_mask=None,
+                          training: bool = True, key_padding_mask: Tensor | None = None,
+                          need_weights: bool = True, attn_mask: Tensor | None = None,
                           average_attn_weights: bool = True, is_causal: bool = False):
     """Batch-first multi-head attention, `nn.MultiheadAttention`'s: (N, L, E) queries over
     (N, S, E) keys/values; returns (output (N, L, E), weights (N, L, S) averaged over heads,

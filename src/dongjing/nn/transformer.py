@@ -37,7 +37,8 @@ class TransformerDecoderLayer(Module):
     `norm_first`)."""
 
     def __init__(self, d_model: int, nhead: int, dim_feedforward: int = 2048,
-                 dropout: float = 0.1, activation=F.relu, layer_norm_eps: float = 1e-5,
+                 dropout: float = 0.1, activation: str | Callable[[Tensor], Tensor] = F.relu,
+                 layer_norm_eps: float = 1e-5,
                  batch_first: bool = False, norm_first: bool = False, bias: bool = True,
                  device: DeviceLike | None = None, dtype: DTypeLike | None = None):
         super().__init__()
@@ -71,8 +72,10 @@ class TransformerDecoderLayer(Module):
     def _feed_forward(self, x):
         return self.dropout3(self.linear2(self.dropout(self.activation(self.linear1(x)))))
 
-    def forward(self, tgt: Tensor, memory: Tensor, tgt_mask=None, memory_mask=None,
-                tgt_key_padding_mask=None, memory_key_padding_mask=None,
+    def forward(self, tgt: Tensor, memory: Tensor, tgt_mask: Tensor | None = None,
+                memory_mask: Tensor | None = None,
+                tgt_key_padding_mask: Tensor | None = None,
+                memory_key_padding_mask: Tensor | None = None,
                 tgt_is_causal: bool = False, memory_is_causal: bool = False) -> Tensor:
         x, memory = as_tensor(tgt), as_tensor(memory)
         if self.norm_first:
@@ -90,13 +93,16 @@ class TransformerDecoderLayer(Module):
 class TransformerDecoder(Module):
     """`num_layers` copies of a decoder layer (`layers.0`, ...), then an optional norm."""
 
-    def __init__(self, decoder_layer: TransformerDecoderLayer, num_layers: int, norm=None):
+    def __init__(self, decoder_layer: TransformerDecoderLayer, num_layers: int,
+                 norm: Module | None = None):
         super().__init__()
         self.layers = ModuleList([copy.deepcopy(decoder_layer) for _ in range(num_layers)])
         self.num_layers, self.norm = int(num_layers), norm
 
-    def forward(self, tgt: Tensor, memory: Tensor, tgt_mask=None, memory_mask=None,
-                tgt_key_padding_mask=None, memory_key_padding_mask=None,
+    def forward(self, tgt: Tensor, memory: Tensor, tgt_mask: Tensor | None = None,
+                memory_mask: Tensor | None = None,
+                tgt_key_padding_mask: Tensor | None = None,
+                memory_key_padding_mask: Tensor | None = None,
                 tgt_is_causal: bool | None = None, memory_is_causal: bool = False) -> Tensor:
         x = tgt
         for layer in self.layers:
