@@ -261,7 +261,8 @@ def _relu_backward_forward(xp, g, x):
     out = _on_two_threads(_relu_backward_into, g, x) if g.dtype == x.dtype else None
     if out is not None:
         return out
-    if xp is numpy_backend.xp and g.dtype == x.dtype and g.shape == x.shape:
+    if xp is numpy_backend.xp and g.dtype == x.dtype and g.dtype in _INT_OF \
+            and g.shape == x.shape:
         return _relu_backward_out(xp, g, x, _pool.empty(x.shape, g.dtype))  # reused buffers
     return xp.where(x <= 0, xp.zeros((), g.dtype), g)
 
