@@ -75,9 +75,11 @@ def test_the_planner_reads_gradients_and_stages_off_the_graph():
         assert v in stages
     plan = planner.choose(facts, COSTS, 2, fetches)
     names = {c.strategy for c in plan.candidates}
-    assert names == {"data", "pipeline", "replicated"}, plan
-    want = min(c.predicted_s for c in plan.candidates)
-    assert plan.predicted_s == want
+    assert names == {"data", "pipeline", "replicated", "tensor"}, plan
+    want = min(c.predicted_s for c in plan.candidates if c.strategy != "tensor")
+    assert plan.predicted_s == want  # data fits: a tensor split is not taken
+    tensor = next(c for c in plan.candidates if c.strategy == "tensor")
+    assert "data parallelism fits" in tensor.note, plan
 
 
 def test_memory_limits_and_their_errors():
