@@ -37,12 +37,13 @@ def _data(rows, features, classes=4):
             rng.integers(0, classes, rows))
 
 
-def _train(sizes, rows, **session):
+def _train(sizes, rows, adam=False, **session):
     """STEPS SGD-with-momentum steps: losses, fetched logits and predictions, the final
     parameters, the training step's plan (None without distribute) and the measured seconds of
     the fastest step after the first, and the first layer's weight gradient at each step."""
     model = _mlp(sizes)
-    opt = dj.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    opt = (dj.optim.Adam(model.parameters(), lr=0.01) if adam else
+           dj.optim.SGD(model.parameters(), lr=0.1, momentum=0.9))
     with dj.Graph() as g:
         x = dj.placeholder((None, sizes[0]))
         y = dj.placeholder((None,), dj.int64)
@@ -164,6 +165,17 @@ def check_a_wide_mlp_too_big_for_one_rank_is_split_by_tensor():
     if rank == 0:
         print(text, flush=True)
     _report(f"mlp {'-'.join(map(str, sizes))}, batch {rows}, max_memory {limit} B", plan, got[4])
+    # Adam: both moments of each split weight split with it (four per pair, two per bias)
+    want = _train(sizes, rows, adam=True)
+    got = _train(sizes, rows, adam=True, distribute="auto", cost_model=COSTS, max_memory=limit)
+    _same(got, want)
+    plan = got[3]
+    assert plan.strategy == "tensor", str(plan)
+    assert len(plan.layouts.shards) == 3 * 3, str(plan)  # 3 Variables, each with 2 moments
+    for name, axis in (("0.weight", 0), ("0.bias", 0), ("2.weight", 1)):
+        piece = np.split(want[2][["0.weight", "0.bias", "2.weight"].index(name)], world,
+                         axis=axis)[rank]
+        np.testing.assert_allclose(plan.shards[name].numpy(), piece, rtol=1e-4, atol=1e-6)
 
 
 def check_the_plan_draws_one_box_per_rank():
