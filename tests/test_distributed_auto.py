@@ -150,6 +150,13 @@ def test_tensor_layouts_pair_products_and_split_the_optimizer_state():
     steps = [s[0] for i, w in reads for s in sharding.conversion(layouts.of[i], w)]
     assert steps == ["reduce"], steps  # the row product's partial sum, once per step
     assert sharding.plan_layouts(facts.order, facts.forward, trainable, 3) is None  # 8 % 3
+    plan = planner._tensor(facts, COSTS, 2, fetches, layouts)
+    whole = planner.choose(facts, COSTS, 1, fetches)
+    assert plan.memory[0]["state"] < whole.memory[0]["state"]
+    assert [c[1] for c in plan.collectives] == ["reduce"]
+    assert "tensor over 2 rank(s)" in str(plan) and "reduce: matmul_1" in str(plan)
+    dot = plan.to_dot()
+    assert 'rank1 [label="rank 1: 1/2 of the split weights' in dot and "1 collective(s)" in dot
 
 
 def test_tensor_rewrite_in_one_process_equals_the_graph():
