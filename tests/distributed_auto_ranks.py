@@ -37,12 +37,13 @@ def _data(rows, features, classes=4):
             rng.integers(0, classes, rows))
 
 
-def _train(sizes, rows, **session):
+def _train(sizes, rows, adam=False, **session):
     """STEPS SGD-with-momentum steps: losses, fetched logits and predictions, the final
     parameters, the training step's plan (None without distribute) and the measured seconds of
     the fastest step after the first, and the first layer's weight gradient at each step."""
     model = _mlp(sizes)
-    opt = dj.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    opt = (dj.optim.Adam(model.parameters(), lr=0.01) if adam else
+           dj.optim.SGD(model.parameters(), lr=0.1, momentum=0.9))
     with dj.Graph() as g:
         x = dj.placeholder((None, sizes[0]))
         y = dj.placeholder((None,), dj.int64)
@@ -109,7 +110,8 @@ def _whole_memory(sizes, rows) -> int:
 
 
 def check_a_model_too_big_for_one_rank_is_split():
-    sizes, rows = (16, 96, 96, 96, 96, 4), 32
+    # hidden sizes that split evenly over no world size: no tensor split, so a pipeline
+    sizes, rows = (16, 95, 95, 95, 95, 4), 32
     limit = int(0.75 * _whole_memory(sizes, rows))
     if dist.get_world_size() == 1:
         try:
@@ -129,8 +131,51 @@ def check_a_model_too_big_for_one_rank_is_split():
     assert all(plan.rank_nodes), str(plan)  # every rank runs a stage
     notes = {c.strategy: c.note for c in plan.candidates}
     assert "max_memory" in notes["data"] and "max_memory" in notes["replicated"], notes
+    assert "no pair of products" in notes["tensor"], notes
     _report(f"mlp {'-'.join(map(str, sizes))}, batch {rows}, max_memory {limit} B", got[3],
             got[4])
+
+
+def check_a_wide_mlp_too_big_for_one_rank_is_split_by_tensor():
+    sizes, rows = (32, 256, 4), 32
+    limit = int(0.75 * _whole_memory(sizes, rows))
+    if dist.get_world_size() == 1:
+        return  # one process: the limit rules every plan out, as the check above shows
+    want = _train(sizes, rows)
+    got = _train(sizes, rows, distribute="auto", cost_model=COSTS, max_memory=limit)
+    _same(got, want)
+    plan, world, rank = got[3], dist.get_world_size(), dist.get_rank()
+    assert plan.strategy == "tensor", str(plan)
+    assert max(plan.memory_per_rank) <= limit, str(plan)
+    data = [c for c in plan.candidates if c.strategy == "data"]
+    assert data and "needs more than max_memory" in data[0].note, str(plan)  # ruled out
+    pipelines = [c for c in plan.candidates if c.strategy == "pipeline" and c.predicted_s]
+    assert all(plan.predicted_s < c.predicted_s for c in pipelines), str(plan)
+    text = str(plan)
+    assert f"plan: tensor over {world} rank(s)" in text and "reduce" in text, text
+    # each rank holds its shard of the weights: column split (rows of 0.weight, 0.bias), row
+    # split (columns of 2.weight); 2.bias whole, and they equal the plain session's slices
+    for name, axis in (("0.weight", 0), ("0.bias", 0), ("2.weight", 1)):
+        shard = plan.shards[name].numpy()
+        whole = want[2][["0.weight", "0.bias", "2.weight"].index(name)]
+        piece = np.split(whole, world, axis=axis)[rank]
+        assert shard.shape == piece.shape, (name, shard.shape, piece.shape)
+        np.testing.assert_allclose(shard, piece, rtol=1e-4, atol=1e-6, err_msg=name)
+    assert "2.bias" not in plan.shards
+    if rank == 0:
+        print(text, flush=True)
+    _report(f"mlp {'-'.join(map(str, sizes))}, batch {rows}, max_memory {limit} B", plan, got[4])
+    # Adam: both moments of each split weight split with it (four per pair, two per bias)
+    want = _train(sizes, rows, adam=True)
+    got = _train(sizes, rows, adam=True, distribute="auto", cost_model=COSTS, max_memory=limit)
+    _same(got, want)
+    plan = got[3]
+    assert plan.strategy == "tensor", str(plan)
+    assert len(plan.layouts.shards) == 3 * 3, str(plan)  # 3 Variables, each with 2 moments
+    for name, axis in (("0.weight", 0), ("0.bias", 0), ("2.weight", 1)):
+        piece = np.split(want[2][["0.weight", "0.bias", "2.weight"].index(name)], world,
+                         axis=axis)[rank]
+        np.testing.assert_allclose(plan.shards[name].numpy(), piece, rtol=1e-4, atol=1e-6)
 
 
 def check_the_plan_draws_one_box_per_rank():
@@ -147,6 +192,7 @@ def check_the_plan_draws_one_box_per_rank():
 
 
 CHECKS = [check_an_mlp_that_fits_runs_data_parallel, check_a_model_too_big_for_one_rank_is_split,
+          check_a_wide_mlp_too_big_for_one_rank_is_split_by_tensor,
           check_the_plan_draws_one_box_per_rank]
 
 if __name__ == "__main__":

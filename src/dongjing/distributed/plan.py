@@ -11,6 +11,8 @@ STRATEGIES = {
             "gradients averaged by all-reduce",
     "pipeline": "pipeline: consecutive layers form one stage per rank; activations go forward "
                 "and their gradients back between stages",
+    "tensor": "tensor parallel: paired products split column-then-row over the ranks (each "
+              "holds and updates its shard of their weights); partial sums all-reduced",
     "replicated": "replicated: every rank runs the whole graph on the whole batch (no split "
                   "pays)",
 }
@@ -65,6 +67,9 @@ class Plan:
     max_memory: int | None = None
     placement: dict | None = field(default=None, repr=False)  # pipeline: node -> its rank
     balance: str = ""  # pipeline: what its stages balance ("time" or "memory")
+    layouts: object = field(default=None, repr=False)  # tensor: `sharding.Layouts`
+    collectives: list = field(default_factory=list)  # tensor: (value, kind, bytes) per step
+    shards: dict = field(default_factory=dict, repr=False)  # tensor: name -> this rank's shard
 
     @property
     def memory_per_rank(self) -> list[int]:
@@ -88,6 +93,10 @@ class Plan:
                          f"{size_text(m['state'])}, gradients {size_text(m['gradients'])}, "
                          f"activations {size_text(m['activations'])}); compute "
                          f"{time_text(self.compute_s[r])}; nodes: {shown}")
+        for value, kind, nbytes in self.collectives[:12]:
+            lines.append(f"  {kind}: {value} ({size_text(nbytes)})")
+        if len(self.collectives) > 12:
+            lines.append(f"  ... {len(self.collectives) - 12} more collectives")
         for value, src, dst, nbytes in self.cuts[:12]:
             lines.append(f"  cut: {value} rank {src} -> rank {dst} ({size_text(nbytes)})")
         if len(self.cuts) > 12:
@@ -110,7 +119,8 @@ class Plan:
                  f'  label="{self.strategy} over {self.world} rank(s): predicted step '
                  f'{time_text(self.predicted_s)}"; labelloc=t;']
         rows = {"data": f"{self.batch // self.world if self.batch else 1} rows of "
-                        f"{self.batch}", "pipeline": f"stage {{r}}, {self.batch} rows"}
+                        f"{self.batch}", "pipeline": f"stage {{r}}, {self.batch} rows",
+                "tensor": f"1/{self.world} of the split weights, {self.batch} rows"}
         for r, names in enumerate(self.rank_nodes):
             m = self.memory[r]
             what = rows.get(self.strategy, f"the whole batch ({self.batch} rows)").format(r=r)
@@ -120,9 +130,10 @@ class Plan:
                          f'{size_text(m["state"])}, activations '
                          f'{size_text(m["activations"])})\\ncompute '
                          f'{time_text(self.compute_s[r])}"];')
-        if self.strategy == "data" and self.world > 1:
-            lines.append('  allreduce [label="all-reduce (mean) of the gradients", '
-                         'shape=ellipse, style=solid];')
+        if self.strategy in ("data", "tensor") and self.world > 1:
+            what = ("all-reduce (mean) of the gradients" if self.strategy == "data" else
+                    f"{len(self.collectives)} collective(s) of partial sums and split values")
+            lines.append(f'  allreduce [label="{what}", shape=ellipse, style=solid];')
             for r in range(self.world):
                 lines.append(f"  rank{r} -> allreduce [dir=both];")
         sent: dict = {}

@@ -1,7 +1,8 @@
 """The compiler's distribution strategy: for one set of fetches of a static graph and the world
-it runs in, weigh data parallelism, a pipeline of one stage per rank and plain replication with
-the cost model (`cost_model.py`), keep the ones whose memory per rank fits `max_memory`, and
-take the fastest predicted (`choose`).
+it runs in, weigh data parallelism, a pipeline of one stage per rank, tensor parallelism (the
+paired products split over the ranks, `sharding.py`) and plain replication with the cost model
+(`cost_model.py`), keep the ones whose memory per rank fits `max_memory`, and take the fastest
+predicted (`choose`); a tensor split only when data parallelism does not fit.
 
 What the graph tells the planner (`graph.gradient_of` and `graph.backward_of`, which
 `dj.gradients` records): which nodes are the gradients of which Variables (data parallelism
@@ -19,6 +20,7 @@ from ..core.registry import Kind
 from .cost_model import CostModel, node_cost, value_bytes
 from .partition import COPIED, assign_ranks, needed
 from .plan import Candidate, Plan, size_text
+from .sharding import PARTIAL, conversion, follow, plan_layouts
 from .world import DistributedError
 
 _SOURCES = ("placeholder", "constant", "variable")
@@ -237,9 +239,58 @@ def _pipeline(facts: Facts, model: CostModel, world: int, fetch_nodes: list,
                 comm, sum(compute) + comm, schedule, cuts, placement=placement)
 
 
+def _tensor(facts: Facts, model: CostModel, world: int, fetch_nodes: list, layouts) -> Plan:
+    """Every rank runs the whole batch; the split values are computed, held and updated once
+    per rank (a share of the work), plus the collectives the layouts insert."""
+    rows = facts.batch or 1
+    of = layouts.of
+    memory = [{"state": 0, "gradients": 0, "activations": 0} for _ in range(world)]
+    forward = set(facts.forward)
+    compute, comm, moved = 0.0, 0.0, []
+    for n in facts.order:
+        split = isinstance(of.get(n), int) or (n.op.name == "matmul" and of.get(n) == PARTIAL)
+        share = world if split else 1
+        if n.op.name == "variable":
+            memory[0]["state"] += value_bytes(n, rows) // share
+        elif n in facts.gradients:
+            memory[0]["gradients"] += value_bytes(n, rows) // share
+        elif n in forward:
+            memory[0]["activations"] += value_bytes(n, rows) // share
+        if n.op.name not in _SOURCES and n.dtype is not None:
+            compute += node_cost(model, n, rows) / share
+    reads = {(i, w) for n, wants in layouts.inputs.items() for i, w in zip(n.inputs, wants)
+             if i.dtype is not None}
+    reads.update((f, None) for f in fetch_nodes if f.dtype is not None)
+    for i, want in reads:
+        for step in conversion(of[i], want):
+            nbytes = value_bytes(i, rows)
+            if step[0] == "split":
+                compute += model.node_overhead_s + nbytes / world / model.bytes_per_s
+                continue
+            seconds = model.all_reduce_seconds(nbytes, world)
+            comm += seconds if step[0] == "reduce" else seconds / 2
+            moved.append((i.name, step[0], nbytes))
+    memory[0]["total"] = sum(memory[0].values())
+    memory = [dict(memory[0]) for _ in range(world)]
+    names = [[n.name for n in facts.forward] for _ in range(world)]
+    kinds = {}
+    for _, kind, _ in moved:
+        kinds[kind] = kinds.get(kind, 0) + 1
+    sent = ", ".join(f"{count} {kind}(s)" for kind, count in sorted(kinds.items())) or "none"
+    split = ", ".join(f"{v.name}[dim {d}]" for v, d in layouts.shards.items())
+    schedule = (f"each rank: the whole step on all {rows} rows with 1/{world} of the split "
+                f"Variables ({split}); collectives per step: {sent}")
+    plan = Plan("tensor", world, facts.batch, names, memory, [compute] * world, comm,
+                compute + comm, schedule)
+    plan.layouts = layouts
+    plan.collectives = moved
+    return plan
+
+
 def choose(facts: Facts, model: CostModel, world: int, fetch_nodes: list,
            max_memory: int | None = None, follow: Plan | None = None) -> Plan:
-    """The fastest predicted plan whose memory per rank fits `max_memory` (bytes).
+    """The fastest predicted plan whose memory per rank fits `max_memory` (bytes); a tensor
+    split only where data parallelism does not fit (it holds no whole copy of the Variables).
 
     `follow`: the plan a session chose first. Later fetches keep its layout, since the
     Variables already live where it put them: a pipeline's stages (nodes it did not place go
@@ -250,6 +301,8 @@ def choose(facts: Facts, model: CostModel, world: int, fetch_nodes: list,
         even = bool(facts.batch_inputs) and batch is not None and batch % world == 0
         if follow.strategy == "pipeline":
             plan = _pipeline(facts, model, world, fetch_nodes, follow.placement)
+        elif follow.strategy == "tensor":
+            plan = _tensor(facts, model, world, fetch_nodes, follow_shards(facts, follow))
         elif follow.strategy == "data" and even:
             plan = _whole(facts, model, world, "data", batch // world, fetch_nodes)
         else:
@@ -280,15 +333,30 @@ def choose(facts: Facts, model: CostModel, world: int, fetch_nodes: list,
             plan.schedule += f"; stages balanced by {by}"
             plan.balance = by
             plans.append(plan)
+        layouts = plan_layouts(facts.order, facts.forward, set(facts.gradients.values()), world)
+        if layouts is None:
+            candidates.append(Candidate("tensor", None, note=f"no pair of products of a "
+                                        f"Variable weight splits evenly over {world} ranks"))
+        else:
+            plans.append(_tensor(facts, model, world, fetch_nodes, layouts))
         plans.append(_whole(facts, model, world, "replicated", batch or 1, fetch_nodes))
+    fits_data = any(p.strategy == "data" and (max_memory is None
+                                              or max(p.memory_per_rank) <= max_memory)
+                    for p in plans)
     for p in plans:
         fits = max_memory is None or max(p.memory_per_rank) <= max_memory
         notes = [f"stages balanced by {p.balance}"] if p.strategy == "pipeline" else []
+        if p.strategy == "tensor":
+            notes.append(f"{len(p.layouts.pairs)} product pair(s) split, "
+                         f"{len(p.collectives)} collective(s) per step")
         if max_memory is not None:
             notes.append("fits" if fits else f"needs more than max_memory {size_text(max_memory)}")
+        if p.strategy == "tensor" and fits_data:
+            notes.append("not taken: data parallelism fits (a tensor split is for what does not)")
         note = "; ".join(notes)
         candidates.append(Candidate(p.strategy, p.predicted_s, p.memory_per_rank, note))
-    fitting = [p for p in plans if max_memory is None or max(p.memory_per_rank) <= max_memory]
+    fitting = [p for p in plans if (max_memory is None or max(p.memory_per_rank) <= max_memory)
+               and not (p.strategy == "tensor" and fits_data)]
     if not fitting:
         least = min(plans, key=lambda p: max(p.memory_per_rank))
         raise DistributedError(
@@ -302,3 +370,9 @@ def choose(facts: Facts, model: CostModel, world: int, fetch_nodes: list,
     best.cost_source = model.source
     best.max_memory = max_memory
     return best
+
+
+def follow_shards(facts: Facts, first: Plan):
+    """The layouts of later fetches in a tensor plan's split (its Variables stay split)."""
+    refs = {id(v.attrs["ref"]): d for v, d in first.layouts.shards.items()}
+    return follow(facts.order, refs)

@@ -9,14 +9,17 @@ the ranks the first plan put them on).
 - "pipeline": this rank runs its partition of the graph (`partitioned.PartitionedRun`), with
   the planner's placement;
 - "data": this rank runs its data-parallel copy of the graph (`data_parallel_graph.py`) on its
-  share of the batch rows.
+  share of the batch rows;
+- "tensor": this rank runs its tensor-parallel copy of the graph (`tensor_parallel_graph.py`),
+  holding and updating its shards of the split Variables (kept here for every later run;
+  `plan.shards` names them; the whole Variables are no longer updated).
 
 Every rank must run the same fetches with the same feeds, as with placed graphs.
 """
 
 from __future__ import annotations
 
-from ..distributed import data_parallel_graph, planner
+from ..distributed import data_parallel_graph, planner, tensor_parallel_graph
 from ..distributed.cost_model import CostModel
 from ..distributed.world import ensure_init, wait
 from . import feeds, partitioned
@@ -50,6 +53,30 @@ class _DataParallelRun:
         return self.rebuild([None if n is None else next(got) for n in self.copy.fetches])
 
 
+class _TensorParallelRun:
+    """This rank's tensor-parallel copy of the graph for one fetch structure."""
+
+    def __init__(self, session, fetches, plan, shards, session_type):
+        leaves: list = []
+        self.rebuild = rebuilder(fetches, leaves)
+        self.graph = session.graph
+        fetch_nodes = [session._fetch_node(f) for f in leaves]
+        self.copy = tensor_parallel_graph.rewrite(self.graph, fetch_nodes, plan.layouts, shards)
+        self.session = session_type(self.copy.graph, optimize=session.optimize)
+        self.values = [n for n in self.copy.fetches if n is not None]
+        plan.shards = {v.name: shards.get(v.attrs["ref"], d, v.name)
+                       for v, d in plan.layouts.shards.items()}
+
+    def __call__(self, feed_dict):
+        local = {}
+        for key, value in (feed_dict or {}).items():
+            here = self.copy.placeholders.get(feeds.resolve_key(self.graph, key))
+            if here is not None:
+                local[here] = value
+        got = iter(self.session.run(self.values, local))
+        return self.rebuild([None if n is None else next(got) for n in self.copy.fetches])
+
+
 class AutoDistribute:
     """A Session's planner and the runs of the plans it chose, per fetch structure."""
 
@@ -64,6 +91,7 @@ class AutoDistribute:
         self.plan = None  # the plan of the latest run
         self.first = None  # the first plan: later fetches keep where it put the Variables
         self.runs: dict = {}  # run key -> (graph version, plan, runner or None)
+        self.shards = tensor_parallel_graph.Shards()  # a tensor plan's shards of Variables
 
     def cost_model(self) -> CostModel:
         """The given model, else this machine's, measured once (rank 0's figures on every rank,
@@ -113,6 +141,8 @@ class AutoDistribute:
                                                 placement=plan.placement)
         elif plan.strategy == "data":
             runner = _DataParallelRun(session, fetches, facts, session_type)
+        elif plan.strategy == "tensor":
+            runner = _TensorParallelRun(session, fetches, plan, self.shards, session_type)
         else:
             runner = None
         return plan, runner
