@@ -13,6 +13,10 @@ from dongjing import nn
 from dongjing.errors import ArgumentError, ShapeError
 from dongjing.nn import functional as F
 
+# PyTorch's own deprecation note when the case mixes a bool and a float mask, as compared here
+pytestmark = pytest.mark.filterwarnings(
+    "ignore:Support for mismatched key_padding_mask and attn_mask is deprecated:UserWarning")
+
 RNG = np.random.default_rng(3304)
 L, S, N, E, H = 3, 4, 2, 8, 2
 PYTORCH_ORDER = ["query", "key", "value", "embed_dim_to_check", "num_heads", "in_proj_weight",

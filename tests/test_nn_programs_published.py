@@ -30,6 +30,9 @@ pytestmark = [pytest.mark.filterwarnings("ignore:invalid escape sequence:Depreca
                   "ignore:set_ticklabels\\(\\) should only be used:UserWarning"),
               pytest.mark.filterwarnings("ignore:enable_nested_tensor is True:UserWarning"),
               pytest.mark.filterwarnings("ignore:This overload of add_ is deprecated"),
+              # d2l's accumulator calls float() on a loss that requires grad (PyTorch warns)
+              pytest.mark.filterwarnings(
+                  "ignore:Converting a tensor with requires_grad=True to a scalar:UserWarning"),
               # PyTorch 2.13's own Tensor.__array__ (NumPy 2 asks for copy=; dongjing's takes it)
               pytest.mark.filterwarnings(
                   "ignore:__array__ implementation doesn't accept a copy keyword"),

@@ -11,6 +11,12 @@ import pytest
 import dongjing as dj
 from dongjing.errors import ArgumentError, AutogradError, ShapeError
 
+# PyTorch's own deprecation warnings for the legacy names compared here
+pytestmark = [pytest.mark.filterwarnings("ignore:torch.ger is deprecated:UserWarning"),
+              pytest.mark.filterwarnings("ignore:torch.qr is deprecated:UserWarning"),
+              pytest.mark.filterwarnings("ignore:torch.cholesky is deprecated:UserWarning"),
+              pytest.mark.filterwarnings("ignore:at..frobenius_norm is deprecated:UserWarning")]
+
 RNG = np.random.default_rng(3301)
 A = RNG.standard_normal((3, 4))
 B = RNG.standard_normal((3, 4))
