@@ -243,16 +243,16 @@ def _blocked_conv():
 def _relu_bitmask():
     """relu's gradient as g's bits AND a mask vs the masked copy: NaN and infinite values in
     both g and x, signed zeros, subnormals; the op eagerly, its out= form, and in place."""
-    from dongjing.ops import elementwise
+    from dongjing.ops import relu_grad
 
     out = []
     for dtype in (np.float32, np.float64):
         values = np.concatenate([SPECIAL, [-np.nan, 1e-45, -1e-45]]).astype(dtype)
         x, g = np.repeat(values, values.size), np.tile(values, values.size)
         out.append(dj.ops.relu_backward(dj.tensor(g), dj.tensor(x)))
-        out.append(elementwise._relu_backward_out(np, g, x, np.empty_like(g)))
+        out.append(relu_grad.relu_backward_out(np, g, x, np.empty_like(g)))
         same = g.copy()
-        out.append(elementwise._relu_backward_out(np, same, x, same))  # out is g
+        out.append(relu_grad.relu_backward_out(np, same, x, same))  # out is g
         leaf = _leaf(x.reshape(-1, values.size), dtype)
         out += _grads(dj.sum(dj.relu(leaf) * dj.tensor(g.reshape(leaf.shape))), [leaf])
     return out

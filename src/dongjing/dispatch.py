@@ -454,28 +454,8 @@ def _run_foreign(op: Op, arrays, attrs: dict):
     _check_devices(op, backend, arrays)
     if backend.multi_device:  # kernels run on the device of the data
         with backend.using(next(backend.index_of(a) for a in arrays if backend.owns(a))):
-            return _run_on(op, backend, arrays, attrs)
-    return _run_on(op, backend, arrays, attrs)
-
-
-def _run_on(op: Op, backend, arrays, attrs: dict):
-    if op.impl is None and op.ufunc_name is None:  # NumPy-bound (`register`): via the host
-        host = [backend.to_numpy(a) if backend.owns(a) else a for a in arrays]
-        out = op.forward(*host, **attrs)
-        if isinstance(out, tuple):  # control ops give a tuple of values
-            return tuple(None if v is None else backend.asarray(v) for v in out)
-        return backend.asarray(out)
-    for a in arrays:
-        if not backend.owns(a):  # a CPU scalar beside device arrays: its cached device copy
-            arrays = [a if backend.owns(a) else backend.scalar(a)
-                      if type(a) is ndarray and a.ndim == 0 else backend.asarray(a)
-                      for a in arrays]
-            break
-    own = backend.forwards.get(op.name) if backend.forwards else None
-    out = (own or op.forward_for(backend.xp))(*arrays, **attrs)
-    if type(out) is not tuple and backend.is_cached_scalar(out):
-        out = out.copy()  # the result is a shared scalar itself: the caller gets its own
-    return out
+            return backend.run_forward(op, arrays, attrs)
+    return backend.run_forward(op, arrays, attrs)
 
 
 def _as_array(value, inputs=()):

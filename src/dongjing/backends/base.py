@@ -7,6 +7,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar, overload
 
+from numpy import ndarray as _ndarray
+
 from ..errors import DongjingError
 
 if TYPE_CHECKING:
@@ -89,6 +91,28 @@ class Backend:
     def is_cached_scalar(self, array: object) -> bool:
         """Whether `array` is one of `scalar`'s shared arrays (never handed out to be written)."""
         return id(array) in self.__dict__.get("_scalar_ids", ())
+
+    def run_forward(self, op: Any, arrays: Sequence[Any], attrs: dict) -> Any:
+        """`op`'s forward on `arrays` (this backend's, and NumPy 0-d CPU scalars, which are
+        used as their cached device copies): the backend's own forward for the op where it
+        has one (`forwards`), else the op's `xp` forward; a NumPy-bound op runs on the host."""
+        if op.impl is None and op.ufunc_name is None:  # NumPy-bound (`register`): via the host
+            host = [self.to_numpy(a) if self.owns(a) else a for a in arrays]
+            out = op.forward(*host, **attrs)
+            if isinstance(out, tuple):  # control ops give a tuple of values
+                return tuple(None if v is None else self.asarray(v) for v in out)
+            return self.asarray(out)
+        for a in arrays:
+            if not self.owns(a):  # a CPU scalar beside device arrays: its cached device copy
+                arrays = [a if self.owns(a) else self.scalar(a)
+                          if type(a) is _ndarray and a.ndim == 0 else self.asarray(a)
+                          for a in arrays]
+                break
+        own = self.forwards.get(op.name) if self.forwards else None
+        out = (own or op.forward_for(self.xp))(*arrays, **attrs)
+        if type(out) is not tuple and self.is_cached_scalar(out):
+            out = out.copy()  # the result is a shared scalar itself: the caller gets its own
+        return out
 
     def array(self, value: object, dtype: DTypeLike | None = None) -> Any:
         """A new array holding a copy of `value` (own storage, never a view)."""

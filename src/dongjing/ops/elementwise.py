@@ -20,14 +20,13 @@ from ..cpu_kernels import parallel
 from ..dispatch import apply, apply1, apply2
 from ..dtypes import is_floating
 from ..errors import DTypeError
-from ..short_paths import declare as _declare_short_path
-from ..short_paths import state as _short
 from ..tensor import Tensor
 from ..tensor.out_argument import accepts_out, write_out
 from . import onnx_rules
 from .bindings import alpha_binary, binary, division, float_unary, unary
 from .compare import eq, ge, gt, le, logical_and, lt
 from .convert import as_tensor, pair
+from .relu_grad import BITMASK_DTYPES, relu_backward_out
 
 if TYPE_CHECKING:
     from ..types import TensorLike
@@ -261,43 +260,14 @@ def _relu_backward_forward(xp, g, x):
     out = _on_two_threads(_relu_backward_into, g, x) if g.dtype == x.dtype else None
     if out is not None:
         return out
-    if xp is numpy_backend.xp and g.dtype == x.dtype and g.dtype in _INT_OF \
+    if xp is numpy_backend.xp and g.dtype == x.dtype and g.dtype in BITMASK_DTYPES \
             and g.shape == x.shape:
-        return _relu_backward_out(xp, g, x, _pool.empty(x.shape, g.dtype))  # reused buffers
+        return relu_backward_out(xp, g, x, _pool.empty(x.shape, g.dtype))  # reused buffers
     return xp.where(x <= 0, xp.zeros((), g.dtype), g)
 
 
-_INT_OF = {numpy_backend.xp.dtype(f): numpy_backend.xp.dtype(i)  # by dtype (`.name` is slow)
-           for f, i in (("float32", "int32"), ("float64", "int64"))}
-_declare_short_path("relu.bitmask", __name__, "relu's gradient as an AND of g's bits with a mask "
-                    "(3 ms on W7's 2.4M floats) instead of a masked copy (12 ms)")
-
-
-def _bitmask_applies(xp, g, x, out) -> bool:
-    # short path: relu.bitmask (NumPy arrays of one float32/float64 shape and dtype)
-    return (_short.on and xp is numpy_backend.xp and type(out) is xp.ndarray
-            and g.dtype == out.dtype == x.dtype and g.dtype in _INT_OF
-            and g.shape == out.shape == x.shape and not xp.may_share_memory(out, g))
-
-
-def _relu_backward_out(xp, g, x, out):
-    # PyTorch's threshold_backward: 0 where x <= 0 (not g * 0, NaN for an infinite g), g
-    # elsewhere, NaN included
-    if _bitmask_applies(xp, g, x, out):
-        # g's bits AND (0 where x <= 0, all ones elsewhere): +0.0 or g exactly, as below
-        ints = _INT_OF[g.dtype]
-        mask = out.view(ints)
-        xp.subtract(xp.less_equal(x, 0).view(xp.uint8), 1, out=mask, dtype=ints,
-                    casting="unsafe")
-        xp.bitwise_and(mask, g.view(ints), out=mask)
-        return out
-    xp.copyto(out, g)
-    xp.copyto(out, xp.zeros((), out.dtype), where=x <= 0)  # of out's dtype: bool too
-    return out
-
-
 def _relu_backward_into(g, x, out):
-    return _relu_backward_out(numpy_backend.xp, g, x, out)
+    return relu_backward_out(numpy_backend.xp, g, x, out)
 
 
 _relu = define("relu", forward=_relu_forward, infer=inf.numeric("relu"),
@@ -317,7 +287,7 @@ _relu_backward = define(
     "relu_backward", forward=_relu_backward_forward,
     infer=inf.elementwise("relu_backward"), kind=E,
     grads=(lambda gg, g, x: relu_backward(gg, x), None),  # zero almost everywhere in x
-    forward_out=_relu_backward_out,
+    forward_out=relu_backward_out,
     binding=binary, public="relu_backward", onnx=onnx_rules.relu_backward,
     doc="0 where x <= 0, else g (NaN included): the gradient of relu at x.",
 )
