@@ -92,7 +92,7 @@ class Backend:
         """Whether `array` is one of `scalar`'s shared arrays (never handed out to be written)."""
         return id(array) in self.__dict__.get("_scalar_ids", ())
 
-    def run_forward(self, op: Any, arrays: Sequence[Any], attrs: dict) -> Any:
+    def run_forward(self, op: Any, arrays: Sequence[Any], attrs: dict[str, Any]) -> Any:
         """`op`'s forward on `arrays` (this backend's, and NumPy 0-d CPU scalars, which are
         used as their cached device copies): the backend's own forward for the op where it
         has one (`forwards`), else the op's `xp` forward; a NumPy-bound op runs on the host."""

@@ -199,6 +199,7 @@ from .torch_compat_math import reciprocal as reciprocal
 from . import reduce as reduce
 from ..core.registry import register as register
 from . import registry as registry
+from . import relu_grad as relu_grad
 from .torch_reduce_more import renorm as renorm
 from .layout import repeat as repeat
 from .torch_compat_shape import repeat_interleave as repeat_interleave
