@@ -285,3 +285,20 @@ def compile_kernel(source: str, name: str, namespace: dict, params: tuple | None
         kernel = _jit(source, name, namespace)
     _cache[key] = kernel
     return kernel
+
+
+# the float dtypes the per-plane kernels (ops/*_kernel.py) take, by dtype (`.name` is computed
+# on each read, about 20 µs)
+PLANE_DTYPES = {np.dtype(name): name for name in ("float32", "float64")}
+_plane_kernels: dict = {}
+
+
+def plane_kernel(source: str, name: str, dtype_name: str, params: tuple):
+    """`compile_kernel(source, name, ...)` with unsigned `_u64` indices (numba checks every
+    signed index for wraparound, which keeps the loops from vectorizing), kept per (name,
+    dtype); None without numba."""
+    key = (name, dtype_name)
+    if key not in _plane_kernels:
+        _plane_kernels[key] = (compile_kernel(source, name, {"_u64": np.uint64}, params)
+                               if available() else None)
+    return _plane_kernels[key]

@@ -55,25 +55,13 @@ _FOLD = """def _fold_planes(n, kh, kw, oh, ow, sh, sw, ph, pw, h, w, zero, cols,
                             out[_u64(row + ox * sw)] += cols[_u64(crow + ox)]
 """
 
-_DTYPES = {numpy_backend.xp.dtype(name): name for name in ("float32", "float64")}  # by dtype:
-# a dtype's `.name` is computed on each read (about 20 µs)
-_kernels: dict = {}
+_DTYPES = kernels.PLANE_DTYPES
 
 
 def _kernel(dtype_name: str):
-    if dtype_name in _kernels:
-        return _kernels[dtype_name]
-
-    kernel = None
-    if kernels.available():
-        params = tuple(("scalar", "int64") for _ in range(10)) + (
-            ("scalar", dtype_name), ("array", dtype_name), ("out", dtype_name))
-        # unsigned indices: no negative-index wraparound test in the loop, which kept it from
-        # vectorizing (W7's conv2 col2im 25-30 ms -> 6-9 ms on one thread)
-        kernel = kernels.compile_kernel(_FOLD, "_fold_planes",
-                                        {"_u64": numpy_backend.xp.uint64}, params)
-    _kernels[dtype_name] = kernel
-    return kernel
+    params = tuple(("scalar", "int64") for _ in range(10)) + (
+        ("scalar", dtype_name), ("array", dtype_name), ("out", dtype_name))
+    return kernels.plane_kernel(_FOLD, "_fold_planes", dtype_name, params)
 
 
 def fold_planes(xp, cols, size, kernel_size, stride, padding, out=None):

@@ -62,23 +62,14 @@ _SOURCE = """def _max_pool_back(n, h, w, oh, ow, kh, kw, sh, sw, with_nan, finit
                             out[at] = gv * zero
 """
 
-_DTYPES = {numpy_backend.xp.dtype(name): name for name in ("float32", "float64")}  # by dtype:
-# a dtype's `.name` is computed on each read (about 20 µs)
-_kernels: dict = {}
+_DTYPES = kernels.PLANE_DTYPES
 
 
 def _kernel(dtype_name: str):
-    if dtype_name in _kernels:
-        return _kernels[dtype_name]
-    kernel = None
-    if kernels.available():
-        params = tuple(("scalar", "int64") for _ in range(10)) + (
-            ("scalar", dtype_name), ("array", dtype_name), ("array", dtype_name),
-            ("array", dtype_name), ("out", dtype_name))
-        kernel = kernels.compile_kernel(_SOURCE, "_max_pool_back",  # unsigned: no wraparound
-                                        {"_u64": numpy_backend.xp.uint64}, params)
-    _kernels[dtype_name] = kernel
-    return kernel
+    params = tuple(("scalar", "int64") for _ in range(10)) + (
+        ("scalar", dtype_name), ("array", dtype_name), ("array", dtype_name),
+        ("array", dtype_name), ("out", dtype_name))
+    return kernels.plane_kernel(_SOURCE, "_max_pool_back", dtype_name, params)
 
 
 def max_pool_backward_planes(xp, g, x, pooled, kernel_size, stride, padding, flags):

@@ -54,22 +54,13 @@ _SOURCE = """def _unfold_planes(n, kh, kw, oh, ow, sh, sw, ph, pw, h, w, fill, x
                             out[_u64(orow + ox)] = x[_u64(row + ox * sw)]
 """
 
-_DTYPES = {numpy_backend.xp.dtype(name): name for name in ("float32", "float64")}  # by dtype:
-# a dtype's `.name` is computed on each read (about 20 µs)
-_kernels: dict = {}
+_DTYPES = kernels.PLANE_DTYPES
 
 
 def _kernel(dtype_name: str):
-    if dtype_name in _kernels:
-        return _kernels[dtype_name]
-    kernel = None
-    if kernels.available():
-        params = tuple(("scalar", "int64") for _ in range(10)) + (
-            ("scalar", dtype_name), ("array", dtype_name), ("out", dtype_name))
-        kernel = kernels.compile_kernel(_SOURCE, "_unfold_planes",
-                                        {"_u64": numpy_backend.xp.uint64}, params)
-    _kernels[dtype_name] = kernel
-    return kernel
+    params = tuple(("scalar", "int64") for _ in range(10)) + (
+        ("scalar", dtype_name), ("array", dtype_name), ("out", dtype_name))
+    return kernels.plane_kernel(_SOURCE, "_unfold_planes", dtype_name, params)
 
 
 def unfold_planes(xp, x, out, kernel_size, stride, padding, pad_value) -> bool:
