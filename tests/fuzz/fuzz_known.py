@@ -122,11 +122,6 @@ KNOWN_BUGS += [  # against PyTorch: where dongjing differs on purpose or documen
         expr.startswith("dj.cat(") for _, expr, _ in p.refused), "cat refused for tensors of "
      "different ranks where PyTorch computes it: only its legacy rule for a 1-d empty tensor "
      "(0,) allows that (seed 101, program 1710; dongjing checks every shape)", "torch"),
-    ("differs from PyTorch", "erf(", "erf is accurate to about 1e-7 (Abramowitz & Stegun "
-     "7.1.26, its documented limit), not to float64's precision", "torch"),
-    ("differs from PyTorch", lambda p: "dj.relu(" in p.source() and _has_nan(p), "relu's "
-     "gradient at NaN: PyTorch passes the gradient on (its mask is not x <= 0), dongjing's "
-     "is g * (x > 0), 0 there (reported in issue 30's closing note)", "torch"),
     ("has NaN at other places", lambda p: _cumprod_of_nonfinite(p), "cumprod's gradient "
      "where its input holds inf or NaN (a program input or one computed, e.g. remainder by 0: "
      "seed 2026, program 3240): PyTorch divides (inf / inf, NaN / NaN = NaN), dongjing's rule "

@@ -110,7 +110,7 @@ def erf(input):
 
 @accepts_out
 def ndtr(input):
-    """The standard normal CDF, 0.5 * (1 + erf(x / sqrt(2))) (absolute error below 1e-7)."""
+    """The standard normal CDF, 0.5 * (1 + erf(x / sqrt(2))) (to the precision of its dtype)."""
     return (ops.erf(_floating(input) * (1.0 / math.sqrt(2.0))) + 1.0) * 0.5
 
 
