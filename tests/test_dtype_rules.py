@@ -8,6 +8,7 @@ import pytest
 from op_cases import CASES
 
 import dongjing as dj
+from dongjing import dtypes
 from dongjing.core.registry import OPS
 from dongjing.dispatch import apply, apply1
 from dongjing.errors import DongjingError, DTypeError
@@ -76,3 +77,36 @@ def test_a_forward_choosing_another_dtype_is_cast_to_the_rule():
     out = apply(OPS["div"], dj.tensor([1.0, 2.0]), dj.tensor([4.0, 8.0]))
     assert out.dtype == dj.float32
     assert (a + b).dtype == dj.int32
+
+
+_ZERO_D_CASES = [  # (dimensioned dtype, 0-d dtype, PyTorch's result)
+    ("float32", "float64", "float32"), ("int32", "int64", "int32"),
+    ("int32", "float64", "float64"), ("bool", "int64", "int64"),
+    ("uint8", "int64", "uint8"), ("float16", "float64", "float16"), ("int64", "bool", "int64"),
+]
+
+
+@pytest.mark.parametrize("shaped,zero_d,want", _ZERO_D_CASES)
+def test_a_zero_d_tensor_does_not_raise_a_dimensioned_ones_dtype(shaped, zero_d, want):
+    a = dj.ones(3, dtype=getattr(dj, shaped))
+    b = dj.tensor(np.ones((), dtype=zero_d))
+    assert (a + b).dtype == (b * a).dtype == np.dtype(want)
+    g = dj.Graph()
+    with g.as_default():
+        p = dj.placeholder(getattr(dj, shaped), [None])
+        q = dj.placeholder(getattr(dj, zero_d), [])
+        assert (p - q).dtype == np.dtype(want)
+        out = dj.Session(g).run(p - q, {p: np.ones(3, shaped), q: np.ones((), zero_d)})
+    assert out.dtype == np.dtype(want)
+    # both 0-d, or both dimensioned: the usual promotion
+    both_0d = dj.tensor(np.ones((), shaped)) + b
+    assert both_0d.dtype == dtypes.promote(np.dtype(shaped), np.dtype(zero_d))
+
+
+def test_zero_d_rule_equals_pytorch():
+    torch = pytest.importorskip("torch")
+    for shaped, zero_d, _ in _ZERO_D_CASES:
+        ta = torch.ones(3, dtype=getattr(torch, shaped))
+        tb = torch.ones((), dtype=getattr(torch, zero_d))
+        got = (dj.ones(3, dtype=getattr(dj, shaped)) + dj.tensor(np.ones((), zero_d))).dtype
+        assert str(got) == str(ta.add(tb).dtype).removeprefix("torch.")

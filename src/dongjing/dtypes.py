@@ -121,6 +121,19 @@ def promote(a: np.dtype, b: np.dtype) -> np.dtype:
     return np.promote_types(a, b)
 
 
+def promote_operands(a: np.dtype, a_ndim: int, b: np.dtype, b_ndim: int) -> np.dtype:
+    """Result dtype of a binary op on two tensors, with PyTorch's rule for 0-d tensors: a 0-d
+    operand beside a dimensioned one of the same or a lower category does not raise its dtype
+    (float32 [n] with float64 [] -> float32, int32 [n] with int64 [] -> int32); one of a
+    higher category promotes as usual (int32 [n] with float64 [] -> float64)."""
+    if (a_ndim == 0) == (b_ndim == 0):
+        return promote(a, b)
+    shaped, zero_d = (a, b) if b_ndim == 0 else (b, a)
+    if _category(shaped) >= _category(zero_d):
+        return shaped
+    return promote(a, b)
+
+
 def scalar_dtype(value, like: np.dtype | None) -> np.dtype:
     """dtype of a Python scalar used beside a tensor of dtype `like` (weak scalar typing)."""
     if isinstance(value, bool):

@@ -27,24 +27,6 @@ KNOWN_BUGS = [
 ]
 
 
-def _zero_d_meets_dimensioned(program) -> bool:
-    """Whether some value of `program` is a 0-d float tensor and another a dimensioned float
-    tensor of another dtype (where PyTorch's promotion and NumPy's part)."""
-    import numpy as np
-    from fuzz_program import NAMESPACE
-
-    import dongjing as dj
-
-    scope = dict(NAMESPACE, **{f"x{i}": dj.tensor(inp.array)
-                               for i, inp in enumerate(program.inputs)})
-    with np.errstate(all="ignore"):
-        for line in program.lines:
-            exec(line, scope)  # noqa: S102 - the fuzzer's own generated line
-    floats = [v for v in scope.values() if isinstance(v, dj.Tensor) and v.dtype.kind == "f"]
-    zero_d = {v.dtype for v in floats if v.ndim == 0}
-    return any(v.ndim and any(v.dtype != d for d in zero_d) for v in floats)
-
-
 def _has_ties(program) -> bool:
     import numpy as np
 
@@ -98,10 +80,6 @@ def _topk_of_ties(program) -> bool:
 
 
 KNOWN_BUGS += [  # against PyTorch: where dongjing differs on purpose or documents a limit
-    ("PyTorch gives float32", _zero_d_meets_dimensioned, "a 0-d float64 tensor with a "
-     "dimensioned float32 one: PyTorch keeps float32 (a 0-d tensor does not promote a "
-     "dimensioned one of its category); dongjing promotes by dtype alone, in every mode "
-     "(reported in issue 30's closing note, not changed here)", "torch"),
     ("has NaN at other places", "dj.sign(", "sign(NaN): PyTorch's CPU kernel gives 0, NumPy and "
      "dongjing NaN", "torch"),
     ("differs from PyTorch", _topk_of_ties, "topk of tied values: which tied element (and "

@@ -56,7 +56,7 @@ def pair(a, b) -> tuple[Tensor, Tensor]:
     da, db = a.dtype, b.dtype
     if da is not db and da != db:
         cast = OPS["cast"].binding  # declared by ops.elementwise, which is built on this module
-        dtype = dtypes.promote(da, db)
+        dtype = dtypes.promote_operands(da, a.ndim, db, b.ndim)
         if da != dtype:
             a = cast(a, dtype)
         if db != dtype:
