@@ -50,7 +50,7 @@ def _arguments(program, fn: str) -> list:
 
     import dongjing as dj
 
-    names = re.findall(re.escape(fn) + r"\((\w+),", program.source())
+    names = re.findall(re.escape(fn) + r"\((\w+)[,)]", program.source())
     if not names:
         return []
     scope = dict(NAMESPACE, **{f"x{i}": dj.tensor(inp.array)
@@ -79,9 +79,36 @@ def _topk_of_ties(program) -> bool:
         for v in _arguments(program, "dj.topk") if v.dtype.kind == "f")
 
 
+def _sign_of_nan(program) -> bool:
+    """Whether some `dj.sign(v)` of `program` runs over a `v` holding NaN."""
+    import numpy as np
+
+    return any(v.dtype.kind == "f" and bool(np.isnan(v).any())
+               for v in _arguments(program, "dj.sign"))
+
+
+def _extremum_of_signed_zeros(program) -> bool:
+    """Whether some `dj.amax(v, ...)` or `dj.amin(v, ...)` runs over both +0.0 and -0.0."""
+    import numpy as np
+
+    return any(v.dtype.kind == "f" and bool(((v == 0) & np.signbit(v)).any())
+               and bool(((v == 0) & ~np.signbit(v)).any())
+               for fn in ("dj.amax", "dj.amin") for v in _arguments(program, fn))
+
+
+_SIGN_OF_NAN = ("sign(NaN): PyTorch's CPU kernel gives 0, NumPy and dongjing NaN (and what is "
+                "computed from it: isnan, comparisons; seed 0, programs 5024 and 16207)")
 KNOWN_BUGS += [  # against PyTorch: where dongjing differs on purpose or documents a limit
-    ("has NaN at other places", "dj.sign(", "sign(NaN): PyTorch's CPU kernel gives 0, NumPy and "
-     "dongjing NaN", "torch"),
+    ("has NaN at other places", "dj.sign(", _SIGN_OF_NAN, "torch"),
+    ("differs: [", _sign_of_nan, _SIGN_OF_NAN, "torch"),
+    ("has infinities at other places", _extremum_of_signed_zeros, "amax/amin of +0.0 and -0.0 "
+     "(IEEE 754 allows either; see above), and a gradient through 1/x of it (seed 0, program "
+     "13058)", "torch"),
+    ("has infinities at other places", _topk_of_ties, "topk of tied values (+0 and -0, seed 0, "
+     "program 3624): which one takes the gradient is unspecified in PyTorch", "torch"),
+    ("has infinities at other places", lambda p: "F.max_pool2d(" in p.source() and _has_ties(p),
+     "max pooling of a window with tied maxima (+0 and -0, seed 0, program 9077): which one "
+     "takes the gradient is unspecified in PyTorch", "torch"),
     ("differs from PyTorch", _topk_of_ties, "topk of tied values: which tied element (and "
      "so which gradient position) is unspecified in PyTorch", "torch"),
     ("has NaN at other places", _topk_of_ties, "topk of tied values (two NaNs, or +0 and -0, "

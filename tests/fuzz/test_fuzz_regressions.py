@@ -305,3 +305,24 @@ def test_max_pool_gradient_and_its_gradient_against_pytorch():
         dg, = dj.grad((dout * dw).sum(), [dx], create_graph=True)
         dgg, = dj.grad((dg * dj.tensor(c)).sum(), [dw])
         _same([dg.numpy(), dgg.numpy()], [tg.detach().numpy(), tgg.numpy()])
+
+
+_POW_BASES = [-2.0, 0.0, 0.0, 0.0, NAN, 2.0, INF, -0.0]
+_POW_EXPONENTS = [2.0, 2.0, 0.0, -1.0, 0.0, 3.0, -1.0, -1.0]
+
+
+def test_power_gradient_by_the_exponent_is_pytorchs():
+    # seed 0, program 6371: a NaN (or negative) base gave 0 instead of PyTorch's NaN;
+    # PyTorch: a ** b * log(a), 0 where a == 0 and b >= 0
+    _, _, by_exponent = _grads(dj.pow, _POW_BASES, _POW_EXPONENTS)
+    np.testing.assert_array_equal(by_exponent, [NAN, 0.0, 0.0, -INF, NAN, 8 * np.log(2.0), NAN,
+                                                INF])
+
+
+def test_power_gradient_by_the_exponent_against_pytorch():
+    torch = pytest.importorskip("torch")
+    b = torch.tensor(_POW_BASES, dtype=torch.float64)
+    e = torch.tensor(_POW_EXPONENTS, dtype=torch.float64, requires_grad=True)
+    torch.pow(b, e).sum().backward()
+    _, _, by_exponent = _grads(dj.pow, _POW_BASES, _POW_EXPONENTS)
+    np.testing.assert_array_equal(by_exponent, e.grad.numpy())

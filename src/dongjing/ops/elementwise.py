@@ -89,7 +89,8 @@ def _pow_grad_base(g, a, b):
 
 
 def _pow_grad_exponent(g, a, b, *, out):
-    return mul(g, mul(out, log(where(gt(a, 0.0), a, 1.0))))
+    # PyTorch's rule: a ** b * log(a), 0 where a == 0 and b >= 0 (NaN for a < 0 or NaN, as there)
+    return mul(g, where(logical_and(eq(a, 0.0), ge(b, 0.0)), 0.0, mul(out, log(a))))
 
 
 _pow = define("pow", ufunc="power", infer=inf.elementwise("pow"), kind=E,
