@@ -32,10 +32,13 @@ def _masked(scores: Tensor, mask) -> Tensor:
 def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
                                  attn_mask: Tensor | None = None,
                                  dropout_p: float = 0.0, is_causal: bool = False,
-                                 scale: float | None = None) -> Tensor:
+                                 scale: float | None = None, enable_gqa: bool = False) -> Tensor:
     """softmax(q k^T * scale + mask) v over the last two dims. A bool `attn_mask` is True where
-    attention IS allowed (PyTorch's convention for this function)."""
+    attention IS allowed (PyTorch's convention for this function). `enable_gqa`: grouped-query
+    attention, fewer key/value heads (dim -3) than query heads, each shared by a group."""
     query, key, value = as_tensor(query), as_tensor(key), as_tensor(value)
+    if enable_gqa:
+        key, value = _grouped(query, key), _grouped(query, value)
     d = query.shape[-1]
     scale = 1.0 / math.sqrt(d) if scale is None else scale
     scores = ops.matmul(query, ops.transpose(key, -2, -1)) * scale
@@ -52,6 +55,18 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
     if dropout_p:
         weights = _dropout(weights, dropout_p, True)
     return ops.matmul(weights, value)
+
+
+def _grouped(query: Tensor, kv: Tensor) -> Tensor:
+    """`kv`'s heads each repeated for its group of query heads (PyTorch's `enable_gqa`)."""
+    if query.ndim < 3 or kv.ndim < 3:
+        raise ShapeError(f"scaled_dot_product_attention: enable_gqa needs a heads dim (-3), got "
+                         f"query {query.shape} and key/value {kv.shape}")
+    heads, kv_heads = query.shape[-3], kv.shape[-3]
+    if heads is None or kv_heads is None or heads % kv_heads:
+        raise ShapeError(f"scaled_dot_product_attention: enable_gqa needs the query heads "
+                         f"({heads}) to be a known multiple of the key/value heads ({kv_heads})")
+    return kv if heads == kv_heads else ops.repeat_interleave(kv, heads // kv_heads, -3)
 
 
 def batch_first_attention(query, key, value, num_heads: int, in_proj_weight, in_proj_bias,

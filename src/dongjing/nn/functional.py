@@ -219,11 +219,19 @@ def _split_spatial(out: Tensor, x: Tensor, weight: Tensor, oh, ow) -> Tensor:
 
 
 def max_pool2d(input: Tensor, kernel_size: Size, stride: Size | None = None,
-               padding: Size = 0) -> Tensor:
-    """Largest value of each window (stride defaults to the kernel size)."""
+               padding: Size = 0, dilation: Size = 1, ceil_mode: bool = False,
+               return_indices: bool = False) -> Tensor | tuple[Tensor, Tensor]:
+    """Largest value of each window (stride defaults to the kernel size). A `dilation`,
+    `ceil_mode` or `return_indices` (each maximum's flat H*W index, as PyTorch's) other than the
+    default goes through the n-d pooling of `max_pool2d_with_indices`."""
     x = as_tensor(input)
     _check_4d("max_pool2d", x)
-    return ops.pooling.max_pool2d(x, kernel_size, stride, padding)
+    single = dilation in (1, (1, 1), [1, 1]) and not ceil_mode and not return_indices
+    if single:  # the op-table pooling: one node, fused and exported as MaxPool
+        return ops.pooling.max_pool2d(x, kernel_size, stride, padding)
+    y, indices = _pooling_nd.max_pool2d_with_indices(x, kernel_size, stride, padding, dilation,
+                                                     ceil_mode)
+    return (y, indices) if return_indices else y
 
 
 @autocast_policy("conv1d")

@@ -57,6 +57,15 @@ def predicate(op: Op) -> Callable[..., Tensor]:
     return _publish(op, fn)
 
 
+def unary_no_out(op: Op) -> Callable[..., Tensor]:
+    """f(input): an op whose PyTorch function takes no `out=` (`torch.relu`)."""
+
+    def fn(input: TensorLike) -> Tensor:
+        return apply1(op, as_tensor(input))
+
+    return _publish(op, fn)
+
+
 def float_unary(op: Op) -> Callable[..., Tensor]:
     """f(input, *, out=None): integer and bool inputs are promoted to the default float dtype
     first."""

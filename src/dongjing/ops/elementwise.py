@@ -23,7 +23,7 @@ from ..errors import DTypeError
 from ..tensor import Tensor
 from ..tensor.out_argument import accepts_out, write_out
 from . import onnx_rules
-from .bindings import alpha_binary, binary, division, float_unary, unary
+from .bindings import alpha_binary, binary, division, float_unary, unary, unary_no_out
 from .compare import eq, ge, gt, le, logical_and, lt
 from .convert import as_tensor, pair
 from .relu_grad import BITMASK_DTYPES, relu_backward_out
@@ -272,7 +272,8 @@ def _relu_backward_into(g, x, out):
 
 
 _relu = define("relu", forward=_relu_forward, infer=inf.numeric("relu"),
-               kind=E, grads=(lambda g, x: relu_backward(g, x),), binding=unary, public="relu",
+               kind=E, grads=(lambda g, x: relu_backward(g, x),), binding=unary_no_out,
+               public="relu",
                methods=("relu", "relu_"), forward_out=lambda xp, x, out: xp.maximum(x, 0, out=out),
                onnx="Relu", doc="max(x, 0).")
 _sign = define("sign", ufunc="sign", infer=inf.numeric("sign"), kind=E, binding=unary,

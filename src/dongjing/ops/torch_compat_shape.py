@@ -18,7 +18,7 @@ from ..backends import backend_of
 from ..core import infer as inf
 from ..core.torch_args import dim_aliases
 from ..devices.device import Placement
-from ..errors import DTypeError, GraphError, ShapeError
+from ..errors import ArgumentError, DTypeError, GraphError, ShapeError
 from ..tensor import Tensor
 from ..tensor.out_argument import accepts_out
 from ..tensor.transfer import placement_of
@@ -301,13 +301,19 @@ def _repeated_indices(size: int, counts: list, like: Tensor) -> Tensor:
                                    counts))
 
 
-def repeat_interleave(input: TensorLike, repeats: TensorLike | None = None,
+def repeat_interleave(input: TensorLike | None = None, repeats: TensorLike | None = None,
                       dim: int | None = None, *, output_size: int | None = None) -> Tensor:
     """Each element (slice along `dim`; the flattened tensor when `dim` is None) repeated
     `repeats` times (an int, or one count per element). With only a tensor of counts,
-    ``repeat_interleave(counts)`` gives each index repeated that many times."""
-    if repeats is None:
-        counts = as_tensor(input)
+    ``repeat_interleave(counts)`` or ``repeat_interleave(repeats=counts)`` (PyTorch's
+    one-argument overload) gives each index repeated that many times."""
+    if input is None or repeats is None:
+        if input is None and repeats is None:
+            raise ArgumentError("repeat_interleave: expects input and repeats, or a tensor of "
+                                "counts (repeats=)")
+        if dim is not None:
+            raise ArgumentError("repeat_interleave: dim= needs both input and repeats")
+        counts = as_tensor(repeats if input is None else input)
         if counts.ndim != 1:
             raise ShapeError(f"repeat_interleave: counts must be 1-d, got shape "
                              f"{inf.fmt(counts.shape)}")

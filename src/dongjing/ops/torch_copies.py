@@ -5,8 +5,11 @@
 from __future__ import annotations
 
 import inspect
+import numbers
 
+from ..dtypes import as_dtype, is_dtype
 from ..errors import ArgumentError, ShapeError
+from ..tensor import Tensor
 from ..tensor.out_argument import accepts_out
 from .convert import as_tensor
 from .elementwise import clone
@@ -71,13 +74,23 @@ def permute_copy(input, dims):
     return clone(permute(as_tensor(input), dims))
 
 
-def view_copy(input, size):
-    """`view`/`reshape` as a fresh tensor."""
+def view_copy(input, size=None, dtype=None):
+    """`view` as a fresh tensor: of another shape (`size`), or the same bytes read as another
+    `dtype` (PyTorch's two overloads; the last dim scales with the element size; eager only,
+    no gradient, as PyTorch's)."""
     x = as_tensor(input)
-    if hasattr(size, "kind") or getattr(size, "dtype", None) is not None and not isinstance(
-            size, (tuple, list)):
-        raise ShapeError("view_copy: a dtype view is not supported; give a shape")
-    return clone(reshape(x, tuple(size) if isinstance(size, (tuple, list)) else (size,)))
+    if size is not None and is_dtype(size) and dtype is None:  # view_copy(x, dj.int32)
+        size, dtype = None, size
+    if (size is None) == (dtype is None):
+        raise ArgumentError("view_copy: expects a size or a dtype (one of them)")
+    if dtype is None:
+        return clone(reshape(x, tuple(size) if isinstance(size, (tuple, list)) else (size,)))
+    data = x._value("view_copy(dtype=)").copy()  # row-major, its own memory
+    try:
+        return Tensor._make(data.view(as_dtype(dtype)))
+    except ValueError as e:
+        raise ShapeError(f"view_copy: a tensor of shape {tuple(x.shape)} and dtype {x.dtype} "
+                         f"cannot be read as {as_dtype(dtype)}: {e}") from None
 
 
 def slice_copy(input, dim: int = 0, start=None, end=None, step: int = 1):
@@ -95,7 +108,18 @@ def unfold_copy(input, dimension: int, size: int, step: int):
 
 diagonal_copy = _copy(diagonal)
 select_copy = _copy(select)
-split_copy = _copy(split)
+
+
+def split_copy(input, split_size: int, dim: int = 0):
+    """`split` into pieces of `split_size` along `dim`, each a fresh tensor (PyTorch's names;
+    a list of sizes is `split_with_sizes_copy`)."""
+    if isinstance(split_size, bool) or not isinstance(split_size, numbers.Integral):
+        raise ArgumentError(f"split_copy: split_size must be an int, got "
+                            f"{type(split_size).__name__} (a list of sizes is "
+                            "split_with_sizes_copy)")
+    return tuple(clone(piece) for piece in split(as_tensor(input), split_size, dim))
+
+
 split_with_sizes_copy = _copy(split_with_sizes)
 squeeze_copy = _copy(squeeze)
 t_copy = _copy(t)

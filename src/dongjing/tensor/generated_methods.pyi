@@ -41,7 +41,6 @@ from ..ops.torch_compat_math import clamp_min as _dongjing_ops_torch_compat_math
 from ..ops.torch_compat_math import equal as _dongjing_ops_torch_compat_math_equal
 from ..ops.torch_compat_shape import diff as _dongjing_ops_torch_compat_shape_diff
 from ..ops.torch_compat_shape import movedim as _dongjing_ops_torch_compat_shape_movedim
-from ..ops.torch_compat_shape import repeat_interleave as _dongjing_ops_torch_compat_shape_repeat_interleave
 from ..ops.torch_compat_shape import swapaxes as _dongjing_ops_torch_compat_shape_swapaxes
 from ..ops.torch_compat_shape import swapdims as _dongjing_ops_torch_compat_shape_swapdims
 from ..ops.torch_compat_shape import trace as _dongjing_ops_torch_compat_shape_trace
@@ -100,11 +99,13 @@ from .torch_methods import element_size as _dongjing_tensor_torch_methods_elemen
 from .torch_methods import is_floating_point as _dongjing_tensor_torch_methods_is_floating_point
 from .torch_methods import ndimension as _dongjing_tensor_torch_methods_ndimension
 from .torch_methods import nelement as _dongjing_tensor_torch_methods_nelement
+from .torch_methods import repeat_interleave as _dongjing_tensor_torch_methods_repeat_interleave
 from .torch_methods import stride as _dongjing_tensor_torch_methods_stride
 from .torch_methods_more import _false as _dongjing_tensor_torch_methods_more__false
 from .torch_methods_more import adjoint as _dongjing_tensor_torch_methods_more_adjoint
 from .torch_methods_more import apply_ as _dongjing_tensor_torch_methods_more_apply_
 from .torch_methods_more import as_strided as _dongjing_tensor_torch_methods_more_as_strided
+from .torch_methods_more import bernoulli as _dongjing_tensor_torch_methods_more_bernoulli
 from .torch_methods_more import cauchy_ as _dongjing_tensor_torch_methods_more_cauchy_
 from .torch_methods_more import data_ptr as _dongjing_tensor_torch_methods_more_data_ptr
 from .torch_methods_more import dim_order as _dongjing_tensor_torch_methods_more_dim_order
@@ -228,7 +229,7 @@ class GeneratedMethods:
     def backward(self, gradient: TensorLike | None = ..., retain_graph: bool | None = ..., create_graph: bool = ..., inputs: Sequence[Tensor] | Tensor | None = ...) -> None: ...
     def baddbmm(self, batch1: TensorLike, batch2: TensorLike, *, beta: Number = ..., alpha: Number = ...) -> Tensor: ...
     def baddbmm_(self, batch1: TensorLike, batch2: TensorLike, *, beta: Number = ..., alpha: Number = ...) -> Tensor: ...
-    def bernoulli(self, p: float | None = ..., *, generator: None = ...) -> Tensor: ...
+    bernoulli = _dongjing_tensor_torch_methods_more_bernoulli
     bernoulli_ = _dongjing_tensor_inplace_methods_bernoulli_
     def bfloat16(self, memory_format: object = ...) -> Tensor: ...
     def bincount(self, weights: TensorLike | None = ..., minlength: int = ...) -> Tensor: ...
@@ -538,7 +539,7 @@ class GeneratedMethods:
     def renorm(self, p: float, dim: int, maxnorm: float) -> Tensor: ...
     def renorm_(self, p: float, dim: int, maxnorm: float) -> Tensor: ...
     repeat = _dongjing_ops_layout_repeat
-    repeat_interleave = _dongjing_ops_torch_compat_shape_repeat_interleave
+    repeat_interleave = _dongjing_tensor_torch_methods_repeat_interleave
     def reshape(self, *shape: int | Sequence[int]) -> Tensor: ...
     reshape_as = _dongjing_tensor_methods__reshape_as
     def resolve_conj(self) -> Tensor: ...

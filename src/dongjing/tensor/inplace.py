@@ -150,22 +150,19 @@ def _direct_on_device(t: Tensor, name: str, ufunc, other, alpha) -> bool:
     return True
 
 
-def _deprecated_overload(name: str, other, rest: tuple, alpha):
-    """PyTorch's old `x.add_(alpha, other)` form (still accepted there, with a warning):
-    (other, alpha) either way."""
-    if not rest:
+def _deprecated_overload(name: str, other, alpha):
+    """PyTorch's old `x.add_(alpha, other)` form (a number, then a tensor; still accepted there,
+    with a warning): (other, alpha) either way."""
+    if not isinstance(alpha, Tensor) or isinstance(other, Tensor):
         return other, alpha
-    if len(rest) > 1 or alpha != 1:
-        raise TypeError(f"{name}() takes an `other` and a keyword `alpha`, got "
-                        f"{2 + len(rest)} positional arguments")
     warnings.warn(f"This overload of {name} is deprecated: {name}(Number alpha, Tensor other); "
                   f"use {name}(other, alpha=alpha)", UserWarning, stacklevel=3)
-    return rest[0], other
+    return alpha, other
 
 
-def add_(self: Tensor, other: TensorLike, *rest: TensorLike, alpha: float = 1) -> Tensor:
+def add_(self: Tensor, other: TensorLike, alpha: float = 1) -> Tensor:
     """`self += alpha * other` in place."""
-    other, alpha = _deprecated_overload("add_", other, rest, alpha)
+    other, alpha = _deprecated_overload("add_", other, alpha)
     _check_factor(alpha, "add_", "alpha")
     if _direct(self, "add_", np.add, other, alpha):
         return self
@@ -173,9 +170,9 @@ def add_(self: Tensor, other: TensorLike, *rest: TensorLike, alpha: float = 1) -
                        _tensors(other))
 
 
-def sub_(self: Tensor, other: TensorLike, *rest: TensorLike, alpha: float = 1) -> Tensor:
+def sub_(self: Tensor, other: TensorLike, alpha: float = 1) -> Tensor:
     """`self -= alpha * other` in place."""
-    other, alpha = _deprecated_overload("sub_", other, rest, alpha)
+    other, alpha = _deprecated_overload("sub_", other, alpha)
     _check_factor(alpha, "sub_", "alpha")
     if _direct(self, "sub_", np.subtract, other, alpha):
         return self
@@ -183,15 +180,15 @@ def sub_(self: Tensor, other: TensorLike, *rest: TensorLike, alpha: float = 1) -
                        _tensors(other))
 
 
-def add(self: Tensor, other: TensorLike, *rest: TensorLike, alpha: float = 1) -> Tensor:
+def add(self: Tensor, other: TensorLike, alpha: float = 1) -> Tensor:
     """`self + alpha * other`."""
-    other, alpha = _deprecated_overload("add", other, rest, alpha)
+    other, alpha = _deprecated_overload("add", other, alpha)
     return ops.add(self, _scaled(other, alpha, "add", "alpha"))
 
 
-def sub(self: Tensor, other: TensorLike, *rest: TensorLike, alpha: float = 1) -> Tensor:
+def sub(self: Tensor, other: TensorLike, alpha: float = 1) -> Tensor:
     """`self - alpha * other`."""
-    other, alpha = _deprecated_overload("sub", other, rest, alpha)
+    other, alpha = _deprecated_overload("sub", other, alpha)
     return ops.sub(self, _scaled(other, alpha, "sub", "alpha"))
 
 

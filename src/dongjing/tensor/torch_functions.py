@@ -18,6 +18,7 @@ from ..dtypes import is_floating
 from ..errors import ArgumentError, DTypeError, GraphError, ShapeError
 from . import Tensor
 from .creation import from_numpy, tensor
+from .out_argument import write_out
 
 if TYPE_CHECKING:
     from ..types import TensorLike
@@ -137,9 +138,15 @@ def normal(mean, std=1.0, size=None, *, generator=None, dtype=None, device=None,
     return out
 
 
-def bernoulli(input: TensorLike, p: float | None = None, *, generator: None = None) -> Tensor:
+def bernoulli(input: TensorLike, p: float | None = None, *, generator: None = None,
+              out: Tensor | None = None) -> Tensor:
     """0/1 draws, 1 with probability `input` (a floating tensor of values in [0, 1]), or with
-    probability `p` (a number) in `input`'s shape; the result has `input`'s dtype."""
+    probability `p` (a number) in `input`'s shape; the result has `input`'s dtype. `out=` (as
+    PyTorch, only without `p`) receives the draws."""
+    if out is not None:
+        if p is not None:
+            raise ArgumentError("dj.bernoulli: out= is taken without p (as PyTorch's overloads)")
+        return write_out("dj.bernoulli", bernoulli(input, generator=generator), out)
     _check_generator("dj.bernoulli", generator)
     _eager("dj.bernoulli", input)
     x = input if isinstance(input, Tensor) else tensor(input)

@@ -8,13 +8,20 @@ from typing import overload
 from .. import ops
 from ..core import infer
 from ..dtypes import is_floating
+from ..types import TensorLike
 from . import Tensor
 
 # method name -> function of (self, ...): PyTorch has each as a Tensor method
 _COMPOSED = ("square", "rsqrt", "reciprocal", "clamp_min", "clamp_max", "lerp", "frac",
              "nan_to_num", "allclose", "equal", "addmm", "diag", "trace", "movedim", "moveaxis",
-             "swapaxes", "swapdims", "cross", "diff", "repeat_interleave", "unique",
+             "swapaxes", "swapdims", "cross", "diff", "unique",
              "masked_select", "unflatten", "index_add", "take_along_dim")
+
+
+def repeat_interleave(self: Tensor, repeats: TensorLike, dim: int | None = None, *,
+                      output_size: int | None = None) -> Tensor:
+    """`dj.repeat_interleave(self, repeats, dim)`: PyTorch's method needs `repeats`."""
+    return ops.repeat_interleave(self, repeats, dim, output_size=output_size)
 
 
 def type_as(self: Tensor, other: Tensor) -> Tensor:
@@ -62,5 +69,6 @@ def attach() -> None:
     """Install the methods on Tensor."""
     for name in _COMPOSED:
         setattr(Tensor, name, getattr(ops, name))
-    for fn in (type_as, element_size, nelement, ndimension, is_floating_point, stride):
+    for fn in (type_as, element_size, nelement, ndimension, is_floating_point, stride,
+               repeat_interleave):
         setattr(Tensor, fn.__name__, fn)

@@ -32,7 +32,7 @@ _SAME_NAME = (
     "nanmean nanmedian nanquantile nansum narrow_copy not_equal positive put quantile rad2deg "
     "ravel renorm resolve_conj resolve_neg rot90 select select_scatter sgn sinc slice_scatter "
     "split_with_sizes take tensor_split unique_consecutive unsafe_chunk unsafe_split "
-    "unsafe_split_with_sizes vdot vsplit xlogy broadcast_to bernoulli"
+    "unsafe_split_with_sizes vdot vsplit xlogy broadcast_to"
 ).split()
 # PyTorch's other names of existing methods
 _ALIASES = {"absolute": "abs", "divide": "div", "multiply": "mul", "subtract": "sub",
@@ -269,6 +269,11 @@ def apply_(self: Tensor, callable: Callable[[Any], Number]) -> Tensor:
     return _python_map("apply_", self, callable)
 
 
+def bernoulli(self: Tensor, p: float | None = None, *, generator: None = None) -> Tensor:
+    """`dj.bernoulli` of this tensor (PyTorch's method takes no `out=`)."""
+    return _torch_functions.bernoulli(self, p, generator=generator)
+
+
 def map_(self: Tensor, tensor: Tensor, callable: Callable[[Any, Any], Number]) -> Tensor:
     """Replace each element x by callable(x, y), y the matching element of `tensor`."""
     return _python_map("map_", self, callable, tensor)
@@ -291,7 +296,7 @@ def attach() -> None:
     for fn in (true_divide, true_divide_, adjoint, data_ptr, storage_offset, get_device, is_pinned,
                is_shared, is_signed, is_nonzero, is_same_size, is_set_to, dim_order,
                sum_to_size, unfold, as_strided, random_, cauchy_, geometric_,
-               log_normal_, fill_diagonal_, apply_, map_, map2_):
+               log_normal_, fill_diagonal_, apply_, map_, map2_, bernoulli):
         setattr(Tensor, fn.__name__, fn)
     Tensor.const_data_ptr = data_ptr
     for name in ("is_complex", "is_conj", "is_neg", "is_distributed"):
