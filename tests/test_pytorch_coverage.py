@@ -105,3 +105,35 @@ def test_documented_signatures_merge_overloads():
     assert text(Qualified, "cholesky") == "(A, upper=False, out=None)"
     assert text(Optional, "bernoulli") == "(input, generator=None, out=None)"
     assert tool.documented_params(Documented, "mean") is None
+
+
+def test_what_pytorch_accepts_is_checked_by_calling_it():
+    torch = pytest.importorskip("torch")
+    tool = _tool()
+    from pytorch_accepts import Accepts, NotAccepted, call, verify  # beside the tool
+
+    def check(namespace, name, accepts):
+        verify(torch, namespace, name, accepts, tool._parse_documented(accepts.signature[1:]))
+
+    right = Accepts("(input)", (lambda s: call(input=s.x),), (lambda s: call(self=s.x),))
+    check("torch", "alias_copy", right)
+    wrong = [
+        ("the record's name", Accepts("(self)", (lambda s: call(self=s.x),))),
+        ("a name no call passes", Accepts("(input, dim=0)", (lambda s: call(input=s.x),))),
+        ("a wrong default", Accepts("(input, target, reduction=1, log_target=False)", (
+            lambda s: call(input=s.x, target=s.p, reduction=0, log_target=True),
+            lambda s: call(input=s.x, target=s.p)))),
+        ("a wrong order", Accepts("(input, index, dim)", (
+            lambda s: call(input=s.x, dim=1, index=2),))),
+        ("a refusal that is accepted", Accepts("(input)", (lambda s: call(input=s.x),),
+                                               (lambda s: call(s.x),))),
+    ]
+    names = {"the record's name": "alias_copy", "a name no call passes": "alias_copy",
+             "a wrong default": "kl_div", "a wrong order": "select_copy",
+             "a refusal that is accepted": "alias_copy"}
+    for why, accepts in wrong:
+        with pytest.raises(NotAccepted):
+            check("torch", names[why], accepts)
+    record = json.loads(tool.RECORD.read_text(encoding="utf-8"))["namespaces"]
+    checked = [row for names in record.values() for row in names.values() if "accepts" in row]
+    assert len(checked) > 80 and all(row["accepts"] != row["pytorch"] for row in checked)

@@ -87,19 +87,23 @@ class _Pool2d(Module):
 
 
 class MaxPool2d(_Pool2d):
-    """Largest value of each window (stride defaults to the kernel size); dilation,
-    return_indices and ceil_mode other than the defaults are refused."""
+    """Largest value of each window (stride defaults to the kernel size); with
+    `return_indices`, also each maximum's flat H*W index (as `F.max_pool2d`)."""
 
     def __init__(self, kernel_size: Size, stride: Size | None = None, padding: Size = 0,
                  dilation: Size = 1, return_indices: bool = False, ceil_mode: bool = False):
         Module.__init__(self)
-        if _pair(dilation, "dilation", 1) != (1, 1) or return_indices or ceil_mode:
-            raise NotImplementedError("nn.MaxPool2d: dilation, return_indices and ceil_mode "
-                                      "other than the defaults are not supported")
+        _pair(dilation, "dilation", 1, "nn.MaxPool2d")
         self._window(kernel_size, stride, padding)
+        self.dilation, self.return_indices, self.ceil_mode = dilation, return_indices, ceil_mode
 
     def forward(self, x: Tensor) -> Tensor:
-        return F.max_pool2d(x, self.kernel_size, self.stride, self.padding)
+        return F.max_pool2d(x, self.kernel_size, self.stride, self.padding, self.dilation,
+                            self.ceil_mode, self.return_indices)
+
+    def extra_repr(self) -> str:
+        return (f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}, "
+                f"dilation={self.dilation}, ceil_mode={self.ceil_mode}")
 
 
 class AvgPool2d(_Pool2d):

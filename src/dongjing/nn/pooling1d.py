@@ -9,6 +9,7 @@ from ..ops import unfold2d
 from ..ops.convert import as_tensor
 from ..tensor import Tensor
 from .module import Module
+from .pooling_nd import max_pool1d_with_indices
 
 
 def _one(v, name: str) -> int:
@@ -50,11 +51,13 @@ def avg_pool1d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bo
 def max_pool1d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1,
                ceil_mode: bool = False, return_indices: bool = False) -> Tensor:
     """Largest value of each window of an (N, C, L) input (stride defaults to the kernel
-    size)."""
+    size); a `dilation`, `ceil_mode` or `return_indices` other than the default goes through
+    the n-d pooling of `max_pool1d_with_indices`."""
     x = as_tensor(input)
-    if _one(dilation, "max_pool1d") != 1 or ceil_mode or return_indices:
-        raise NotImplementedError("max_pool1d: dilation, ceil_mode and return_indices are not "
-                                  "supported")
+    if _one(dilation, "max_pool1d") != 1 or ceil_mode or return_indices:  # the n-d pooling
+        y, indices = max_pool1d_with_indices(x, kernel_size, stride, padding, dilation,
+                                             ceil_mode)
+        return (y, indices) if return_indices else y
     k = _one(kernel_size, "max_pool1d")
     s = k if stride is None else _one(stride, "max_pool1d")
     p = _one(padding, "max_pool1d")
