@@ -217,7 +217,9 @@ def hinge_embedding_loss(input, target, margin=1.0, reduction=0):
                                   reduction=_reduction("hinge_embedding_loss", reduction))
 
 
-def kl_div(input, target, reduction=0, *, log_target=False):
+def kl_div(input: TensorLike, target: TensorLike, reduction: int = 0, *,
+           log_target: bool = False) -> Tensor:
+    """`torch.kl_div`, the native form: an integer `reduction` (0 none, 1 mean, 2 sum)."""
     return F.kl_div(input, target, reduction=_reduction("kl_div", reduction),
                     log_target=log_target)
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import inspect
 import numbers
+from typing import TYPE_CHECKING
 
 from ..dtypes import as_dtype, is_dtype
 from ..errors import ArgumentError, ShapeError
@@ -17,6 +18,9 @@ from .layout import narrow, split, unbind
 from .shape import expand, permute, reshape, squeeze, stack, transpose, unsqueeze
 from .torch_compat_shape import movedim, t
 from .torch_shape_more import diagonal, select, split_with_sizes
+
+if TYPE_CHECKING:
+    from ..types import DTypeLike, Shape, TensorLike
 
 
 def unfold(input, dimension: int, size: int, step: int):
@@ -74,7 +78,8 @@ def permute_copy(input, dims):
     return clone(permute(as_tensor(input), dims))
 
 
-def view_copy(input, size=None, dtype=None):
+def view_copy(input: TensorLike, size: Shape | DTypeLike | None = None,
+              dtype: DTypeLike | None = None) -> Tensor:
     """`view` as a fresh tensor: of another shape (`size`), or the same bytes read as another
     `dtype` (PyTorch's two overloads; the last dim scales with the element size; eager only,
     no gradient, as PyTorch's)."""
