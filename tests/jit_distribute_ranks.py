@@ -110,7 +110,7 @@ def _memory(sizes, rows, strategy="single") -> int:
 
 
 def check_a_jitted_step_that_fits_runs_data_parallel():
-    sizes, rows = (32, 64, 64, 4), 128
+    sizes, rows = (32, 64, 64, 4), 256
     want = _train(sizes, rows)
     got = _train(sizes, rows, distribute="auto", cost_model=COSTS)
     plan = got[2]
@@ -121,7 +121,7 @@ def check_a_jitted_step_that_fits_runs_data_parallel():
             assert all((p == p0).all() and (g == g0).all()
                        for (p, g), (p0, g0) in zip(state, state0))
     _same(got, want)
-    _report("mlp 32-64-64-4, batch 128", plan, got[3])
+    _report("mlp 32-64-64-4, batch 256", plan, got[3])
 
 
 def check_a_jitted_step_too_big_for_one_rank_is_split():

@@ -111,11 +111,11 @@ class DistributedJitFunction:
                               if n in original}
             runner = PipelineRun(trace, plan.placement, self.inner.optimize, world)
         elif plan.strategy == "tensor":
-            plan.layouts = _original_layouts(plan.layouts, original)
+            plan.layouts = original_layouts(plan.layouts, original)
             runner = TensorRun(trace, plan.layouts, self.inner.optimize, world)
         else:
             runner = None
-        if runner is not None and runner.state:
+        if runner is not None and runner.synced:
             _price_state_sync(plan, runner, self.cost_model(), world.size)
         return types.SimpleNamespace(plan=plan, runner=runner)
 
@@ -138,6 +138,15 @@ def plan_trace(trace: Trace, model: CostModel, world: int,
                max_memory: int | None = None) -> tuple[Plan, dict, list]:
     """The planner's choice for `trace` over `world` ranks; also the map from the planning
     view's nodes to the trace's and the trace's batch inputs."""
+    facts, fetches, original, batch_inputs = analyse_trace(trace)
+    plan = planner.choose(facts, model, world, fetches, max_memory)
+    return plan, original, batch_inputs
+
+
+def analyse_trace(trace: Trace) -> tuple[planner.Facts, list, dict, list]:
+    """The planner's facts of `trace` read off its planning view, the view's fetches (the
+    trace's results and gradients, and its updates in one group), the map from the view's
+    nodes to the trace's, and the trace's batch inputs."""
     batch, batch_inputs = batch_of(trace)
     graph, view, original = planning_view(trace, batch_inputs, batch)
     fetches = [view[n] for n in trace.fetches if not _is_assign(n)]
@@ -146,7 +155,7 @@ def plan_trace(trace: Trace, model: CostModel, world: int,
         with graph.as_default():
             fetches.append(group(*[Tensor._symbolic(n) for n in updates])._node)
     facts = planner.analyse(graph, fetches, {view[n]: batch for n in batch_inputs})
-    return planner.choose(facts, model, world, fetches, max_memory), original, batch_inputs
+    return facts, fetches, original, batch_inputs
 
 
 def batch_of(trace: Trace) -> tuple[int | None, list]:
@@ -187,7 +196,7 @@ def planning_view(trace: Trace, batch_inputs: list,
     return graph, copies, {c: n for n, c in copies.items()}
 
 
-def _original_layouts(layouts: Layouts, original: dict) -> Layouts:
+def original_layouts(layouts: Layouts, original: dict) -> Layouts:
     """A tensor plan's layouts keyed by the trace's nodes instead of the view's."""
     return Layouts({original[n]: v for n, v in layouts.of.items() if n in original},
                    {original[n]: v for n, v in layouts.inputs.items() if n in original},
@@ -236,7 +245,7 @@ class DataRun:
     """A data plan: this rank's trace of the function on its share of the batch rows, with the
     gradients averaged over the ranks and the results joined."""
 
-    state = ()  # every rank updates its eager state alike: nothing to send
+    synced = ()  # every rank updates its eager state alike: nothing to send
 
     def __init__(self, inner, whole: Trace, args: tuple, kwargs: dict, batch_inputs: list,
                  world, where: str) -> None:
@@ -318,7 +327,8 @@ class PipelineRun:
         updates = _state_updates(trace)
         fetches = list(trace.fetches) + [a.inputs[1] for a in updates]
         self.part = partition(trace.graph, fetches, world.rank, world.size, placement)
-        self.state = [a for a in updates if self.part.ranks[a] not in (world.rank, COPIED)]
+        self.synced = [a for a in updates if self.part.ranks[a] != COPIED]  # sent to the others
+        self.state = [a for a in self.synced if self.part.ranks[a] != world.rank]
         self.session = Session(self.part.graph, optimize=optimize, device=trace.where)
         self.values = [n for n in self.part.fetches if n is not None]
         self.updates = updates
@@ -348,7 +358,7 @@ class TensorRun:
         updates = _state_updates(trace)
         fetches = list(trace.fetches) + [a.inputs[1] for a in updates]
         self.copy = tensor_parallel_graph.rewrite(trace.graph, fetches, layouts, self.shards)
-        self.state = [a for a in updates if a.inputs[0] in layouts.shards]
+        self.state = self.synced = [a for a in updates if a.inputs[0] in layouts.shards]
         self.updates = updates
         self.session = Session(self.copy.graph, optimize=optimize, device=trace.where)
         self.values = [n for n in self.copy.fetches if n is not None]
@@ -370,7 +380,7 @@ def _price_state_sync(plan: Plan, runner, model: CostModel, world: int) -> None:
     """Add to a pipeline or tensor plan what keeping every rank's eager state current costs:
     each updated Variable sent from its rank to the others, or a split one gathered."""
     rows = plan.batch or 1
-    values = [a.inputs[1] for a in runner.state]
+    values = [a.inputs[1] for a in runner.synced]
     if isinstance(runner, PipelineRun):
         seconds = sum((world - 1) * model.message_seconds(value_bytes(v, rows))
                       for v in values)
