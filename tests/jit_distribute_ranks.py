@@ -186,9 +186,53 @@ def check_inference_and_what_is_refused():
             raise AssertionError("a differentiable distributed result was returned")
 
 
+def _batch_norm_step(**jit):
+    dj.manual_seed(3)
+    model = dj.nn.Sequential(dj.nn.Linear(8, 16), dj.nn.BatchNorm1d(16), dj.nn.Tanh(),
+                             dj.nn.Linear(16, 4))
+    opt = dj.optim.SGD(model.parameters(), lr=0.1)
+
+    @dj.jit(**jit)
+    def step(x, y):
+        opt.zero_grad()
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+        return loss
+
+    return model, step
+
+
+def _same_on_every_rank(array, what):
+    t = dj.tensor(np.asarray(array, np.float64))
+    low, high = -dist.all_reduce(-t, "max").numpy(), dist.all_reduce(t, "max").numpy()
+    np.testing.assert_array_equal(low, high, err_msg=f"{what} differs between ranks")
+
+
+def check_batch_norm_statistics_are_averaged_over_the_ranks():
+    """Data parallel: each rank normalizes by its own rows (as DDP without SyncBatchNorm), and
+    the running statistics are the ranks' average, the same on every rank; the running mean
+    after one step is the whole batch's."""
+    slow = dist.CostModel(flops_per_s=1e6, bytes_per_s=1e6, source="given (slow compute)")
+    model, step = _batch_norm_step(distribute="auto", cost_model=slow)
+    want_model, want_step = _batch_norm_step()
+    x, y = _data(16 * dist.get_world_size(), 8)
+    step(x, y)
+    want_step(x, y)
+    assert step.plan.strategy == ("data" if dist.get_world_size() > 1 else "single"), str(
+        step.plan)
+    np.testing.assert_allclose(model[1].running_mean.numpy(),
+                               want_model[1].running_mean.numpy(), rtol=1e-5, atol=1e-6)
+    for _ in range(2):
+        step(x, y)
+    for name, value in model.state_dict().items():
+        _same_on_every_rank(value.numpy(), name)
+
+
 CHECKS = [check_a_jitted_step_that_fits_runs_data_parallel,
           check_a_jitted_step_too_big_for_one_rank_is_split,
           check_a_wide_jitted_step_too_big_for_one_rank_is_split_by_tensor,
+          check_batch_norm_statistics_are_averaged_over_the_ranks,
           check_inference_and_what_is_refused]
 
 if __name__ == "__main__":

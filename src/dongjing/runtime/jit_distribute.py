@@ -243,7 +243,9 @@ def _feeds(trace: Trace, arrays: list, here: dict) -> dict:
 
 class DataRun:
     """A data plan: this rank's trace of the function on its share of the batch rows, with the
-    gradients averaged over the ranks and the results joined."""
+    gradients averaged over the ranks and the results joined. A Variable set from the rows
+    other than through the gradients (BatchNorm's running statistics) is set to the ranks'
+    average, so that every rank's eager model holds the same values."""
 
     synced = ()  # every rank updates its eager state alike: nothing to send
 
@@ -259,13 +261,20 @@ class DataRun:
             raise DistributedError(f"{where}: the function traced on {world.size} ranks' "
                                    "share of the batch builds a different graph than on the "
                                    "whole batch (does it branch on the batch size?)")
-        grads = {n: v for n, v in trace.graph.gradient_of.items()}
-        copy = self.copy = data_parallel_graph.rewrite(trace.graph, trace.fetches, grads, [])
-        rows = [trace.placeholders[i] for i in sorted(self.batch_index)]
-        from_rows = set(rows)
+        grads = dict(trace.graph.gradient_of)
+        rows = {trace.placeholders[i] for i in sorted(self.batch_index)}
+        from_rows, statistics = set(rows), set(rows)  # statistics: not through a gradient
         for n in needed(trace.fetches):
             if n not in from_rows and any(i in from_rows for i in n.inputs):
                 from_rows.add(n)
+            if n not in statistics and any(i in statistics and i not in grads
+                                           for i in n.inputs):
+                statistics.add(n)
+        self.averaged = frozenset(a.inputs[1] for a in _state_updates(trace)
+                                  if a.inputs[1] in statistics and a.inputs[1] not in grads
+                                  and np.dtype(a.inputs[1].dtype).kind == "f")
+        copy = self.copy = data_parallel_graph.rewrite(trace.graph, trace.fetches, grads, [],
+                                                       self.averaged)
         for k in range(trace.n_out):
             copy.fetches[k] = self._join(copy, trace.fetches[k], whole.fetches[k], from_rows,
                                          where, k)
