@@ -39,7 +39,7 @@ from ..distributed.partition import COPIED, needed, partition
 from ..distributed.plan import Plan
 from ..distributed.sharding import Layouts
 from ..distributed.tensor_parallel import _gather
-from ..distributed.world import DistributedError, ensure_init
+from ..distributed.world import DistributedError, ensure_init, wait
 from ..graph import builder
 from ..graph.graph import Graph
 from ..graph.program import commit_assignments
@@ -204,6 +204,9 @@ def original_layouts(layouts: Layouts, original: dict) -> Layouts:
                    [(original[a], original[b]) for a, b in layouts.pairs])
 
 
+_SOURCES = ("placeholder", "constant", "variable")  # copied, not computed, on a rank
+
+
 def _is_assign(node) -> bool:
     return node.op.kind == Kind.EFFECT and "ref" in node.attrs
 
@@ -327,33 +330,75 @@ class DataRun:
 
 
 class PipelineRun:
-    """A pipeline plan: this rank's partition of the trace; every rank gets every result and
-    gradient, and each updated Variable's new value, which the ranks that do not hold it
-    write into their eager copy."""
+    """A pipeline plan: this rank's partition of the trace. Every rank gets every result
+    through the partition's sends; the gradients and the updated Variables' new values, which
+    every rank's eager model needs, are computed where their stage runs and then shared in one
+    all-gather per dtype (`share_owned`), so the ranks that do not hold a Variable write its
+    new value into their eager copy."""
 
     def __init__(self, trace: Trace, placement: dict, optimize: int, world) -> None:
         self.trace, self.world = trace, world
-        updates = _state_updates(trace)
-        fetches = list(trace.fetches) + [a.inputs[1] for a in updates]
-        self.part = partition(trace.graph, fetches, world.rank, world.size, placement)
-        self.synced = [a for a in updates if self.part.ranks[a] != COPIED]  # sent to the others
-        self.state = [a for a in self.synced if self.part.ranks[a] != world.rank]
+        n_out, n_grads = trace.n_out, len(trace.grads_fetched)
+        outputs, effects = trace.fetches[:n_out], trace.fetches[n_out + n_grads:]
+        self.grads = trace.fetches[n_out:n_out + n_grads]
+        self.updates = _state_updates(trace)
+        computed = set(needed(outputs + effects))
+        wanted = list(dict.fromkeys(self.grads + [a.inputs[1] for a in self.updates]))
+        self.sent = [n for n in wanted if n not in computed or n.op.name in _SOURCES]
+        self.part = partition(trace.graph, outputs + effects + self.sent, world.rank,
+                              world.size, placement)
+        self.shared = [n for n in wanted if n not in self.sent]
+        self.owner = {n: self.part.ranks[n] for n in self.shared}
+        self.mine = [n for n in self.shared if self.owner[n] == world.rank]
         self.session = Session(self.part.graph, optimize=optimize, device=trace.where)
         self.values = [n for n in self.part.fetches if n is not None]
-        self.updates = updates
+        here = [self.part.graph.get_node(n.name) for n in self.mine]  # copied under its name
+        self.targets = self.values + here + self.part.sends
+        ranks = self.part.ranks
+        self.synced = [a for a in self.updates if ranks[a] != COPIED]
+        self.state = [a for a in self.synced if ranks[a] != world.rank]  # held elsewhere
 
     def __call__(self, arrays: list, args: tuple, kwargs: dict):
         try:
-            out = self.session.run(self.values + self.part.sends,
+            out = self.session.run(self.targets,
                                    _feeds(self.trace, arrays, self.part.placeholders))
         finally:
             graph_ops.finish_sends()
         got = iter(out[:len(self.values)])
-        values = [None if n is None else next(got) for n in self.part.fetches]
-        n = len(self.trace.fetches)
-        new = dict(zip(map(id, self.updates), values[n:]))
-        commit_assignments([(a.attrs["ref"], new[id(a)]) for a in self.state])
-        return _finish(self.trace, values[:n])
+        fetched = [None if n is None else next(got) for n in self.part.fetches]
+        n_out, n_effects = self.trace.n_out, len(self.trace.fetches) - self.trace.n_out - len(
+            self.grads)
+        value = dict(zip(self.sent, fetched[n_out + n_effects:]))
+        value.update(share_owned(self.shared, self.owner,
+                                 dict(zip(self.mine, out[len(self.values):])), self.world))
+        commit_assignments([(a.attrs["ref"], value[a.inputs[1]]) for a in self.state])
+        values = fetched[:n_out] + [value[g] for g in self.grads] + [None] * n_effects
+        return _finish(self.trace, values)
+
+
+def share_owned(nodes: list, owner: dict, mine: dict, world) -> dict:
+    """{node: value} for every node of `nodes`, each computed on its `owner` rank (`mine`:
+    this rank's), by one all-gather per dtype of the values laid end to end."""
+    shared: dict = {}
+    for dtype in dict.fromkeys(np.dtype(n.dtype) for n in nodes):
+        group = [n for n in nodes if np.dtype(n.dtype) == dtype]
+        sizes = {n: int(np.prod(n.shape, dtype=np.int64)) for n in group}
+        counts = [sum(sizes[n] for n in group if owner[n] == r) for r in range(world.size)]
+        local = [np.asarray(mine[n], dtype).reshape(-1) for n in group if owner[n] == world.rank]
+        send = np.concatenate(local) if local else np.empty(0, dtype)
+        if world.size > 1:
+            every = np.empty(sum(counts), dtype)
+            offsets = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(int).tolist()
+            wait(world.comm.Iallgatherv(send, [every, (counts, offsets)]),
+                 "dj.jit(distribute='auto'): sharing the pipeline's updated state")
+        else:
+            every = send
+        start = dict(zip(range(world.size), np.concatenate([[0], np.cumsum(counts)])))
+        for n in group:
+            r = owner[n]
+            shared[n] = every[start[r]:start[r] + sizes[n]].reshape(n.shape)
+            start[r] += sizes[n]
+    return shared
 
 
 class TensorRun:
@@ -387,18 +432,18 @@ class TensorRun:
 
 def _price_state_sync(plan: Plan, runner, model: CostModel, world: int) -> None:
     """Add to a pipeline or tensor plan what keeping every rank's eager state current costs:
-    each updated Variable sent from its rank to the others, or a split one gathered."""
+    the updated Variables all-gathered from the ranks that hold them, or a split one from its
+    shards."""
     rows = plan.batch or 1
     values = [a.inputs[1] for a in runner.synced]
     if isinstance(runner, PipelineRun):
-        seconds = sum((world - 1) * model.message_seconds(value_bytes(v, rows))
-                      for v in values)
-        what = "sent from the rank holding it to every other rank"
+        seconds = model.all_reduce_seconds(sum(value_bytes(v, rows) for v in values), world) / 2
+        what = "all-gathered from the ranks holding them"
     else:
         seconds = sum(model.all_reduce_seconds(value_bytes(v, rows), world) / 2
                       for v in values)
         what = "gathered from its shards"
     plan.communication_s += seconds
     plan.predicted_s += seconds
-    plan.schedule += (f"; then each of the {len(values)} updated Variable(s) {what}, so that "
-                      "every rank's eager model is current")
+    plan.schedule += (f"; then the {len(values)} updated Variable(s) {what}, so that every "
+                      "rank's eager model is current")
