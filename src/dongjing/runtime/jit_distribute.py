@@ -353,6 +353,10 @@ class PipelineRun:
         self.session = Session(self.part.graph, optimize=optimize, device=trace.where)
         self.values = [n for n in self.part.fetches if n is not None]
         here = [self.part.graph.get_node(n.name) for n in self.mine]  # copied under its name
+        for n, copy in zip(self.mine, here):
+            if copy.op is not n.op or tuple(copy.shape) != tuple(n.shape):
+                raise DistributedError(f"dj.jit(distribute='auto'): plan pipeline: node "
+                                       f"{n.name!r} is not in rank {world.rank}'s partition")
         self.targets = self.values + here + self.part.sends
         ranks = self.part.ranks
         self.synced = [a for a in self.updates if ranks[a] != COPIED]
