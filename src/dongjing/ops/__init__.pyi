@@ -95,6 +95,7 @@ from .einsum import einsum as einsum
 from . import elementwise as elementwise
 from .torch_compat_math import equal as equal
 from .nn import erf as erf
+from . import erf_series as erf_series
 from .torch_elementwise import exp2 as exp2
 from .shape import expand as expand
 from .torch_copies import expand_copy as expand_copy
