@@ -36,8 +36,10 @@ class RankGraph:
     batch_inputs: set = field(default_factory=set)  # placeholders fed this rank's rows
 
 
-def rewrite(graph: Graph, fetch_nodes: list, gradients: dict, batch_inputs: list) -> RankGraph:
-    """This rank's data-parallel copy of `graph` for `fetch_nodes`."""
+def rewrite(graph: Graph, fetch_nodes: list, gradients: dict, batch_inputs: list,
+            averaged: frozenset = frozenset()) -> RankGraph:
+    """This rank's data-parallel copy of `graph` for `fetch_nodes`; each node of `averaged`
+    (per-rank statistics a Variable is set to, say) is averaged over the ranks as computed."""
     g = Graph(f"{graph.name}@data{ensure_init().rank}")
     out = RankGraph(g, [], batch_inputs=set(batch_inputs))
     local, sharded, pending = {}, set(), []  # pending: gradients copied, not yet averaged
@@ -63,6 +65,8 @@ def rewrite(graph: Graph, fetch_nodes: list, gradients: dict, batch_inputs: list
             pending.append(n)
         elif n in out.batch_inputs or any(i in sharded for i in n.inputs):
             sharded.add(n)
+        if n in averaged:
+            node = add(_all_reduce, (node,), {"reduce": "mean"}, n, f"{n.name}_mean")
         local[n] = node
     if pending:
         average()

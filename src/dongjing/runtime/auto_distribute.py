@@ -26,6 +26,18 @@ from . import feeds, partitioned
 from .fetch_structure import rebuilder
 
 
+def measure_agreed() -> CostModel:
+    """This machine's cost figures, measured now, with rank 0's figures on every rank (so that
+    every rank makes the same plan)."""
+    model = CostModel.measure()
+    world = ensure_init()
+    if world.size > 1:
+        figures = model.as_array()
+        wait(world.comm.Ibcast(figures, root=0), "distribute='auto'")
+        model = model.with_figures(figures)
+    return model
+
+
 class _DataParallelRun:
     """This rank's data-parallel copy of the graph for one fetch structure."""
 
@@ -99,13 +111,7 @@ class AutoDistribute:
         if self.given is not None:
             return self.given
         if self.measured is None:
-            model = CostModel.measure()
-            world = ensure_init()
-            if world.size > 1:
-                figures = model.as_array()
-                wait(world.comm.Ibcast(figures, root=0), "distribute='auto'")
-                model = model.with_figures(figures)
-            self.measured = model
+            self.measured = measure_agreed()
         return self.measured
 
     def run(self, fetches, feed_dict, key, session_type):

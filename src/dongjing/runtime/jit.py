@@ -9,7 +9,7 @@ import types
 import warnings
 from collections import OrderedDict
 from collections.abc import Callable
-from typing import Any, overload
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 from ..autograd.anomaly import state as anomaly_state
 from ..autograd.grad_mode import state as grad_state
@@ -23,6 +23,7 @@ from .autograph import convert as _autograph_convert
 from .autograph import entry
 from .check_numerics import checked_program
 from .interpreter import needed_nodes
+from .jit_distribute import DistributedJitFunction
 from .placement import _HOST
 from .signature import (
     describe_changes,
@@ -33,6 +34,9 @@ from .signature import (
 )
 from .trace_grads import describe_guard_change
 from .tracing import Trace
+
+if TYPE_CHECKING:
+    from ..distributed.cost_model import CostModel
 
 RETRACE_WARNING = 8  # traces of one function before dj.jit warns (once)
 HISTORY = 1000  # the latest retrace reasons and compile times kept (a long run's memory is bounded)
@@ -325,19 +329,33 @@ _autograph_convert.jit_function_type = JitFunction  # converted code unwraps jit
 @overload
 def jit(fn: Callable[..., Any], *, optimize: int = 2, cache_size: int = DEFAULT_CACHE_SIZE,
         strict: bool = False, check: bool | int | str = False, convert: bool = True,
-        check_numerics: bool = False) -> JitFunction: ...
+        check_numerics: bool = False, distribute: None = None, max_memory: None = None,
+        cost_model: None = None) -> JitFunction: ...
+
+
+@overload
+def jit(fn: Callable[..., Any], *, optimize: int = 2, cache_size: int = DEFAULT_CACHE_SIZE,
+        strict: bool = False, check: bool | int | str = False, convert: bool = True,
+        check_numerics: bool = False, distribute: Literal["auto"],
+        max_memory: float | str | None = None,
+        cost_model: CostModel | None = None) -> DistributedJitFunction: ...
 
 
 @overload
 def jit(fn: None = None, *, optimize: int = 2, cache_size: int = DEFAULT_CACHE_SIZE,
         strict: bool = False, check: bool | int | str = False, convert: bool = True,
-        check_numerics: bool = False) -> Callable[[Callable[..., Any]], JitFunction]: ...
+        check_numerics: bool = False, distribute: str | None = None,
+        max_memory: float | str | None = None, cost_model: CostModel | None = None,
+        ) -> Callable[[Callable[..., Any]], JitFunction | DistributedJitFunction]: ...
 
 
 def jit(fn: Callable[..., Any] | None = None, *, optimize: int = 2,
         cache_size: int = DEFAULT_CACHE_SIZE, strict: bool = False,
         check: bool | int | str = False, convert: bool = True,
-        check_numerics: bool = False) -> JitFunction | Callable[[Callable[..., Any]], JitFunction]:
+        check_numerics: bool = False, distribute: str | None = None,
+        max_memory: float | str | None = None, cost_model: CostModel | None = None,
+        ) -> (JitFunction | DistributedJitFunction
+              | Callable[[Callable[..., Any]], JitFunction | DistributedJitFunction]):
     """Compile `fn` (a function, or an nn.Module: its forward) by tracing it into a static graph.
 
     On each call the arguments' signature (tensor shapes and dtypes; Python values; module
@@ -360,6 +378,12 @@ def jit(fn: Callable[..., Any] | None = None, *, optimize: int = 2,
     call's graph node by node and raises `dj.AnomalyError` at the first NaN or inf, naming the
     node and the line that built it. One jitted function may be called from many threads.
 
+    `distribute="auto"` plans each traced signature over the MPI world at its first call (data
+    parallel, a pipeline, a tensor split or replicated, as `dj.Session(g, distribute="auto")`
+    chooses; `max_memory=` and `cost_model=` as there) and runs this rank's part on every call;
+    `fn.plan` is the latest call's plan, and every rank's eager model stays current
+    (docs/distributed.md). With one process the plan is "single" and it runs as without.
+
     >>> @dj.jit
     ... def f(x):
     ...     return dj.tanh(x) * 2
@@ -368,7 +392,21 @@ def jit(fn: Callable[..., Any] | None = None, *, optimize: int = 2,
     """
     if fn is None:
         return lambda f: jit(f, optimize=optimize, cache_size=cache_size, strict=strict,
-                             check=check, convert=convert, check_numerics=check_numerics)
+                             check=check, convert=convert, check_numerics=check_numerics,
+                             distribute=distribute, max_memory=max_memory,
+                             cost_model=cost_model)
+    check_choice("dj.jit", "distribute", distribute, (None, "auto"))
+    if distribute is None and (max_memory is not None or cost_model is not None):
+        raise JitError("dj.jit: max_memory= and cost_model= plan a distributed run; pass "
+                       "distribute='auto' with them")
+    if distribute is not None:
+        if check or check_numerics:
+            raise JitError("dj.jit: check= and check_numerics= compare or inspect one process's "
+                           "run; they cannot be combined with distribute='auto'")
+        if isinstance(fn, DistributedJitFunction):
+            fn = fn.inner
+        inner = _jit(fn, optimize, cache_size, strict, check, convert)
+        return DistributedJitFunction(inner, max_memory, cost_model)
     result = _jit(fn, optimize, cache_size, strict, check, convert)
     if check_numerics:
         if result is fn:
