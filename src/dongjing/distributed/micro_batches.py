@@ -61,9 +61,9 @@ def classify(graph: Graph, order: list, batch_inputs: list) -> Phases:
         elif _is_assign(n):
             if n in batched:
                 raise DistributedError(
-                    f"micro-batches: assignment {n.name!r} sets a value computed from the batch "
-                    "rows (a running statistic?); micro-batches would set it once each. Run this "
-                    "step with pipeline_chunks=1")
+                    f"micro-batches: assignment {n.name!r} sets Variable {n.inputs[0].name!r} to "
+                    "a value computed from the batch rows (a running statistic?); micro-batches "
+                    "would set it once each. Run this step with pipeline_chunks=1")
             of[n] = UPDATE  # once per step
         elif n.op.kind == Kind.EFFECT:
             of[n] = max(seen, default=UPDATE)
