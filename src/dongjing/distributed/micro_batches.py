@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from ..core.registry import Kind
 from ..graph.builder import placeholder
 from ..graph.graph import Graph, Node
+from .partition import COPIED
 from .world import DistributedError
 
 FORWARD, BACKWARD, UPDATE = 0, 1, 2
@@ -91,28 +92,39 @@ class PhaseGraph:
     targets: list = field(default_factory=list)  # nodes here to run: sends, effects, values
 
 
-def local_phases(part, phases: Phases, fetches: list) -> dict:
-    """The phase of every node of the partition `part` (None for sources): a node's is its
-    origin's; a recv runs in the first phase that reads it; a gradient's messages go once,
-    in the update (its summed value)."""
-    readers: dict = {}
-    for n in part.graph.nodes:
+def local_phases(part, phases: Phases, rank: int) -> dict:
+    """The phase of every node of the partition `part` of rank `rank` (None for sources): a
+    node's is its origin's. A message goes in the phase its value is computed in (a
+    Variable's value: the first phase that reads it there), and once per micro-batch or once
+    per step on both ends: a recv runs in the first phase reading it, a value computed per
+    micro-batch at the latest in the backward. A gradient's messages go once, in the update
+    (its summed value)."""
+    first_reader: dict = {}  # (value of the whole graph, rank) -> first phase reading it there
+    for n, r in part.ranks.items():
         for i in n.inputs:
-            readers.setdefault(i, []).append(n)
+            phase = phases.of.get(n)
+            if phase is not None and r >= 0:
+                key = (i, r)
+                first_reader[key] = min(first_reader.get(key, UPDATE), phase)
+
+    def ends(u, dest: int) -> tuple[int, int]:  # (send phase, recv phase) of u going to dest
+        if u in phases.gradients or phases.of.get(u) == UPDATE:
+            return UPDATE, UPDATE
+        wanted = first_reader.get((u, dest), UPDATE)
+        if phases.of.get(u) is None and wanted == UPDATE:  # a Variable only the update reads
+            return UPDATE, UPDATE
+        sent = FORWARD if phases.of.get(u) is None else phases.of[u]
+        return sent, max(sent, min(wanted, BACKWARD))
+
     of: dict = {}
     for n in part.graph.nodes:
         origin = part.origin.get(n)
         if n.op.name in _SOURCES:
             of[n] = None
-        elif n.op.name in ("send", "recv") and origin in phases.gradients:
-            of[n] = UPDATE
+        elif n.op.name == "send":
+            of[n] = ends(origin, n.attrs["dest"])[0]
         elif n.op.name == "recv":
-            first = phases.of[origin]
-            if n not in fetches and first == FORWARD:  # read only later? receive it then
-                later = [of[r] for r in readers.get(n, ()) if of.get(r) is not None]
-                first = min(later, default=FORWARD)
-                first = FORWARD if first == FORWARD else BACKWARD
-            of[n] = first
+            of[n] = ends(origin, rank)[1]
         elif origin is not None and origin in phases.of:
             of[n] = phases.of[origin]
         else:  # a group the partition rebuilt: its effects' phase
@@ -178,3 +190,24 @@ def split(part, of: dict, phases: Phases, fetches: list) -> list[PhaseGraph]:
             if node not in out[FORWARD].targets:
                 out[FORWARD].targets.append(node)
     return out
+
+
+def check_stage_order(order, ranks: dict, phases) -> None:
+    """1F1B needs the stages in rank order: forward values go to higher ranks, their
+    gradients to lower ones."""
+    for n in order:
+        r = ranks.get(n, COPIED)
+        if r == COPIED:
+            continue
+        for i in n.inputs:
+            s = ranks.get(i, COPIED)
+            if s == COPIED or s == r or i.dtype is None:
+                continue
+            a, b = phases.of.get(i), phases.of.get(n)
+            if (a == FORWARD and b == FORWARD and s > r) or (a == BACKWARD and b == BACKWARD
+                                                              and s < r):
+                raise DistributedError(
+                    f"schedule '1f1b': {i.name!r} goes from rank {s} to rank {r} in the "
+                    f"{'forward' if a == FORWARD else 'backward'} pass; 1F1B needs the stages "
+                    "in rank order (forward values to higher ranks). Place the layers so, or "
+                    "use schedule 'gpipe'")

@@ -18,7 +18,15 @@ import numpy as np
 
 from ..core import profiler_hooks as hooks
 from ..distributed import graph_ops, p2p
-from ..distributed.micro_batches import BACKWARD, FORWARD, UPDATE, classify, local_phases, split
+from ..distributed.micro_batches import (
+    BACKWARD,
+    FORWARD,
+    UPDATE,
+    check_stage_order,
+    classify,
+    local_phases,
+    split,
+)
 from ..distributed.partition import COPIED, is_placed, needed, partition
 from ..distributed.schedules import schedule_order
 from ..distributed.world import DistributedError, ensure_init
@@ -64,9 +72,9 @@ class MicroBatchedRun:
         self.part = partition(self.graph, self.fetch_nodes, self.stage, self.stages,
                               placement if spread else {}, share_fetches=False)
         self.local_fetches = self.part.fetches
-        self.of = local_phases(self.part, self.phases, self.local_fetches)
+        self.of = local_phases(self.part, self.phases, self.stage)
         if schedule == "1f1b":
-            _check_stage_order(order, self.part.ranks, self.phases)
+            check_stage_order(order, self.part.ranks, self.phases)
         self.graphs = split(self.part, self.of, self.phases, self.local_fetches)
         self.sessions = [session_type(pg.graph, optimize=session.optimize) if pg.targets
                          else None for pg in self.graphs]
@@ -236,24 +244,3 @@ class _StepState:
             part = np.asarray(p) * np.asarray(w, np.asarray(p).dtype)
             result = part if result is None else result + part
         return result
-
-
-def _check_stage_order(order, ranks: dict, phases) -> None:
-    """1F1B needs the stages in rank order: forward values go to higher ranks, their
-    gradients to lower ones."""
-    for n in order:
-        r = ranks.get(n, COPIED)
-        if r == COPIED:
-            continue
-        for i in n.inputs:
-            s = ranks.get(i, COPIED)
-            if s == COPIED or s == r or i.dtype is None:
-                continue
-            a, b = phases.of.get(i), phases.of.get(n)
-            if (a == FORWARD and b == FORWARD and s > r) or (a == BACKWARD and b == BACKWARD
-                                                              and s < r):
-                raise DistributedError(
-                    f"schedule '1f1b': {i.name!r} goes from rank {s} to rank {r} in the "
-                    f"{'forward' if a == FORWARD else 'backward'} pass; 1F1B needs the stages "
-                    "in rank order (forward values to higher ranks). Place the layers so, or "
-                    "use schedule 'gpipe'")
