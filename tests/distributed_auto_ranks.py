@@ -1,6 +1,6 @@
 """`dj.Session(g, distribute="auto")` checks that hold at any world size:
 `tests/test_distributed_auto.py` runs them in one process (the plan is "single") and under
-`mpiexec -n 2`. Each compares with the same model run by a plain Session in this process, and
+`mpiexec -n 2` and `-n 4`: MLPs and the W5 recurrent net. Each compares with the same model run by a plain Session in this process, and
 prints the plan's predicted step time beside the measured one."""
 
 from __future__ import annotations
@@ -314,7 +314,8 @@ CHECKS = [check_an_mlp_that_fits_runs_data_parallel, check_a_model_too_big_for_o
           check_a_wide_mlp_too_big_for_one_rank_is_split_by_tensor,
           check_the_plan_draws_one_box_per_rank,
           check_the_w5_recurrent_net_plans_and_equals_one_process,
-          check_the_w5_while_loop_plans_around_the_loop, check_a_pipeline_plan_runs_in_micro_batches]
+          check_the_w5_while_loop_plans_around_the_loop,
+          check_a_pipeline_plan_runs_in_micro_batches]
 
 if __name__ == "__main__":
     dist.init(timeout=120)
