@@ -1,7 +1,8 @@
 """`dj.Session(g, distribute="auto")` checks that hold at any world size:
 `tests/test_distributed_auto.py` runs them in one process (the plan is "single") and under
-`mpiexec -n 2` and `-n 4`: MLPs and the W5 recurrent net. Each compares with the same model run by a plain Session in this process, and
-prints the plan's predicted step time beside the measured one."""
+`mpiexec -n 2` and `-n 4`: MLPs and the W5 recurrent net. Each compares with the same model
+run by a plain Session in this process, and prints the plan's predicted step time beside the
+measured one."""
 
 from __future__ import annotations
 
