@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from ..core.registry import Kind
 from ..graph.builder import placeholder
 from ..graph.graph import Graph, Node
-from .partition import COPIED
+from .partition import COPIED, Partition
 from .world import DistributedError
 
 FORWARD, BACKWARD, UPDATE = 0, 1, 2
@@ -92,7 +92,7 @@ class PhaseGraph:
     targets: list = field(default_factory=list)  # nodes here to run: sends, effects, values
 
 
-def local_phases(part, phases: Phases, rank: int) -> dict:
+def local_phases(part: Partition, phases: Phases, rank: int) -> dict:
     """The phase of every node of the partition `part` of rank `rank` (None for sources): a
     node's is its origin's. A message goes in the phase its value is computed in (a
     Variable's value: the first phase that reads it there), and once per micro-batch or once
@@ -132,7 +132,7 @@ def local_phases(part, phases: Phases, rank: int) -> dict:
     return of
 
 
-def split(part, of: dict, phases: Phases, fetches: list) -> list[PhaseGraph]:
+def split(part: Partition, of: dict, phases: Phases, fetches: list) -> list[PhaseGraph]:
     """This rank's partition as one graph per phase; `fetches` are partition nodes (or None)
     each phase must give back (their values are combined by the caller)."""
     out = [PhaseGraph(Graph(f"{part.graph.name}:{name}")) for name in PHASES]
@@ -192,7 +192,7 @@ def split(part, of: dict, phases: Phases, fetches: list) -> list[PhaseGraph]:
     return out
 
 
-def check_stage_order(order, ranks: dict, phases) -> None:
+def check_stage_order(order: list, ranks: dict, phases: Phases) -> None:
     """1F1B needs the stages in rank order: forward values go to higher ranks, their
     gradients to lower ones."""
     for n in order:

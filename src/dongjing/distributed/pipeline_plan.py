@@ -15,6 +15,7 @@ and 1F1B take the same time; 1F1B holds at most K - s micro-batches' activations
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 from .cost_model import CostModel, node_cost, value_bytes
 from .micro_batches import check_stage_order, classify
@@ -23,11 +24,15 @@ from .plan import Plan
 from .schedules import SCHEDULES
 from .world import DistributedError
 
+if TYPE_CHECKING:
+    from .micro_batches import Phases
+    from .planner import Facts
+
 CHUNKS = (1, 2, 4, 8, 16, 32)  # the micro-batch counts the planner weighs
 _SOURCES = ("placeholder", "constant", "variable")
 
 
-def micro_batching(facts) -> tuple[object | None, str]:
+def micro_batching(facts: Facts) -> tuple[Phases | None, str]:
     """(the step's phases, "") when it can run in micro-batches, else (None, why not)."""
     if not facts.batch_inputs:
         return None, "no batch input to split into micro-batches"
@@ -90,7 +95,7 @@ def _predict(facts, model: CostModel, world: int, ranks_of: dict, cuts: list, ch
     return step, compute, chunks * sum(sent) + sent_once
 
 
-def plan(facts, model: CostModel, world: int, fetch_nodes: list, placement: dict,
+def plan(facts: Facts, model: CostModel, world: int, fetch_nodes: list, placement: dict,
          ranks_of: dict, memory: list, names: list, chunks: int | None = None,
          schedule: str | None = None) -> Plan:
     """The pipeline plan of `placement` (stage r on rank r): the fastest predicted of the

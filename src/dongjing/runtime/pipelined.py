@@ -14,6 +14,9 @@ Losses must be means over the batch rows (as for data parallelism).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
 
 from ..core import profiler_hooks as hooks
@@ -34,8 +37,11 @@ from ..errors import FeedError
 from . import feeds
 from .fetch_structure import rebuilder
 
+if TYPE_CHECKING:
+    from .session import Session
 
-def reads_batch(session, fetches) -> bool:
+
+def reads_batch(session: Session, fetches: Any) -> bool:
     """Whether `fetches` read a batch input (a placeholder whose first dim is None)."""
     leaves: list = []
     rebuilder(fetches, leaves)
@@ -46,8 +52,9 @@ def reads_batch(session, fetches) -> bool:
 class MicroBatchedRun:
     """This rank's share of one fetch structure's step, in `chunks` micro-batches."""
 
-    def __init__(self, session, fetches, feed_dict, session_type, chunks: int, schedule: str,
-                 placement: dict | None = None):
+    def __init__(self, session: Session, fetches: Any, feed_dict: Mapping[Any, Any] | None,
+                 session_type: type, chunks: int, schedule: str,
+                 placement: dict | None = None) -> None:
         world = ensure_init()
         leaves: list = []
         self.rebuild = rebuilder(fetches, leaves)
@@ -114,7 +121,7 @@ class MicroBatchedRun:
         sizes = [len(a) for a in np.array_split(np.arange(count), self.chunks)]
         return [int(b) for b in np.cumsum([0] + sizes)]
 
-    def __call__(self, feed_dict):
+    def __call__(self, feed_dict: Mapping[Any, Any] | None) -> Any:
         given = {feeds.resolve_key(self.graph, k): v for k, v in (feed_dict or {}).items()}
         bounds = self._bounds(given)
         total = bounds[-1]
