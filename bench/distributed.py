@@ -19,6 +19,7 @@ import sys
 import time
 from pathlib import Path
 
+from bench.distributed_plans import plans
 from bench.threads import apply_thread_env, thread_env
 
 SIZES = [1 << k for k in range(10, 27, 2)]  # 1 KB, 4 KB, ..., 64 MB
@@ -294,87 +295,6 @@ def link(reps: int = 50) -> dict:
         path.write_text(json.dumps(figures))
         figures["saved_to"] = str(path)
     return figures
-
-
-def _plan_model(sizes):
-    import dongjing as dj
-
-    dj.manual_seed(7)
-    layers = []
-    for i, (a, b) in enumerate(zip(sizes, sizes[1:])):
-        layers += [dj.nn.Linear(a, b)] + ([dj.nn.Tanh()] if i < len(sizes) - 2 else [])
-    return dj.nn.Sequential(*layers)
-
-
-def _plan_step(sizes, rows, steps, **session):
-    """Median seconds of an SGD step of an MLP of `sizes` on `rows` rows, and its plan."""
-    import numpy as np
-
-    import dongjing as dj
-    import dongjing.distributed as dist
-
-    model = _plan_model(sizes)
-    opt = dj.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
-    with dj.Graph() as g:
-        x = dj.placeholder((None, sizes[0]))
-        y = dj.placeholder((None,), dj.int64)
-        train = opt.minimize(dj.nn.functional.cross_entropy(model(x), y))
-    sess = dj.Session(g, **session)
-    rng = np.random.default_rng(0)
-    feed = {x: rng.standard_normal((rows, sizes[0])).astype(np.float32),
-            y: rng.integers(0, sizes[-1], rows)}
-    times = []
-    for _ in range(steps + 1):
-        dist.barrier()
-        start = time.perf_counter()
-        sess.run(train, feed)
-        times.append(time.perf_counter() - start)
-    return _median(times[1:]), sess.plan
-
-
-PLAN_MODELS = [  # (name, layer sizes, batch rows, max_memory as a share of one process's need)
-    ("mlp 32-64-64-4", (32, 64, 64, 4), 128, None),
-    ("mlp 256-512-512-10", (256, 512, 512, 10), 512, None),
-    ("mlp 16-96-96-96-96-4, max_memory 3/4", (16, 96, 96, 96, 96, 4), 32, 0.75),
-    ("mlp 64-1024-1024-1024-10, max_memory 3/4", (64, 1024, 1024, 1024, 10), 64, 0.75),
-    ("mlp 32-256-4, max_memory 3/4", (32, 256, 4), 32, 0.75),
-    ("mlp 16-95-95-95-95-4, max_memory 3/4", (16, 95, 95, 95, 95, 4), 32, 0.75),
-]
-
-
-def plans(steps: int = 20) -> list[dict]:
-    """For each model of PLAN_MODELS: the plan distribute="auto" chose here (measured costs),
-    its predicted step time, the measured one, and a plain Session's in the same processes."""
-    import dongjing.distributed as dist
-
-    dist.init()
-    rows = []
-    for name, sizes, batch, share in PLAN_MODELS:
-        plain, _ = _plan_step(sizes, batch, steps)
-        limit = None if share is None else int(share * _single_memory(sizes, batch))
-        measured, plan = _plan_step(sizes, batch, steps, distribute="auto", max_memory=limit)
-        rows.append({"model": name, "batch": batch, "ranks": dist.get_world_size(),
-                     "plan": plan.strategy, "predicted_ms": plan.predicted_s * 1e3,
-                     "measured_ms": measured * 1e3, "plain_session_ms": plain * 1e3,
-                     "max_memory": limit, "peak_memory": max(plan.memory_per_rank),
-                     "costs": plan.cost_source})
-    return rows
-
-
-def _single_memory(sizes, rows) -> int:
-    """What one process holds for the step (the planner at world size 1, given costs)."""
-    import dongjing as dj
-    from dongjing.distributed import CostModel, planner
-
-    model = _plan_model(sizes)
-    opt = dj.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
-    with dj.Graph():
-        x = dj.placeholder((None, sizes[0]))
-        y = dj.placeholder((None,), dj.int64)
-        train = opt.minimize(dj.nn.functional.cross_entropy(model(x), y))
-    fetches = [train._node]
-    facts = planner.analyse(train._node.graph, fetches, {x._node: rows, y._node: rows})
-    return planner.choose(facts, CostModel(), 1, fetches).memory_per_rank[0]
 
 
 def main(argv: list[str] | None = None) -> None:

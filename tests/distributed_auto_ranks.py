@@ -1,7 +1,8 @@
 """`dj.Session(g, distribute="auto")` checks that hold at any world size:
 `tests/test_distributed_auto.py` runs them in one process (the plan is "single") and under
-`mpiexec -n 2`. Each compares with the same model run by a plain Session in this process, and
-prints the plan's predicted step time beside the measured one."""
+`mpiexec -n 2` and `-n 4`: MLPs and the W5 recurrent net. Each compares with the same model
+run by a plain Session in this process, and prints the plan's predicted step time beside the
+measured one."""
 
 from __future__ import annotations
 
@@ -191,9 +192,145 @@ def check_the_plan_draws_one_box_per_rank():
         assert f'rank{r} [label="rank {r}: ' in dot, dot
 
 
+# W5 (docs: /work/shared/workloads.md) at a small size: x (time, batch, in), the tanh recurrence
+# unrolled over the time steps (or one dj.while_loop), loss h.sum(), its three gradients
+W5 = {"time": 6, "batch": 4, "inputs": 5, "hidden": 8}
+
+
+def _w5(loop="unrolled", train=False, **session):
+    """W5's step, STEPS times: the fetched losses and gradients, the Variables' final values
+    (fetched, so every rank has them), and the plan. `train`: SGD updates the Variables."""
+    t, b, n, h = W5["time"], W5["batch"], W5["inputs"], W5["hidden"]
+    rng = np.random.default_rng(5)
+    xv = rng.standard_normal((t, b, n)).astype(np.float32)
+    w_xh = dj.Variable(rng.uniform(-1 / 8, 1 / 8, (n, h)).astype(np.float32), name="W_xh")
+    w_hh = dj.Variable(rng.uniform(-1 / 8, 1 / 8, (h, h)).astype(np.float32), name="W_hh")
+    bias = dj.Variable(rng.uniform(-1 / 8, 1 / 8, (h,)).astype(np.float32), name="b")
+    params = [w_xh, w_hh, bias]
+    with dj.Graph() as g:
+        x = dj.placeholder((t, b, n), name="x")
+        state = dj.zeros((b, h))
+        if loop == "unrolled":
+            for step in range(t):
+                state = dj.tanh(x[step] @ w_xh + state @ w_hh + bias)
+        else:
+            _, state = dj.while_loop(lambda i, s: i < t,
+                                     lambda i, s: (i + 1, dj.tanh(x[i] @ w_xh + s @ w_hh + bias)),
+                                     [dj.constant(np.int64(0)), state])
+        loss = state.sum()
+        grads = dj.gradients(loss, params)
+        fetches = {"loss": loss, "grads": grads}
+        if train:
+            fetches["train"] = dj.optim.SGD(params, lr=0.05).minimize(loss)
+    sess = dj.Session(g, **session)
+    out, seconds = [], []
+    for _ in range(STEPS):
+        dist.barrier()
+        start = time.perf_counter()
+        out.append(sess.run(fetches, {x: xv}))
+        seconds.append(time.perf_counter() - start)
+    plan = sess.plan  # the step's (fetching the Variables below is planned on its own)
+    return out, sess.run(params), plan, fetches, x, min(seconds[1:])
+
+
+def _same_w5(got, want):
+    for a, b in zip(got[0], want[0]):
+        np.testing.assert_allclose(a["loss"], b["loss"], rtol=1e-5, err_msg="W5 loss")
+        for u, v in zip(a["grads"], b["grads"]):
+            np.testing.assert_allclose(u, v, rtol=1e-4, atol=1e-6, err_msg="W5 gradient")
+    for u, v in zip(got[1], want[1]):
+        np.testing.assert_allclose(u, v, rtol=1e-5, atol=1e-6, err_msg="W5 Variable")
+
+
+def _smallest_pipeline_memory(fetches, x) -> int | None:
+    """The peak memory per rank of the leanest pipeline the planner weighs for W5 here."""
+    nodes = [t._node for t in [fetches["loss"], *fetches["grads"], fetches.get("train")]
+             if t is not None]
+    facts = planner.analyse(nodes[0].graph, nodes, {x._node: W5["time"]})
+    plan = planner.choose(facts, COSTS, dist.get_world_size(), nodes)
+    peaks = [c.peak_memory for c in plan.candidates if c.strategy == "pipeline" and c.memory]
+    return min(peaks) if peaks else None
+
+
+def check_the_w5_recurrent_net_plans_and_equals_one_process():
+    world = dist.get_world_size()
+    for train in (False, True):
+        want = _w5(train=train)
+        got = _w5(train=train, distribute="auto", cost_model=COSTS)
+        _same_w5(got, want)
+        plan = got[2]
+        assert plan.strategy in (("single",) if world == 1 else
+                                 ("replicated", "pipeline", "tensor")), str(plan)
+        assert any("no batch input" in c.note for c in plan.candidates if c.strategy == "data") \
+            or world == 1, str(plan)
+        _report(f"W5 {W5}, {'SGD step' if train else 'gradients'}", plan, got[5])
+        if world == 1:
+            continue
+        limit = _smallest_pipeline_memory(got[3], got[4])  # forced: only a pipeline fits
+        got = _w5(train=train, distribute="auto", cost_model=COSTS, max_memory=limit)
+        _same_w5(got, want)
+        plan = got[2]
+        assert plan.strategy == "pipeline" and max(plan.memory_per_rank) <= limit, str(plan)
+        assert plan.chunks == 1 and all(plan.rank_nodes), str(plan)  # no batch rows to split
+        _report(f"W5 {W5}, {'SGD step' if train else 'gradients'}, max_memory {limit} B", plan,
+                got[5])
+
+
+def check_the_w5_recurrent_net_on_a_fast_link():
+    """With this machine's shared-memory latency (about 2 us) a tensor split of W5's products
+    is predicted faster than replicating the step: it must give the same results too."""
+    fast = dist.CostModel(flops_per_s=1e10, bytes_per_s=5e9, node_overhead_s=5e-6,
+                          link_latency_s=2e-6, link_bytes_per_s=2e9, source="given (tests)")
+    for train in (False, True):
+        want = _w5(train=train)
+        got = _w5(train=train, distribute="auto", cost_model=fast)
+        _same_w5(got, want)
+        if dist.get_world_size() > 1:
+            assert got[2].strategy == "tensor", str(got[2])
+        _report(f"W5 {W5}, {'SGD step' if train else 'gradients'}, 2 us link", got[2], got[5])
+
+
+def check_the_w5_while_loop_plans_around_the_loop():
+    """A dj.while_loop runs sub-graphs, which the partitioner does not split: no pipeline; the
+    planner says so and picks a plan that runs."""
+    want = _w5("while_loop", train=True)
+    got = _w5("while_loop", train=True, distribute="auto", cost_model=COSTS)
+    _same_w5(got, want)
+    plan = got[2]
+    if dist.get_world_size() > 1:
+        assert plan.strategy in ("replicated", "tensor"), str(plan)
+        notes = [c.note for c in plan.candidates if c.strategy == "pipeline"]
+        assert notes and "while_loop" in notes[0], str(plan)
+
+
+def check_a_pipeline_plan_runs_in_micro_batches():
+    """The pipeline of the MLP too big for one rank, its micro-batches fixed at 4 (1F1B), then
+    the planner's own choice; both equal to one process."""
+    sizes, rows = (16, 95, 95, 95, 95, 4), 32
+    limit = int(0.75 * _whole_memory(sizes, rows))
+    if dist.get_world_size() == 1:
+        return  # one process: the limit rules every plan out (checked above)
+    want = _train(sizes, rows)
+    got = _train(sizes, rows, distribute="auto", cost_model=COSTS, max_memory=limit,
+                 pipeline_chunks=4)
+    _same(got, want)
+    plan = got[3]
+    assert plan.strategy == "pipeline" and plan.chunks == 4, str(plan)
+    assert plan.pipeline_schedule == "1f1b" and "4 micro-batches" in str(plan), str(plan)
+    assert "timeline" in str(plan) and "B3" in str(plan), str(plan)
+    _report(f"mlp {'-'.join(map(str, sizes))}, batch {rows}, 4 micro-batches", plan, got[4])
+    chosen = _train(sizes, rows, distribute="auto", cost_model=COSTS, max_memory=limit)[3]
+    assert chosen.chunk_times and chosen.predicted_s == min(chosen.chunk_times.values()), \
+        str(chosen)
+    assert chosen.chunks == min(chosen.chunk_times, key=chosen.chunk_times.get), str(chosen)
+
+
 CHECKS = [check_an_mlp_that_fits_runs_data_parallel, check_a_model_too_big_for_one_rank_is_split,
           check_a_wide_mlp_too_big_for_one_rank_is_split_by_tensor,
-          check_the_plan_draws_one_box_per_rank]
+          check_the_plan_draws_one_box_per_rank,
+          check_the_w5_recurrent_net_plans_and_equals_one_process,
+          check_the_w5_recurrent_net_on_a_fast_link, check_the_w5_while_loop_plans_around_the_loop,
+          check_a_pipeline_plan_runs_in_micro_batches]
 
 if __name__ == "__main__":
     dist.init(timeout=120)

@@ -10,6 +10,9 @@ local mailbox that the matching recv takes it from.
 
 from __future__ import annotations
 
+import threading
+from contextlib import contextmanager
+
 import numpy as np
 
 from ..core.registry import Kind, define
@@ -18,6 +21,19 @@ from .world import ensure_init
 
 _sender: p2p.Sender | None = None
 _mailbox: dict[tuple[int, int], list] = {}  # (source, tag) -> arrays sent to this process
+_local = threading.local()  # .offset: added to every tag (one range per micro-batch)
+
+
+@contextmanager
+def tag_offset(offset: int):
+    """Add `offset` to the tags of the sends and recvs run inside (a micro-batched pipeline
+    gives each micro-batch its own range of tags, so that its messages never meet another's)."""
+    before = getattr(_local, "offset", 0)
+    _local.offset = offset
+    try:
+        yield
+    finally:
+        _local.offset = before
 
 
 def _comm():
@@ -28,6 +44,7 @@ def _send_forward(xp, x, dest: int, tag: int):
     global _sender
     data = np.array(x, copy=True)  # the memory planner may reuse x's buffer before it leaves
     world = ensure_init()
+    tag += getattr(_local, "offset", 0)
     if dest == world.rank:
         _mailbox.setdefault((world.rank, tag), []).append(data)
         return None
@@ -39,6 +56,7 @@ def _send_forward(xp, x, dest: int, tag: int):
 
 def _recv_forward(xp, source: int, tag: int, shape, dtype):
     world = ensure_init()
+    tag += getattr(_local, "offset", 0)
     if source == world.rank:
         return _mailbox[(source, tag)].pop(0)
     return p2p.recv(world.comm, source, tag, f"recv from rank {source} (tag {tag})")

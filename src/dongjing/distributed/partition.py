@@ -39,6 +39,9 @@ class Partition:
     sends: list = field(default_factory=list)  # send nodes: run them with the fetches
     placeholders: dict = field(default_factory=dict)  # placeholder of the whole graph -> here
     ranks: dict = field(default_factory=dict)  # node of the whole graph -> its rank
+    origin: dict = field(default_factory=dict)  # node here -> the node of the whole graph it
+    # computes (for a send or recv: the value it carries)
+    tags: int = 0  # message tags used: one per node of the whole graph the fetches need
 
 
 def is_placed(graph: Graph) -> bool:
@@ -111,9 +114,10 @@ def assign_ranks(order: list[Node], world_size: int, placement: dict | None = No
 
 
 def partition(graph: Graph, fetch_nodes: list, my_rank: int, world_size: int,
-              placement: dict | None = None) -> Partition:
+              placement: dict | None = None, share_fetches: bool = True) -> Partition:
     """This rank's partition of `graph` for `fetch_nodes` (every rank gets every fetch);
-    `placement` as for `assign_ranks`."""
+    `placement` as for `assign_ranks`. With `share_fetches=False` a fetch stays on the rank
+    that computes it (None in `fetches` elsewhere): the caller shares it."""
     order = needed(fetch_nodes)
     rank = assign_ranks(order, world_size, placement)
     tags = {n: i for i, n in enumerate(order)}
@@ -132,15 +136,16 @@ def partition(graph: Graph, fetch_nodes: list, my_rank: int, world_size: int,
                                            "effects with dj.group instead")
                 readers.setdefault(i, set()).add(rank[n])
     for f in fetch_nodes:
-        if f.dtype is not None and rank[f] != COPIED:
+        if share_fetches and f.dtype is not None and rank[f] != COPIED:
             readers.setdefault(f, set()).update(range(world_size))
 
-    part = Partition(Graph(f"{graph.name}@rank{my_rank}"), [], ranks=rank)
+    part = Partition(Graph(f"{graph.name}@rank{my_rank}"), [], ranks=rank, tags=len(order))
     g, local, received = part.graph, {}, {}
 
     def copy(n, inputs):
         node = g.add_node(n.op, inputs, n.attrs, n.shape, n.dtype, n.name)
         node.rank = None
+        part.origin[node] = n
         return node
 
     def get(u):
@@ -155,6 +160,7 @@ def partition(graph: Graph, fetch_nodes: list, my_rank: int, world_size: int,
             attrs = {"source": rank[u], "tag": tags[u], "shape": u.shape, "dtype": u.dtype}
             received[u] = g.add_node(recv_op, (), attrs, u.shape, u.dtype, f"recv_{u.name}")
             received[u].rank = None
+            part.origin[received[u]] = u
         return received[u]
 
     for n in order:
@@ -173,9 +179,10 @@ def partition(graph: Graph, fetch_nodes: list, my_rank: int, world_size: int,
             attrs = {"dest": dest, "tag": tags[n]}
             send = g.add_node(send_op, (local[n],), attrs, (), None, f"send_{n.name}")
             send.rank = None
+            part.origin[send] = n
             part.sends.append(send)
     for f in fetch_nodes:
-        if f.dtype is None:
+        if f.dtype is None or (not share_fetches and rank[f] not in (COPIED, my_rank)):
             part.fetches.append(local.get(f))
         else:
             part.fetches.append(get(f))

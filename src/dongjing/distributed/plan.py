@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from .schedules import timeline_text
+
 STRATEGIES = {
     "single": "one process runs the whole graph",
     "data": "data parallel: every rank runs the whole graph on its share of the batch rows; "
@@ -70,6 +72,9 @@ class Plan:
     layouts: object = field(default=None, repr=False)  # tensor: `sharding.Layouts`
     collectives: list = field(default_factory=list)  # tensor: (value, kind, bytes) per step
     shards: dict = field(default_factory=dict, repr=False)  # tensor: name -> this rank's shard
+    chunks: int = 1  # pipeline: micro-batches per step
+    pipeline_schedule: str = ""  # pipeline with chunks > 1: "gpipe" or "1f1b"
+    chunk_times: dict = field(default_factory=dict, repr=False)  # pipeline: chunks -> seconds
 
     @property
     def memory_per_rank(self) -> list[int]:
@@ -85,6 +90,13 @@ class Plan:
         if self.max_memory is not None:
             lines.append(f"  max_memory {size_text(self.max_memory)} per rank")
         lines.append(f"  schedule: {self.schedule}")
+        if self.chunk_times and len(self.chunk_times) > 1:
+            weighed = ", ".join(f"{c}: {time_text(t)}" for c, t in self.chunk_times.items())
+            lines.append(f"  micro-batches weighed (predicted step): {weighed}")
+        if self.strategy == "pipeline" and self.chunks > 1:
+            lines.append("  timeline (F3/B3: forward/backward of micro-batch 3; .. waiting):")
+            lines += ["    " + line for line in timeline_text(self.pipeline_schedule, self.world,
+                                                            self.chunks)]
         for r, names in enumerate(self.rank_nodes):
             m = self.memory[r]
             shown = ", ".join(names[:8]) + (f", ... ({len(names)} nodes)" if len(names) > 8
@@ -119,7 +131,9 @@ class Plan:
                  f'  label="{self.strategy} over {self.world} rank(s): predicted step '
                  f'{time_text(self.predicted_s)}"; labelloc=t;']
         rows = {"data": f"{self.batch // self.world if self.batch else 1} rows of "
-                        f"{self.batch}", "pipeline": f"stage {{r}}, {self.batch} rows",
+                        f"{self.batch}", "pipeline": f"stage {{r}}, {self.batch} rows"
+                + (f" in {self.chunks} micro-batches ({self.pipeline_schedule})"
+                   if self.chunks > 1 else ""),
                 "tensor": f"1/{self.world} of the split weights, {self.batch} rows"}
         for r, names in enumerate(self.rank_nodes):
             m = self.memory[r]

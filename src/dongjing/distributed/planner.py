@@ -17,6 +17,7 @@ import re
 from dataclasses import dataclass
 
 from ..core.registry import Kind
+from . import pipeline_plan
 from .cost_model import CostModel, node_cost, value_bytes
 from .partition import COPIED, assign_ranks, needed
 from .plan import Candidate, Plan, size_text
@@ -208,35 +209,13 @@ def _whole(facts: Facts, model: CostModel, world: int, strategy: str, rows: int,
                 comm, max(compute) + comm, schedule)
 
 
-def _pipeline(facts: Facts, model: CostModel, world: int, fetch_nodes: list,
-              placement: dict) -> Plan:
+def _pipeline(facts: Facts, model: CostModel, world: int, fetch_nodes: list, placement: dict,
+              chunks: int | None = None, schedule: str | None = None) -> Plan:
     rows = facts.batch or 1
     ranks_of = assign_ranks(facts.order, world, placement)
-    memory = _memory(facts, ranks_of, world, rows)
-    compute = _compute(facts, model, ranks_of, world, rows)
-    cuts, seen = [], set()
-    for n in facts.order:
-        r = ranks_of[n]
-        if r == COPIED:
-            continue
-        for i in n.inputs:
-            s = ranks_of[i]
-            if s != COPIED and s != r and i.dtype is not None and (i, r) not in seen:
-                seen.add((i, r))
-                cuts.append((i.name, s, r, value_bytes(i, rows)))
-    for f in fetch_nodes:  # every rank gets every fetch
-        s = ranks_of.get(f, COPIED)
-        if f.dtype is not None and s != COPIED:
-            for r in range(world):
-                if r != s and (f, r) not in seen:
-                    seen.add((f, r))
-                    cuts.append((f.name, s, r, value_bytes(f, rows)))
-    comm = sum(model.message_seconds(c[3]) for c in cuts)
-    stages = " -> ".join(f"rank {r}" for r in range(world))
-    schedule = (f"forward {stages}, backward in reverse, one micro-batch of {rows} rows; "
-                "each rank updates the Variables it holds")
-    return Plan("pipeline", world, facts.batch, _names(facts, ranks_of, world), memory, compute,
-                comm, sum(compute) + comm, schedule, cuts, placement=placement)
+    return pipeline_plan.plan(facts, model, world, fetch_nodes, placement, ranks_of,
+                              _memory(facts, ranks_of, world, rows),
+                              _names(facts, ranks_of, world), chunks, schedule)
 
 
 def _tensor(facts: Facts, model: CostModel, world: int, fetch_nodes: list, layouts) -> Plan:
@@ -288,7 +267,8 @@ def _tensor(facts: Facts, model: CostModel, world: int, fetch_nodes: list, layou
 
 
 def choose(facts: Facts, model: CostModel, world: int, fetch_nodes: list,
-           max_memory: int | None = None, follow: Plan | None = None) -> Plan:
+           max_memory: int | None = None, follow: Plan | None = None,
+           chunks: int | None = None, schedule: str | None = None) -> Plan:
     """The fastest predicted plan whose memory per rank fits `max_memory` (bytes); a tensor
     split only where data parallelism does not fit (it holds no whole copy of the Variables).
 
@@ -300,7 +280,8 @@ def choose(facts: Facts, model: CostModel, world: int, fetch_nodes: list,
     if follow is not None and world > 1:
         even = bool(facts.batch_inputs) and batch is not None and batch % world == 0
         if follow.strategy == "pipeline":
-            plan = _pipeline(facts, model, world, fetch_nodes, follow.placement)
+            plan = _pipeline(facts, model, world, fetch_nodes, follow.placement,
+                             chunks or follow.chunks, schedule or follow.pipeline_schedule or None)
         elif follow.strategy == "tensor":
             plan = _tensor(facts, model, world, fetch_nodes, follow_shards(facts, follow))
         elif follow.strategy == "data" and even:
@@ -323,13 +304,18 @@ def choose(facts: Facts, model: CostModel, world: int, fetch_nodes: list,
                                         f"split evenly over {world} ranks"))
         else:
             plans.append(_whole(facts, model, world, "data", batch // world, fetch_nodes))
-        for by in ("time", "memory"):  # stages balanced by each: two candidates
+        loops = [n for n in facts.order if n.op.kind == Kind.CONTROL]
+        if loops:
+            candidates.append(Candidate("pipeline", None, note=f"the step runs {loops[0].op.name} "
+                                        f"{loops[0].name!r}, whose sub-graphs the partitioner "
+                                        "does not split (unroll the loop to pipeline it)"))
+        for by in () if loops else ("time", "memory"):  # stages balanced by each: two plans
             placement = _stages(facts, _weights(facts, model, by), world)
             if placement is None:
                 candidates.append(Candidate("pipeline", None, note=f"fewer forward nodes than "
                                             f"{world} ranks"))
                 break
-            plan = _pipeline(facts, model, world, fetch_nodes, placement)
+            plan = _pipeline(facts, model, world, fetch_nodes, placement, chunks, schedule)
             plan.schedule += f"; stages balanced by {by}"
             plan.balance = by
             plans.append(plan)
@@ -345,7 +331,10 @@ def choose(facts: Facts, model: CostModel, world: int, fetch_nodes: list,
                     for p in plans)
     for p in plans:
         fits = max_memory is None or max(p.memory_per_rank) <= max_memory
-        notes = [f"stages balanced by {p.balance}"] if p.strategy == "pipeline" else []
+        notes = []
+        if p.strategy == "pipeline":
+            notes.append(f"stages balanced by {p.balance}" + (
+                f", {p.chunks} micro-batches ({p.pipeline_schedule})" if p.chunks > 1 else ""))
         if p.strategy == "tensor":
             notes.append(f"{len(p.layouts.pairs)} product pair(s) split, "
                          f"{len(p.collectives)} collective(s) per step")

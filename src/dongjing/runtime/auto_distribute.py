@@ -7,7 +7,9 @@ the ranks the first plan put them on).
 - "single" (one process) and "replicated": the Session runs the whole graph, as without
   `distribute`;
 - "pipeline": this rank runs its partition of the graph (`partitioned.PartitionedRun`), with
-  the planner's placement;
+  the planner's placement, or in the plan's micro-batches (`pipelined.MicroBatchedRun`: the
+  planner chose the chunks and schedule, or the Session's `pipeline_chunks=` and
+  `pipeline_schedule=` fixed them);
 - "data": this rank runs its data-parallel copy of the graph (`data_parallel_graph.py`) on its
   share of the batch rows;
 - "tensor": this rank runs its tensor-parallel copy of the graph (`tensor_parallel_graph.py`),
@@ -22,7 +24,7 @@ from __future__ import annotations
 from ..distributed import data_parallel_graph, planner, tensor_parallel_graph
 from ..distributed.cost_model import CostModel
 from ..distributed.world import ensure_init, wait
-from . import feeds, partitioned
+from . import feeds, partitioned, pipelined
 from .fetch_structure import rebuilder
 
 
@@ -140,9 +142,15 @@ class AutoDistribute:
         facts = planner.analyse(graph, fetch_nodes, fed_rows)
         world = ensure_init()
         plan = planner.choose(facts, self.cost_model(), world.size, fetch_nodes,
-                              self.max_memory, follow=self.first)
+                              self.max_memory, follow=self.first,
+                              chunks=session.pipeline_chunks,
+                              schedule=session.pipeline_schedule)
         self.first = self.first or plan
-        if plan.strategy == "pipeline":
+        if plan.strategy == "pipeline" and plan.chunks > 1:
+            runner = pipelined.MicroBatchedRun(session, fetches, feed_dict, session_type,
+                                               plan.chunks, plan.pipeline_schedule,
+                                               placement=plan.placement)
+        elif plan.strategy == "pipeline":
             runner = partitioned.PartitionedRun(session, fetches, feed_dict, session_type,
                                                 placement=plan.placement)
         elif plan.strategy == "data":

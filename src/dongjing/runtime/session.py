@@ -13,7 +13,7 @@ from ..errors import DongjingError, FeedError, GraphError, IndexOutOfRangeError
 from ..graph import builder
 from ..graph.graph import Graph, Node
 from ..tensor import Tensor
-from . import feeds, interpreter, partitioned, placement
+from . import feeds, interpreter, partitioned, pipelined, placement
 from .auto_distribute import AutoDistribute
 from .check_numerics import checked_program
 from .fetch_structure import flatten, identified, rebuilder, run_key
@@ -57,12 +57,21 @@ class Session:
     from a cost model (`cost_model=`, a `dj.distributed.CostModel`; measured when not given)
     and a memory limit per rank (`max_memory=`, bytes or e.g. "64 MiB"); `session.plan` is the
     plan of the latest run. See docs/distributed.md.
+
+    `pipeline_chunks=M` runs each step in M micro-batches: the rows fed to the batch inputs
+    (placeholders whose first dim is None) split M ways, every rank running the forward and
+    backward of each micro-batch of its stage (a graph placed with `dj.device("rank:N")`) in
+    the order of `pipeline_schedule` ("gpipe", the default, or "1f1b"), the gradients summed
+    over the micro-batches and the update applied once; losses must be means over the rows.
+    With `distribute="auto"` they fix the chunks and schedule of a pipeline plan (else the
+    planner chooses them). Unplaced, or in one process, it is gradient accumulation.
     """
 
     def __init__(self, graph: Graph | None = None, optimize: int = 2,
                  check_numerics: bool = False, device: DeviceLike | None = None,
                  distribute: str | None = None, max_memory: float | str | None = None,
-                 cost_model: CostModel | None = None) -> None:
+                 cost_model: CostModel | None = None, pipeline_chunks: int | None = None,
+                 pipeline_schedule: str | None = None) -> None:
         graph = graph if graph is not None else builder.get_default_graph()
         if graph is None:
             raise GraphError("dj.Session needs a graph: dj.Session(g), or create it inside "
@@ -78,6 +87,13 @@ class Session:
         if distribute is None and (max_memory is not None or cost_model is not None):
             raise DongjingError("dj.Session: max_memory= and cost_model= plan a distributed "
                                 "run; pass distribute='auto' with them")
+        if pipeline_chunks is not None and (isinstance(pipeline_chunks, bool) or not isinstance(
+                pipeline_chunks, int) or pipeline_chunks < 1):
+            raise DongjingError(f"dj.Session: pipeline_chunks must be a positive integer (the "
+                                f"micro-batches per step), got {pipeline_chunks!r}")
+        check_choice("dj.Session", "pipeline_schedule", pipeline_schedule,
+                     (None, "gpipe", "1f1b"))
+        self.pipeline_chunks, self.pipeline_schedule = pipeline_chunks, pipeline_schedule
         self._auto = (None if distribute is None
                       else AutoDistribute(self, max_memory, cost_model))
 
@@ -115,7 +131,17 @@ class Session:
             handled, values = self._auto.run(fetches, feed_dict, key, Session)
             if handled:
                 return values
-        elif partitioned.placed(self):  # nodes on MPI ranks: this rank runs its partition
+        elif self.pipeline_chunks is not None:  # micro-batches, where the fetches read rows
+            runner = self._runs.get(key)
+            if runner is None or runner.version != self.graph.version:
+                runner = None
+                if pipelined.reads_batch(self, fetches):
+                    runner = self._runs[key] = pipelined.MicroBatchedRun(
+                        self, fetches, feed_dict, Session, self.pipeline_chunks,
+                        self.pipeline_schedule or "gpipe")
+            if isinstance(runner, pipelined.MicroBatchedRun):
+                return runner(feed_dict)
+        if self._auto is None and partitioned.placed(self):  # nodes on ranks: its partition
             runner = self._runs.get(key)
             if not isinstance(runner, partitioned.PartitionedRun) or (
                     runner.version != self.graph.version):
