@@ -9,7 +9,7 @@ DOC = pathlib.Path(__file__).resolve().parent.parent / "docs" / "distributed.md"
 
 def test_distributed_doc_blocks_run(capsys):
     blocks = re.findall(r"(<!-- continue -->\n)?```python\n(.*?)```", DOC.read_text(), re.S)
-    assert len(blocks) == 10
+    assert len(blocks) == 12
     namespace: dict = {}
     for continues, block in blocks:
         if not continues:
