@@ -199,3 +199,29 @@ def test_draws_on_a_backends_random_generator_are_logged():
     finally:
         unregister(dice)
     assert _Dice not in random_types()
+
+
+def test_the_wrapped_arrays_in_place_operators_write_in_place():
+    # as CuPy's: `buf -= x` changes buf (a jitted program's `out=` buffers rely on it; without
+    # __isub__ Python made a new array and the buffer kept its old values)
+    buf = WArray(np.arange(4.0))
+    same = buf
+    buf -= WArray(np.ones(4))
+    buf *= 2.0
+    assert buf is same
+    np.testing.assert_array_equal(unwrap(same), [-2.0, 0.0, 2.0, 4.0])
+
+
+def test_a_jitted_step_with_a_side_effect_computes_on_the_device_as_eagerly():
+    from fake_cuda import fake_cuda, host
+
+    with fake_cuda():
+        lin = dj.nn.Linear(4, 3).to("cuda")
+        x = dj.tensor(np.random.default_rng(0).standard_normal((5, 4)).astype(np.float32),
+                      device="cuda")
+
+        def step(x):
+            lin.weight.grad = None  # a side effect: the program writes into its buffers
+            return dj.nn.functional.log_softmax(lin(x), -1).sum()
+
+        np.testing.assert_array_equal(host(dj.jit(step)(x)), host(step(x)))

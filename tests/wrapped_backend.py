@@ -135,6 +135,17 @@ def _binary(fn, reflected=False):
     return lambda self, other: wrap(fn(self.a, unwrap(other)), type(self))
 
 
+def _inplace(fn):
+    """`a op= b` writes into the wrapped array, as CuPy's in-place operators do (without this
+    Python falls back to `a = a op b`, a new array, and a write into a buffer is lost)."""
+    def method(self, other):
+        result = fn(self.a, unwrap(other))
+        if result is not self.a:
+            raise TypeError(f"{fn.__name__}: the result does not fit the array in place")
+        return self
+    return method
+
+
 for _name, _fn in [("add", operator.add), ("sub", operator.sub), ("mul", operator.mul),
                    ("truediv", operator.truediv), ("floordiv", operator.floordiv),
                    ("mod", operator.mod), ("pow", operator.pow), ("matmul", operator.matmul),
@@ -142,6 +153,7 @@ for _name, _fn in [("add", operator.add), ("sub", operator.sub), ("mul", operato
                    ("lshift", operator.lshift), ("rshift", operator.rshift)]:
     setattr(WArray, f"__{_name}__", _binary(_fn))
     setattr(WArray, f"__r{_name}__", _binary(_fn, reflected=True))
+    setattr(WArray, f"__i{_name}__", _inplace(getattr(operator, f"i{_name}")))
 for _name, _fn in [("lt", operator.lt), ("le", operator.le), ("gt", operator.gt),
                    ("ge", operator.ge), ("eq", operator.eq), ("ne", operator.ne)]:
     setattr(WArray, f"__{_name}__", _binary(_fn))

@@ -25,8 +25,11 @@ _plain = _eager_modes.plain
 
 
 def device_type_of(tensors) -> str:
-    """The device type autocast consults for `tensors`: the first array's; a symbolic tensor
-    counts as the default backend's."""
+    """The device type autocast consults for `tensors`: the first array's; symbolic tensors
+    alone count as their graph's (the device of the state or traced arguments it reads: the
+    program runs there); a graph that has read neither yet (placeholders alone: it runs
+    where its feeds go) counts as the default backend's when a region is open for it, else as
+    the innermost open region's (built under `autocast("cuda")`, it is meant for the GPU)."""
     for t in tensors:
         data = t._data
         if data is not None:
@@ -35,6 +38,18 @@ def device_type_of(tensors) -> str:
             found = backend_of(data, None)
             if found is not None:
                 return found.device_type
+    for t in tensors:
+        node = t._node
+        if node is not None:
+            graph = node.graph
+            while graph.parent is not None:
+                graph = graph.parent
+            if graph.device_type is not None:
+                return graph.device_type
+            fallback = default_backend().device_type
+            if autocast_state.active_dtype(fallback) is None:
+                return autocast_state.innermost_active_type() or fallback
+            return fallback
     return default_backend().device_type
 
 

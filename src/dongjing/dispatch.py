@@ -153,7 +153,7 @@ def apply(op: Op, *inputs: Tensor, **attrs) -> Tensor:
         arrays.append(data)
         if type(data) is not ndarray:
             foreign = True
-        elif data.dtype in LOW_PRECISION:
+        if data.dtype in LOW_PRECISION:  # on a device too: summed in float32, as PyTorch
             low = True
         if t.requires_grad:
             requires = True
@@ -239,7 +239,7 @@ def _apply1_full(op: Op, x: Tensor, attrs: dict) -> Tensor:
             expected = op.dtype_rules[(data.dtype, *attrs.items()) if attrs else data.dtype]
         except (KeyError, TypeError):
             expected = _learn1(op, x, attrs)
-    if type(data) is ndarray and data.dtype in LOW_PRECISION and needs_widening(op, (data.dtype,)):
+    if data.dtype in LOW_PRECISION and needs_widening(op, (data.dtype,)):  # a device's too
         data = widen((data,))[0]
     try:
         if type(data) is not ndarray:

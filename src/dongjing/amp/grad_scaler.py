@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, overload
 
 from .. import dtypes, ops
 from ..autograd.grad_mode import no_grad
-from ..backends.cupy import load as load_cupy
+from ..backends import for_device_type
 from ..errors import ArgumentError
 from ..graph.variable import Variable
 from ..ops.state import assign
@@ -51,7 +51,7 @@ class GradScaler:
                                 f"{growth_interval}")
         self.device = str(device)
         if enabled and self.device.startswith("cuda"):
-            if load_cupy() is None:  # dj.cuda.is_available()
+            if for_device_type("cuda") is None:  # no backend serves "cuda" (CuPy, or a test's)
                 warnings.warn("GradScaler is enabled, but CUDA is not available; disabling "
                               "(as PyTorch does). Use GradScaler('cpu') to scale on the CPU.",
                               UserWarning, stacklevel=2)
@@ -61,8 +61,11 @@ class GradScaler:
         self._growth_factor, self._backoff_factor = float(growth_factor), float(backoff_factor)
         self._growth_interval = int(growth_interval)
         # Variables: a traced step reads their current values and assigns the new ones
-        self._scale = Variable(self._init_scale, dtype=dtypes.float32, trainable=False)
-        self._growth_tracker = Variable(0, dtype=dtypes.int64, trainable=False)
+        # on the device it scales for, as PyTorch's (a step there then never reads the host)
+        place = self.device if self._enabled and self.device.startswith("cuda") else None
+        self._scale = Variable(self._init_scale, dtype=dtypes.float32, trainable=False,
+                               device=place)
+        self._growth_tracker = Variable(0, dtype=dtypes.int64, trainable=False, device=place)
         self._per_optimizer: dict[int, dict] = {}
 
     # --- scaling ------------------------------------------------------------------------------

@@ -64,6 +64,20 @@ def active_dtype(device_type: str):
     return found[1]
 
 
+def innermost_active_type() -> str | None:
+    """The device type of the innermost enabled region in this thread (None when none is
+    active)."""
+    if _state.suspended:
+        return None
+    seen = set()
+    for device_type, enabled, _dtype in reversed(_state.regions):
+        if device_type not in seen:
+            if enabled:
+                return device_type
+            seen.add(device_type)
+    return None
+
+
 def any_active() -> bool:
     """Whether this thread has an enabled, unsuspended region for some device type."""
     if _state.suspended:

@@ -111,6 +111,7 @@ def to_node(graph, t):
     node = None if entry is None or entry[0] is not t else entry[1]
     if node is None:
         if isinstance(t, Variable) or (t.requires_grad and t.grad_fn is None):
+            graph.note_array(t._data)  # state: the program runs where it lives
             name = getattr(t, "var_name", None) or "variable"
             node = graph.add_node(variable_op, (), {"ref": t}, t._data.shape, t._data.dtype, name)
         else:

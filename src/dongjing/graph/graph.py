@@ -6,7 +6,10 @@ import itertools
 from collections import Counter
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 from .. import dtypes
+from ..backends import backend_of, is_array
 from ..core.placement_scope import current_rank
 from ..core.user_code import user_source_line
 from ..errors import GraphError
@@ -68,6 +71,9 @@ class Graph:
         self._captured: dict[int, tuple] = {}  # id(eager tensor) -> (tensor, node)
         self.version = 0  # bumped on every change; sessions cache compiled code per version
         self.name_prefix = ""  # prefixed to new node names (compat.v1's tf.name_scope sets it)
+        # the device type ("cpu", "cuda") of the state or traced arguments it reads, as seen at
+        # build time (autocast picks its op lists by it; a device beats the CPU); None: none
+        self.device_type: str | None = None
         # what dj.gradients built, for the distributed planner: gradient node -> the Variable
         # node it is the gradient of, and backward node -> the forward node it differentiates
         self.gradient_of: dict[Node, Node] = {}
@@ -96,6 +102,18 @@ class Graph:
         self._by_name[node.name] = node
         self.version += 1
         return node
+
+    def note_array(self, array) -> None:
+        """Remember the device type of `array`, a value the graph reads (state or a traced
+        argument)."""
+        root = self
+        while root.parent is not None:
+            root = root.parent
+        if root.device_type in (None, "cpu"):
+            if type(array) is np.ndarray or not is_array(array):
+                root.device_type = "cpu"
+            else:
+                root.device_type = backend_of(array).device_type
 
     def as_default(self) -> _DefaultGraph:
         """Context manager: dj ops called inside add nodes to this graph."""

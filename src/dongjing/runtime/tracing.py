@@ -95,6 +95,7 @@ class Trace:
         def make(path: str, value):
             data = value._data if isinstance(value, Tensor) else value
             self._arrays.append(data)
+            self.graph.note_array(data)
             t = placeholder(data.shape, data.dtype, name=_placeholder_name(path, names))
             self.placeholders.append(t._node)
             return t

@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 
 from ... import dtypes
-from ...backends import default_backend
+from ...backends import backend_of, default_backend
 from ...core.registry import OPS
 from ...dtypes import is_floating
 from ...errors import ShapeError
@@ -32,7 +32,7 @@ def _scalar_constant(node, value, negative_zero: bool | None = None) -> bool:
     v = node.attrs["value"]
     if v.size != 1 or not bool(v.reshape(()) == value):
         return False
-    sign = bool(default_backend().xp.signbit(v.reshape(())))
+    sign = bool(backend_of(v).xp.signbit(v.reshape(())))
     return negative_zero is None or sign == negative_zero
 
 
