@@ -262,3 +262,22 @@ def test_an_unrolled_recurrence_and_its_gradient_on_the_device(cuda, level):
         results[device] = [v.a if type(v) is CArray else np.asarray(v) for v in values]
     for got, want in zip(results["cuda"], results["cpu"]):
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("level", LEVELS)
+def test_a_device_constant_places_the_program_as_a_variable_does(cuda, level):
+    # it ran on the CPU (no Variables, host feeds) and NumPy met the device array: a raw
+    # TypeError; now the host feed is copied to the constant's device
+    c = dj.tensor(np.arange(3.0, dtype=np.float32), device="cuda")
+    g = dj.Graph()
+    with g.as_default():
+        x = dj.placeholder(dj.float32, [3])
+        y = (x * c).sum()
+    out = dj.Session(g, optimize=level).run(y, {x: np.ones(3, np.float32)})
+    assert isinstance(out, CArray)
+    assert float(out.a) == 3.0
+    w = dj.Variable(np.ones(3, np.float32))  # on the CPU: state on two devices is refused
+    with g.as_default():
+        z = (w * c).sum()
+    with pytest.raises(DeviceError, match="lives on cpu and .* on cuda:0|lives on cuda:0 and"):
+        dj.Session(g, optimize=level).run(z, {x: np.ones(3, np.float32)})

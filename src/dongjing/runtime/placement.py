@@ -62,13 +62,16 @@ def _state_value(node):
 
 
 def of_state(nodes, what: str) -> Placement | None:
-    """Where the Variables among graph `nodes` live: `CPU`, a device, or None when there are
-    none. Variables on two devices raise DeviceError."""
+    """Where the Variables (and device constants) among graph `nodes` live: `CPU`, a device,
+    or None when there are none. State on two devices raises DeviceError."""
     found, found_label = None, None
     for node in nodes:
         label, value = _state_value(node)
         if label is None:
-            continue
+            value = node.attrs.get("value") if node.op.name == "constant" else None
+            if of_array(value) is None:  # a host constant goes wherever the program runs
+                continue
+            label = f"constant {node.name}"  # a device constant places it, as a Variable
         where = of_array(value) or CPU
         if found is None:
             found, found_label = where, label
