@@ -51,3 +51,12 @@ def test_without_dot_the_site_gets_the_prerendered_copy_or_the_dot_text(tmp_path
         assert path.read_text(encoding="utf-8") == prerendered.read_text(encoding="utf-8")
     text = pictures._fallback_svg("x", "digraph x {\n  a -> b;\n}\n")
     assert "apt-get install graphviz" in text and "a -&gt; b;" in text
+
+
+def test_the_pipeline_picture_draws_every_step_of_both_schedules(tmp_path):
+    svg = pictures.draw_pipeline(tmp_path).read_text()
+    assert svg.startswith("<svg") and svg.rstrip().endswith("</svg>")
+    for schedule in ("gpipe", "1f1b"):
+        assert f"{schedule}: 4 stages, 6 micro-batches, 18 time units, bubble 24/72" in svg
+    for step in ("F0", "F5", "B0", "B5"):
+        assert svg.count(f">{step}</text>") == 8  # 4 stages in each of the 2 schedules

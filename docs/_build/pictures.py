@@ -8,8 +8,9 @@ pre-rendered copy in docs/_build/prerendered/ when its recorded DOT text is stil
 gives (tests/test_docs_pictures.py checks that), else an SVG showing the DOT text.
 `python docs/_build/pictures.py --prerender` refreshes those copies (needs `dot`).
 
-Two pictures need no Graphviz: the architecture's floors (the copy tools/layers.py draws) and
-the profiler timeline (docs/_build/timeline.py, from a step profiled while the site builds).
+Three pictures need no Graphviz: the architecture's floors (the copy tools/layers.py draws),
+the profiler timeline (docs/_build/timeline.py, from a step profiled while the site builds) and
+the pipeline schedules (docs/_build/pipeline_picture.py).
 """
 
 from __future__ import annotations
@@ -238,8 +239,21 @@ def draw_timeline(out: Path = OUT) -> Path:
     return path
 
 
+def draw_pipeline(out: Path = OUT) -> Path:
+    """docs/distributed.md's schedules (docs/_build/pipeline_picture.py: plain SVG, no
+    Graphviz): GPipe's and 1F1B's timelines for 4 stages and 6 micro-batches."""
+    spec = importlib.util.spec_from_file_location(
+        "dongjing_docs_pipeline", Path(__file__).with_name("pipeline_picture.py"))
+    picture = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(picture)
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / "pipeline-schedules.svg"
+    path.write_text(picture.draw(), encoding="utf-8")
+    return path
+
+
 def main() -> None:
-    for path in draw_graphs() + [draw_layers(), draw_timeline()]:
+    for path in draw_graphs() + [draw_layers(), draw_timeline(), draw_pipeline()]:
         print(f"docs pictures: {path.relative_to(ROOT)}")
     bench = plot_bench()
     print(f"docs pictures: {bench.relative_to(ROOT)}" if bench else
