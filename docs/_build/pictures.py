@@ -225,12 +225,18 @@ def profiler_timeline():
     return prof.events()
 
 
+def _sibling(name: str):
+    """docs/_build/<name>.py, loaded as a module (docs/_build is not a package)."""
+    spec = importlib.util.spec_from_file_location(f"dongjing_docs_{name}",
+                                                  Path(__file__).with_name(f"{name}.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def draw_timeline(out: Path = OUT) -> Path:
     """Draw profiler_timeline() (docs/_build/timeline.py: plain SVG, no Graphviz)."""
-    spec = importlib.util.spec_from_file_location(
-        "dongjing_docs_timeline", Path(__file__).with_name("timeline.py"))
-    timeline = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(timeline)
+    timeline = _sibling("timeline")
     out.mkdir(parents=True, exist_ok=True)
     path = out / "profiler-timeline.svg"
     svg = timeline.draw_timeline(profiler_timeline(), "one SGD step of a 64-128-10 MLP, "
@@ -242,10 +248,7 @@ def draw_timeline(out: Path = OUT) -> Path:
 def draw_pipeline(out: Path = OUT) -> Path:
     """docs/distributed.md's schedules (docs/_build/pipeline_picture.py: plain SVG, no
     Graphviz): GPipe's and 1F1B's timelines for 4 stages and 6 micro-batches."""
-    spec = importlib.util.spec_from_file_location(
-        "dongjing_docs_pipeline", Path(__file__).with_name("pipeline_picture.py"))
-    picture = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(picture)
+    picture = _sibling("pipeline_picture")
     out.mkdir(parents=True, exist_ok=True)
     path = out / "pipeline-schedules.svg"
     path.write_text(picture.draw(), encoding="utf-8")

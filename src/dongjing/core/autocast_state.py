@@ -80,15 +80,7 @@ def innermost_active_type() -> str | None:
 
 def any_active() -> bool:
     """Whether this thread has an enabled, unsuspended region for some device type."""
-    if _state.suspended:
-        return False
-    seen = set()
-    for device_type, enabled, _dtype in reversed(_state.regions):
-        if device_type not in seen:
-            if enabled:
-                return True
-            seen.add(device_type)
-    return False
+    return innermost_active_type() is not None
 
 
 def key() -> tuple:
