@@ -103,7 +103,7 @@ class Graph:
         self.version += 1
         return node
 
-    def note_array(self, array) -> None:
+    def note_array(self, array: object) -> None:
         """Remember the device type of `array`, a value the graph reads (state or a traced
         argument)."""
         root = self
