@@ -20,7 +20,7 @@ from ..autograd.function import BackwardNode, accumulator_of
 from ..autograd.grad_mode import state as grad_state
 from ..autograd.provenance import caller
 from ..core import profiler_hooks as _profiler
-from ..dtypes import is_floating
+from ..dtypes import LOW_PRECISION, is_floating
 from ..graph.builder import state as graph_state
 from ..ops.activation import _log_softmax_out
 from ..ops.reduce import _sum_forward
@@ -54,7 +54,8 @@ def fused_cross_entropy(logits: Tensor, target: Tensor, reduction: str, ignore_i
     z, y = logits._data, target._data
     if (type(z) is not _ndarray or type(y) is not _ndarray or logits._node is not None
             or target._node is not None or z.ndim != 2 or y.ndim != 1 or z.shape[0] != y.shape[0]
-            or not is_floating(z.dtype) or y.dtype.kind not in "iu" or z.shape[0] == 0
+            or not is_floating(z.dtype) or z.dtype in LOW_PRECISION  # 16-bit: widened there
+            or y.dtype.kind not in "iu" or z.shape[0] == 0
             or z.shape[1] == 0 or reduction not in ("mean", "sum", "none")):
         return None
     if (_profiler.on or anomaly_state.on or grad_scope.current is not None
