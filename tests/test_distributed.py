@@ -29,6 +29,21 @@ def _mpiexec() -> str:
     return found
 
 
+def run_rank_checks(script: Path, ranks: int, checks) -> str:
+    """Run `script`'s checks under `mpiexec -n ranks` (one thread each); every rank must
+    report every check ok. Returns what the ranks printed."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT / "src"), env.get("PYTHONPATH")]))
+    env["OMP_NUM_THREADS"] = "1"
+    run = subprocess.run([_mpiexec(), "-n", str(ranks), sys.executable, str(script)],
+                         capture_output=True, text=True, timeout=240, env=env, cwd=ROOT)
+    assert run.returncode == 0, run.stdout + run.stderr
+    for check in checks:
+        for rank in range(ranks):
+            assert f"rank {rank}/{ranks}: {check.__name__} ok" in run.stdout, run.stdout
+    return run.stdout
+
+
 def _launch(*args: str, timeout: float) -> subprocess.CompletedProcess:
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT / "src"), str(ROOT),

@@ -4,15 +4,12 @@ pipeline for one whose state does not fit `max_memory`); the planner's pieces on
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 from distributed_auto_ranks import CHECKS, COSTS
-from test_distributed import _mpiexec
+from test_distributed import run_rank_checks
 
 import dongjing as dj
 import dongjing.nn.functional as F
@@ -31,16 +28,8 @@ def test_one_process_plans_single(check):
 
 @pytest.mark.parametrize("ranks", [2, 4])
 def test_ranks_plan_data_and_pipeline(ranks):
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT / "src"), env.get("PYTHONPATH")]))
-    env["OMP_NUM_THREADS"] = "1"
-    run = subprocess.run([_mpiexec(), "-n", str(ranks), sys.executable, str(SCRIPT)],
-                         capture_output=True, text=True, timeout=240, env=env, cwd=ROOT)
-    assert run.returncode == 0, run.stdout + run.stderr
-    for check in CHECKS:
-        for rank in range(ranks):
-            assert f"rank {rank}/{ranks}: {check.__name__} ok" in run.stdout, run.stdout
-    print(run.stdout)  # the plans' predicted and measured step times (pytest -s shows them)
+    stdout = run_rank_checks(SCRIPT, ranks, CHECKS)
+    print(stdout)  # the plans' predicted and measured step times (pytest -s shows them)
 
 
 def _step(sizes=(4, 8, 3)):

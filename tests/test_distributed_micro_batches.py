@@ -3,15 +3,12 @@ and under `mpiexec -n 2` and `-n 4`; the phases a step is cut into; the Session'
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 from distributed_micro_batch_ranks import CHECKS
-from test_distributed import _mpiexec
+from test_distributed import run_rank_checks
 
 import dongjing as dj
 import dongjing.nn.functional as F
@@ -32,15 +29,7 @@ def test_one_process_runs_every_stage(check):
 
 @pytest.mark.parametrize("ranks", [2, 4])
 def test_ranks_run_one_stage_each(ranks):
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT / "src"), env.get("PYTHONPATH")]))
-    env["OMP_NUM_THREADS"] = "1"
-    run = subprocess.run([_mpiexec(), "-n", str(ranks), sys.executable, str(SCRIPT)],
-                         capture_output=True, text=True, timeout=240, env=env, cwd=ROOT)
-    assert run.returncode == 0, run.stdout + run.stderr
-    for check in CHECKS:
-        for rank in range(ranks):
-            assert f"rank {rank}/{ranks}: {check.__name__} ok" in run.stdout, run.stdout
+    run_rank_checks(SCRIPT, ranks, CHECKS)
 
 
 def _step():

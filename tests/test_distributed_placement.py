@@ -4,15 +4,12 @@ process and under `mpiexec -n 2` and `-n 4`; the partitioner's cut on its own.""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 from distributed_placement_ranks import CHECKS
-from test_distributed import _mpiexec
+from test_distributed import run_rank_checks
 
 import dongjing as dj
 import dongjing.compat.v1 as tf
@@ -31,15 +28,7 @@ def test_one_process_runs_the_whole_graph(check):
 
 @pytest.mark.parametrize("ranks", [2, 4])
 def test_each_rank_runs_its_partition(ranks):
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT / "src"), env.get("PYTHONPATH")]))
-    env["OMP_NUM_THREADS"] = "1"
-    run = subprocess.run([_mpiexec(), "-n", str(ranks), sys.executable, str(SCRIPT)],
-                         capture_output=True, text=True, timeout=240, env=env, cwd=ROOT)
-    assert run.returncode == 0, run.stdout + run.stderr
-    for check in CHECKS:
-        for rank in range(ranks):
-            assert f"rank {rank}/{ranks}: {check.__name__} ok" in run.stdout, run.stdout
+    run_rank_checks(SCRIPT, ranks, CHECKS)
 
 
 def _cut_graph():

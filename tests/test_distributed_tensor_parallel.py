@@ -4,14 +4,11 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from distributed_tensor_parallel_ranks import CHECKS
-from test_distributed import _mpiexec
+from test_distributed import run_rank_checks
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "tests" / "distributed_tensor_parallel_ranks.py"
@@ -24,12 +21,4 @@ def test_one_process_holds_whole_layers(check):
 
 @pytest.mark.parametrize("ranks", [2, 4])
 def test_ranks_split_every_layer(ranks):
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT / "src"), env.get("PYTHONPATH")]))
-    env["OMP_NUM_THREADS"] = "1"
-    run = subprocess.run([_mpiexec(), "-n", str(ranks), sys.executable, str(SCRIPT)],
-                         capture_output=True, text=True, timeout=240, env=env, cwd=ROOT)
-    assert run.returncode == 0, run.stdout + run.stderr
-    for check in CHECKS:
-        for rank in range(ranks):
-            assert f"rank {rank}/{ranks}: {check.__name__} ok" in run.stdout, run.stdout
+    run_rank_checks(SCRIPT, ranks, CHECKS)

@@ -6,15 +6,12 @@ view of a trace; argument errors."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 from jit_distribute_ranks import CHECKS, COSTS, _data, _state, _trainer
-from test_distributed import _mpiexec
+from test_distributed import run_rank_checks
 
 import dongjing as dj
 from dongjing.distributed import sharding
@@ -34,18 +31,10 @@ def test_one_process_plans_single(check):
 
 @pytest.mark.parametrize("ranks", [2, 4])
 def test_ranks_plan_data_pipeline_and_tensor(ranks):
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT / "src"), env.get("PYTHONPATH")]))
-    env["OMP_NUM_THREADS"] = "1"
-    run = subprocess.run([_mpiexec(), "-n", str(ranks), sys.executable, str(SCRIPT)],
-                         capture_output=True, text=True, timeout=240, env=env, cwd=ROOT)
-    assert run.returncode == 0, run.stdout + run.stderr
-    for check in CHECKS:
-        for rank in range(ranks):
-            assert f"rank {rank}/{ranks}: {check.__name__} ok" in run.stdout, run.stdout
+    stdout = run_rank_checks(SCRIPT, ranks, CHECKS)
     for strategy in ("data", "pipeline", "tensor"):
-        assert f"plan {strategy}," in run.stdout, run.stdout
-    print(run.stdout)  # the plans' predicted and measured step times (pytest -s shows them)
+        assert f"plan {strategy}," in stdout, stdout
+    print(stdout)  # the plans' predicted and measured step times (pytest -s shows them)
 
 
 def _traced(rows=8):
